@@ -1,0 +1,152 @@
+package inproc
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+)
+
+// call is what a call's handler side owns: the handler's context, the
+// incoming metadata, and the header and trailer the handler sets.
+type call struct {
+	ch     *Channel
+	method *method
+	info   callInfo // the client's call options: copy mode, codec, limits
+	md     metadata.MD
+	ctx    context.Context // the handler's context
+	sctx   serverContext   // ctx's core, kept here to save an allocation
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	header     metadata.MD
+	headerSent bool
+	trailer    metadata.MD
+	// headerReady, for streams, is closed once the header is sent.
+	headerReady chan struct{}
+
+	stats     statsHandlers
+	beginTime time.Time
+}
+
+var errHeaderSent = status.Error(codes.Internal, "transport: SendHeader called multiple times")
+
+// startServer makes the handler's context: detached from the client's
+// values, with its deadline; Isolated handlers' contexts are children of
+// the channel's, so Stop cancels them.
+func (c *call) startServer(clientCtx context.Context, isolated bool) {
+	if isolated {
+		var parent context.Context
+		if d, ok := clientCtx.Deadline(); ok {
+			parent, c.cancel = context.WithDeadline(c.ch.base, d)
+		} else {
+			parent, c.cancel = context.WithCancel(c.ch.base)
+		}
+		c.ctx = c.initContext(parent, true)
+	} else {
+		c.ctx = c.initContext(clientCtx, false)
+	}
+	if c.stats = c.ch.cfg.serverStats; c.stats != nil {
+		c.beginTime = time.Now()
+		c.ctx = c.stats.tag(c.ctx, c.method.name)
+		isStream := c.method.stream != nil
+		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.beginTime, FailFast: true,
+			IsClientStream: isStream && c.method.stream.ClientStreams,
+			IsServerStream: isStream && c.method.stream.ServerStreams})
+		c.stats.handle(c.ctx, &stats.InHeader{Header: c.md.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	}
+}
+
+func (c *call) initContext(parent context.Context, parentValues bool) context.Context {
+	if keysProbed {
+		c.sctx = serverContext{parent: parent, parentValues: parentValues, md: c.md, call: c}
+		return &c.sctx
+	}
+	return newServerContext(parent, parentValues, c.md, c)
+}
+
+func (c *call) setHeader(md metadata.MD) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.headerSent {
+		return errHeaderSent
+	}
+	c.header = metadata.Join(c.header, md)
+	return nil
+}
+
+// sendHeader sends the header gathered so far with md, once.
+func (c *call) sendHeader(md metadata.MD) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.headerSent {
+		return errHeaderSent
+	}
+	c.header = metadata.Join(c.header, md)
+	c.publishHeader()
+	return nil
+}
+
+// sendHeaderIfNot sends the header before the first message or the end.
+func (c *call) sendHeaderIfNot() {
+	c.mu.Lock()
+	if !c.headerSent {
+		c.publishHeader()
+	}
+	c.mu.Unlock()
+}
+
+func (c *call) publishHeader() {
+	c.headerSent = true
+	if c.stats != nil {
+		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	}
+	if c.headerReady != nil {
+		close(c.headerReady)
+	}
+}
+
+func (c *call) setTrailer(md metadata.MD) {
+	c.mu.Lock()
+	c.trailer = metadata.Join(c.trailer, md)
+	c.mu.Unlock()
+}
+
+// endServer reports the end of the handler to the stats handlers.
+func (c *call) endServer(st *status.Status) {
+	if c.stats == nil {
+		return
+	}
+	c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+	c.stats.handle(c.ctx, &stats.End{BeginTime: c.beginTime, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: st.Err()})
+}
+
+// handlerStatus is the status a handler's error gives the client, as
+// grpc.Server makes it: status errors as they are, context errors as their
+// codes, anything else Unknown.
+func handlerStatus(err error) *status.Status {
+	if err == nil {
+		return nil
+	}
+	if st, ok := status.FromError(err); ok {
+		// A copy, so the client does not share the handler's details.
+		return status.FromProto(st.Proto())
+	}
+	return status.FromContextError(err)
+}
+
+// transportStream is a call as grpc.ServerTransportStream, which
+// grpc.Method, grpc.SetHeader, grpc.SendHeader and grpc.SetTrailer use.
+type transportStream call
+
+var _ grpc.ServerTransportStream = (*transportStream)(nil)
+
+func (t *transportStream) Method() string                   { return t.method.name }
+func (t *transportStream) SetHeader(md metadata.MD) error   { return (*call)(t).setHeader(md) }
+func (t *transportStream) SendHeader(md metadata.MD) error  { return (*call)(t).sendHeader(md) }
+func (t *transportStream) SetTrailer(md metadata.MD) error  { (*call)(t).setTrailer(md); return nil }

@@ -1,0 +1,166 @@
+package inproc
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// callInfo is what a call's options ask for. The options a Channel has no
+// use for (compression, wait-for-ready, authority) are accepted and ignored.
+type callInfo struct {
+	copy     CopyMode
+	codec    encoding.CodecV2 // nil: protobuf
+	maxRecv  int              // 0: no limit
+	maxSend  int
+	headers  []*metadata.MD
+	trailers []*metadata.MD
+	peers    []*peer.Peer
+	creds    []credentials.PerRPCCredentials
+	onFinish []func(error)
+}
+
+func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
+	ci := callInfo{copy: ch.cfg.copy}
+	for _, o := range opts {
+		switch o := o.(type) {
+		case copyOption:
+			ci.copy = o.mode
+		case grpc.HeaderCallOption:
+			ci.headers = append(ci.headers, o.HeaderAddr)
+		case grpc.TrailerCallOption:
+			ci.trailers = append(ci.trailers, o.TrailerAddr)
+		case grpc.PeerCallOption:
+			ci.peers = append(ci.peers, o.PeerAddr)
+		case grpc.PerRPCCredsCallOption:
+			ci.creds = append(ci.creds, o.Creds)
+		case grpc.OnFinishCallOption:
+			ci.onFinish = append(ci.onFinish, o.OnFinish)
+		case grpc.MaxRecvMsgSizeCallOption:
+			ci.maxRecv = o.MaxRecvMsgSize
+		case grpc.MaxSendMsgSizeCallOption:
+			ci.maxSend = o.MaxSendMsgSize
+		case grpc.ForceCodecV2CallOption:
+			ci.codec = o.CodecV2
+		case grpc.ForceCodecCallOption:
+			ci.codec = codecV1{o.Codec}
+		case grpc.ContentSubtypeCallOption:
+			if ci.codec != nil {
+				continue // a forced codec wins, as in grpc-go
+			}
+			sub := strings.ToLower(o.ContentSubtype)
+			if sub == "proto" {
+				continue
+			}
+			c := encoding.GetCodecV2(sub)
+			if c == nil {
+				return ci, status.Errorf(codes.Internal, "no codec registered for content-subtype %s", sub)
+			}
+			ci.codec = c
+		}
+	}
+	return ci, nil
+}
+
+// outgoing is the metadata the server receives: the context's outgoing
+// metadata (already a copy) and what per-RPC credentials add.
+func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.MD, error) {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	if err := validateMetadata(md); err != nil {
+		return nil, err
+	}
+	for _, c := range ci.creds {
+		service := fullMethod
+		if i := strings.LastIndex(fullMethod, "/"); i > 0 {
+			service = fullMethod[:i]
+		}
+		kv, err := c.GetRequestMetadata(ctx, "inproc://"+service)
+		if err != nil {
+			if _, ok := status.FromError(err); ok {
+				return nil, err
+			}
+			return nil, status.Errorf(codes.Unauthenticated, "transport: per-RPC creds failed due to error: %v", err)
+		}
+		if md == nil {
+			md = metadata.MD{}
+		}
+		for k, v := range kv {
+			k = strings.ToLower(k)
+			md[k] = append(md[k], v)
+		}
+	}
+	return md, nil
+}
+
+func (ci *callInfo) wantsFinish() bool {
+	return ci.headers != nil || ci.trailers != nil || ci.peers != nil || ci.onFinish != nil
+}
+
+// finish reports the end of a call to the options that asked.
+func (ci *callInfo) finish(header, trailer metadata.MD, err error) {
+	for _, h := range ci.headers {
+		*h = header.Copy()
+	}
+	for _, t := range ci.trailers {
+		*t = trailer.Copy()
+	}
+	for _, p := range ci.peers {
+		*p = *newPeer()
+	}
+	for _, f := range ci.onFinish {
+		f(err)
+	}
+}
+
+// validateMetadata applies the rules grpc-go's transport applies to
+// outgoing metadata, so a call that would fail over a socket fails here.
+func validateMetadata(md metadata.MD) error {
+	for k, vs := range md {
+		if k == "" {
+			return status.Error(codes.Internal, "there is an empty key in the header")
+		}
+		if k[0] == ':' {
+			continue // pseudo-headers are skipped, as in grpc-go
+		}
+		for i := 0; i < len(k); i++ {
+			c := k[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return status.Errorf(codes.Internal, "header key %q contains illegal characters not in [0-9a-z-_.]", k)
+			}
+		}
+		if strings.HasSuffix(k, "-bin") {
+			continue
+		}
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; c < 0x20 || c > 0x7E {
+					return status.Errorf(codes.Internal, "header key %q contains value with non-printable ASCII characters", k)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// codecV1 lets a call force an old-style encoding.Codec.
+type codecV1 struct{ encoding.Codec }
+
+func (c codecV1) Marshal(v any) (mem.BufferSlice, error) {
+	b, err := c.Codec.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+func (c codecV1) Unmarshal(data mem.BufferSlice, v any) error {
+	return c.Codec.Unmarshal(data.Materialize(), v)
+}

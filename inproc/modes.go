@@ -1,0 +1,69 @@
+package inproc
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc"
+)
+
+// CopyMode says how a message passes from its sender to its receiver.
+type CopyMode uint8
+
+const (
+	// Clone gives the receiver its own deep copy, as a network would: neither
+	// side can observe the other's later changes. It uses a message's
+	// generated CloneMessageVT when it has one (vtprotobuf), proto.Merge
+	// otherwise, and the call's codec for messages that are not protobuf.
+	Clone CopyMode = iota
+	// Share gives the receiver its own top-level message whose fields share
+	// memory with the sender's. gRPC already forbids changing a message after
+	// SendMsg; with Share the receiver must not change nested fields it did
+	// not create either.
+	Share
+)
+
+func (m CopyMode) String() string {
+	switch m {
+	case Clone:
+		return "clone"
+	case Share:
+		return "share"
+	}
+	return fmt.Sprintf("CopyMode(%d)", uint8(m))
+}
+
+// Execution says where a handler runs.
+type Execution uint8
+
+const (
+	// Isolated runs each handler on a goroutine of its own. A client whose
+	// context ends returns at once even if the handler ignores its context,
+	// exactly as over a socket.
+	Isolated Execution = iota
+	// Inline runs unary handlers on the caller's goroutine and stream
+	// handlers as coroutines driven by the caller: function-call speed.
+	// Cancellation is cooperative: a client waits for a handler that ignores
+	// its context, and a handler that blocks blocks its caller.
+	Inline
+)
+
+func (e Execution) String() string {
+	switch e {
+	case Isolated:
+		return "isolated"
+	case Inline:
+		return "inline"
+	}
+	return fmt.Sprintf("Execution(%d)", uint8(e))
+}
+
+// CallCopy returns a call option that sets the copy mode of one call,
+// overriding the Channel's. Other ClientConns ignore it.
+func CallCopy(mode CopyMode) grpc.CallOption {
+	return copyOption{mode: mode}
+}
+
+type copyOption struct {
+	grpc.EmptyCallOption
+	mode CopyMode
+}

@@ -1,0 +1,89 @@
+package inproc
+
+import (
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
+)
+
+// An Option configures a Channel.
+type Option func(*config)
+
+type config struct {
+	copy               CopyMode
+	execution          Execution
+	window             int
+	unaryInterceptors  []grpc.UnaryServerInterceptor
+	streamInterceptors []grpc.StreamServerInterceptor
+	clientUnary        []grpc.UnaryClientInterceptor
+	clientStream       []grpc.StreamClientInterceptor
+	serverStats        []stats.Handler
+	clientStats        []stats.Handler
+}
+
+// DefaultWindow is the number of messages a stream buffers per direction
+// unless WithWindow says otherwise.
+const DefaultWindow = 64
+
+func newConfig(opts []Option) config {
+	c := config{copy: Clone, execution: Isolated, window: DefaultWindow}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithCopy sets how messages pass from sender to receiver: Clone (the
+// default) or Share. The CallCopy call option overrides it for one call.
+func WithCopy(mode CopyMode) Option {
+	return func(c *config) { c.copy = mode }
+}
+
+// WithExecution sets where handlers run: Isolated (the default) or Inline.
+func WithExecution(e Execution) Option {
+	return func(c *config) { c.execution = e }
+}
+
+// WithWindow sets how many messages each stream buffers in each direction
+// before the sender's SendMsg blocks. Values below 1 mean 1.
+func WithWindow(n int) Option {
+	return func(c *config) { c.window = max(n, 1) }
+}
+
+// WithUnaryInterceptor appends server-side unary interceptors. The first
+// interceptor of the whole chain is the outermost, as with
+// grpc.ChainUnaryInterceptor.
+func WithUnaryInterceptor(i ...grpc.UnaryServerInterceptor) Option {
+	return func(c *config) { c.unaryInterceptors = append(c.unaryInterceptors, i...) }
+}
+
+// WithStreamInterceptor appends server-side stream interceptors, outermost
+// first, as with grpc.ChainStreamInterceptor.
+func WithStreamInterceptor(i ...grpc.StreamServerInterceptor) Option {
+	return func(c *config) { c.streamInterceptors = append(c.streamInterceptors, i...) }
+}
+
+// WithClientUnaryInterceptor appends client-side unary interceptors,
+// outermost first, as with grpc.WithChainUnaryInterceptor. The interceptors
+// receive a nil *grpc.ClientConn: a Channel is not one.
+func WithClientUnaryInterceptor(i ...grpc.UnaryClientInterceptor) Option {
+	return func(c *config) { c.clientUnary = append(c.clientUnary, i...) }
+}
+
+// WithClientStreamInterceptor appends client-side stream interceptors,
+// outermost first, as with grpc.WithChainStreamInterceptor. The interceptors
+// receive a nil *grpc.ClientConn.
+func WithClientStreamInterceptor(i ...grpc.StreamClientInterceptor) Option {
+	return func(c *config) { c.clientStream = append(c.clientStream, i...) }
+}
+
+// WithServerStatsHandler adds a stats.Handler that sees every call from the
+// server's side, as grpc.StatsHandler does for a grpc.Server.
+func WithServerStatsHandler(h stats.Handler) Option {
+	return func(c *config) { c.serverStats = append(c.serverStats, h) }
+}
+
+// WithClientStatsHandler adds a stats.Handler that sees every call from the
+// client's side, as grpc.WithStatsHandler does for a grpc.ClientConn.
+func WithClientStatsHandler(h stats.Handler) Option {
+	return func(c *config) { c.clientStats = append(c.clientStats, h) }
+}

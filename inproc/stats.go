@@ -1,0 +1,102 @@
+package inproc
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+)
+
+// Addr is the address of both ends of an in-process call, as peer.Peer and
+// stats handlers see it.
+type Addr struct{}
+
+// Network returns "inproc".
+func (Addr) Network() string { return "inproc" }
+
+// String returns "inproc".
+func (Addr) String() string { return "inproc" }
+
+var _ net.Addr = Addr{}
+
+func newPeer() *peer.Peer { return &peer.Peer{Addr: Addr{}, LocalAddr: Addr{}} }
+
+// statsHandlers are the stats handlers of one side of a channel.
+type statsHandlers []stats.Handler
+
+func (hs statsHandlers) tag(ctx context.Context, method string) context.Context {
+	for _, h := range hs {
+		ctx = h.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method, FailFast: true})
+	}
+	return ctx
+}
+
+func (hs statsHandlers) handle(ctx context.Context, s stats.RPCStats) {
+	for _, h := range hs {
+		h.HandleRPC(ctx, s)
+	}
+}
+
+// clientStats reports one call to the client's stats handlers.
+type clientStats struct {
+	hs        statsHandlers
+	beginTime time.Time
+}
+
+func (cs *clientStats) begin(ctx context.Context, method string, clientStream, serverStream bool) context.Context {
+	cs.beginTime = time.Now()
+	ctx = cs.hs.tag(ctx, method)
+	cs.hs.handle(ctx, &stats.Begin{Client: true, BeginTime: cs.beginTime, FailFast: true, IsClientStream: clientStream, IsServerStream: serverStream})
+	return ctx
+}
+
+func (cs *clientStats) outHeader(ctx context.Context, method string, md metadata.MD) {
+	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md.Copy(), FullMethod: method, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+}
+
+func (cs *clientStats) inHeader(ctx context.Context, md metadata.MD) {
+	cs.hs.handle(ctx, &stats.InHeader{Client: true, Header: md.Copy(), RemoteAddr: Addr{}, LocalAddr: Addr{}})
+}
+
+// outPayload checks m against the call's send limit and reports it.
+func (cs *clientStats) outPayload(ctx context.Context, m any, ci *callInfo) error {
+	n, err := checkSize(m, ci, true)
+	if err != nil {
+		return err
+	}
+	cs.hs.handle(ctx, &stats.OutPayload{Client: true, Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
+	return nil
+}
+
+func (cs *clientStats) inPayload(ctx context.Context, m any, ci *callInfo) {
+	n, _ := messageSize(m, ci.codec)
+	cs.hs.handle(ctx, &stats.InPayload{Client: true, Payload: m, Length: n, WireLength: n + 5, RecvTime: time.Now()})
+}
+
+func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
+	cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
+	cs.hs.handle(ctx, &stats.End{Client: true, BeginTime: cs.beginTime, EndTime: time.Now(), Trailer: trailer.Copy(), Error: err})
+}
+
+// checkSize returns m's size, or ResourceExhausted if it is over the call's
+// limit for its direction. It measures only when there is a limit or the
+// size is wanted for stats.
+func checkSize(m any, ci *callInfo, send bool) (int, error) {
+	limit := ci.maxRecv
+	if send {
+		limit = ci.maxSend
+	}
+	n, err := messageSize(m, ci.codec)
+	if err != nil || limit <= 0 || n <= limit {
+		return n, err
+	}
+	if send {
+		return n, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, limit)
+	}
+	return n, status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, limit)
+}

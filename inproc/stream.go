@@ -1,0 +1,410 @@
+package inproc
+
+import (
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+)
+
+// NewStream begins a streaming call, as grpc.ClientConn does.
+func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if ch.clientStream != nil {
+		return ch.clientStream(ctx, desc, nil, method, ch.newStream, opts...)
+	}
+	return ch.newStream(ctx, desc, nil, method, opts...)
+}
+
+// stream is one streaming call. Its two sides are the views clientStream
+// and serverStream; each direction's messages go through a queue.
+type stream struct {
+	call
+	clientCtx  context.Context // the caller's, after stats tagging
+	desc       *grpc.StreamDesc
+	serverDesc *grpc.StreamDesc
+	toServer   queue
+	toClient   queue
+
+	// The handler's side. status is written before toClient closes.
+	handlerDone <-chan struct{}
+	serverDone  atomic.Bool
+	status      *status.Status
+	recvd       bool // the handler received its one request
+
+	// The client's side.
+	cstats     clientStats
+	sendClosed bool
+	received   bool // the client received its one response
+	sawHeader  atomic.Bool
+	finishMu   sync.Mutex
+	finished   atomic.Bool
+	finishErr  error
+	stopWatch  func() bool
+}
+
+// unaryDesc describes a unary method called through NewStream.
+var unaryDesc = &grpc.StreamDesc{}
+
+func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	ci, err := ch.callInfo(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &stream{desc: desc, cstats: clientStats{hs: ch.cfg.clientStats}}
+	s.ch, s.info = ch, ci
+	if s.cstats.hs != nil {
+		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)
+	}
+	s.clientCtx = ctx
+	m, err := ch.lookup(method)
+	if err != nil {
+		// As over a network, the stream opens and its first RecvMsg tells.
+		s.finishClient(err)
+		return (*clientStream)(s), nil
+	}
+	if s.md, err = ci.outgoing(ctx, method); err != nil {
+		return nil, s.finishClient(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, s.finishClient(status.FromContextError(err).Err())
+	}
+	if !ch.begin() {
+		return nil, s.finishClient(errStopped)
+	}
+	if s.cstats.hs != nil {
+		s.cstats.outHeader(ctx, method, s.md)
+	}
+	s.method, s.serverDesc = m, unaryDesc
+	if m.stream != nil {
+		s.serverDesc = m.stream
+	}
+	s.toServer.init(ch.cfg.window)
+	s.toClient.init(ch.cfg.window)
+	s.headerReady = make(chan struct{})
+	s.startServer(ctx, true)
+	s.handlerDone = s.ctx.Done()
+	if ctx.Done() != nil {
+		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
+	}
+	go s.serve()
+	return (*clientStream)(s), nil
+}
+
+// serve runs the handler and ends the handler's side.
+func (s *stream) serve() {
+	s.finishServer(s.runHandler())
+}
+
+func (s *stream) runHandler() error {
+	impl, ss := s.method.service.impl, (*serverStream)(s)
+	if s.method.unary != nil {
+		return s.runUnary(impl, ss)
+	}
+	h := s.method.stream.Handler
+	if s.ch.streamInt == nil {
+		return h(impl, ss)
+	}
+	info := &grpc.StreamServerInfo{FullMethod: s.method.name, IsClientStream: s.serverDesc.ClientStreams, IsServerStream: s.serverDesc.ServerStreams}
+	return s.ch.streamInt(impl, ss, info, h)
+}
+
+// runUnary serves a unary method called through NewStream.
+func (s *stream) runUnary(impl any, ss *serverStream) error {
+	resp, err := s.method.unary(impl, s.ctx, ss.RecvMsg, s.ch.unaryInt)
+	if err != nil {
+		return err
+	}
+	return ss.SendMsg(resp)
+}
+
+// finishServer ends the handler's side: header if not yet sent, status and
+// trailer, then the end of the client's queue.
+func (s *stream) finishServer(err error) {
+	st := handlerStatus(err)
+	s.sendHeaderIfNot()
+	s.status = st
+	s.serverDone.Store(true)
+	s.toServer.abandon()
+	s.toClient.close()
+	s.endServer(st)
+	s.cancel()
+	s.ch.end()
+}
+
+// clientCancelled runs when the client's context ends.
+func (s *stream) clientCancelled() {
+	cancelForClient(s.clientCtx, s.cancel)
+	s.finishClient(status.FromContextError(s.clientCtx.Err()).Err())
+}
+
+// clientGoneErr is why a client's wait ended early.
+func (s *stream) clientGoneErr() error {
+	if err := s.clientCtx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	return errStopped
+}
+
+// finishClient ends the client's side once, with err (io.EOF for a stream
+// that ended well), and returns the error the client's calls report from
+// then on.
+func (s *stream) finishClient(err error) error {
+	s.finishMu.Lock()
+	if s.finished.Load() {
+		err = s.finishErr
+		s.finishMu.Unlock()
+		return err
+	}
+	s.finishErr = err
+	s.finished.Store(true)
+	s.finishMu.Unlock()
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	if s.method != nil && !s.serverDone.Load() {
+		s.cancel() // the handler's context ends with the call, as over a network
+		s.toClient.abandon()
+	}
+	endErr := err
+	if err == io.EOF {
+		endErr = nil
+	}
+	if s.cstats.hs != nil || s.info.wantsFinish() {
+		s.mu.Lock()
+		var header, trailer metadata.MD
+		if s.headerSent {
+			header = s.header
+		}
+		if s.serverDone.Load() {
+			trailer = s.trailer
+		}
+		s.mu.Unlock()
+		if s.cstats.hs != nil {
+			s.cstats.end(s.clientCtx, trailer, endErr)
+		}
+		s.info.finish(header, trailer, endErr)
+	}
+	return err
+}
+
+// noteHeader tells the client's stats handlers of the header, once.
+func (s *stream) noteHeader() {
+	if s.cstats.hs != nil && s.sawHeader.CompareAndSwap(false, true) {
+		s.mu.Lock()
+		h := s.header
+		s.mu.Unlock()
+		s.cstats.inHeader(s.clientCtx, h)
+	}
+}
+
+// clientStream is the client's side of a stream.
+type clientStream stream
+
+var _ grpc.ClientStream = (*clientStream)(nil)
+
+func (c *clientStream) block(p *parker, ready func() bool) bool {
+	return p.park(ready, c.clientCtx.Done(), c.ch.quit)
+}
+
+func (c *clientStream) Context() context.Context { return c.clientCtx }
+
+func (c *clientStream) Header() (metadata.MD, error) {
+	s := (*stream)(c)
+	if s.method == nil {
+		return nil, s.finishErr
+	}
+	select {
+	case <-s.headerReady:
+	case <-s.clientCtx.Done():
+		return nil, s.clientGoneErr()
+	case <-s.ch.quit:
+		return nil, errStopped
+	}
+	s.noteHeader()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.header.Copy(), nil
+}
+
+func (c *clientStream) Trailer() metadata.MD {
+	s := (*stream)(c)
+	if !s.serverDone.Load() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trailer.Copy()
+}
+
+func (c *clientStream) CloseSend() error {
+	if !c.sendClosed && c.method != nil {
+		c.sendClosed = true
+		c.toServer.close()
+	}
+	return nil
+}
+
+func (c *clientStream) SendMsg(m any) error {
+	s := (*stream)(c)
+	if s.sendClosed {
+		return status.Error(codes.Internal, "SendMsg called after CloseSend")
+	}
+	if s.finished.Load() {
+		return io.EOF // RecvMsg tells why
+	}
+	if s.cstats.hs != nil {
+		if err := s.cstats.outPayload(s.clientCtx, m, &s.info); err != nil {
+			return err
+		}
+	} else if s.info.maxSend > 0 {
+		if _, err := checkSize(m, &s.info, true); err != nil {
+			return err
+		}
+	}
+	if !s.toServer.push(m, c) {
+		return io.EOF
+	}
+	if !s.desc.ClientStreams {
+		c.CloseSend()
+	}
+	return nil
+}
+
+func (c *clientStream) RecvMsg(m any) error {
+	s := (*stream)(c)
+	if s.finished.Load() {
+		return s.finishClient(nil)
+	}
+	v, ok, aborted := s.toClient.pop(c)
+	if aborted {
+		return s.finishClient(s.clientGoneErr())
+	}
+	s.noteHeader()
+	if !ok {
+		err := s.status.Err()
+		if err == nil && !s.desc.ServerStreams && !s.received {
+			err = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
+		}
+		if err == nil {
+			err = io.EOF
+		}
+		return s.finishClient(err)
+	}
+	if !s.desc.ServerStreams {
+		// The one response counts only if the call ends well.
+		s.received = true
+		if _, more, aborted := s.toClient.pop(c); aborted {
+			return s.finishClient(s.clientGoneErr())
+		} else if more {
+			return s.finishClient(status.Error(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"))
+		}
+		if err := s.status.Err(); err != nil {
+			return s.finishClient(err)
+		}
+	}
+	if s.info.maxRecv > 0 {
+		if _, err := checkSize(v, &s.info, false); err != nil {
+			return s.finishClient(err)
+		}
+	}
+	if err := copyMessage(m, v, s.info.copy, s.info.codec); err != nil {
+		return s.finishClient(err)
+	}
+	if s.cstats.hs != nil {
+		s.cstats.inPayload(s.clientCtx, m, &s.info)
+	}
+	if !s.desc.ServerStreams {
+		s.finishClient(io.EOF)
+	}
+	return nil
+}
+
+// serverStream is the handler's side of a stream.
+type serverStream stream
+
+var _ grpc.ServerStream = (*serverStream)(nil)
+
+func (ss *serverStream) block(p *parker, ready func() bool) bool {
+	return p.park(ready, ss.handlerDone, nil)
+}
+
+func (ss *serverStream) Context() context.Context       { return ss.ctx }
+func (ss *serverStream) SetHeader(md metadata.MD) error  { return ss.setHeader(md) }
+func (ss *serverStream) SendHeader(md metadata.MD) error { return ss.sendHeader(md) }
+func (ss *serverStream) SetTrailer(md metadata.MD)       { ss.setTrailer(md) }
+
+// handlerGoneErr is why a handler's wait ended early.
+func (ss *serverStream) handlerGoneErr() error {
+	if err := ss.ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	return status.Error(codes.Canceled, "inproc: the client is gone")
+}
+
+func (ss *serverStream) SendMsg(m any) error {
+	if ss.serverDone.Load() {
+		return status.Error(codes.Internal, "inproc: SendMsg called after the handler returned")
+	}
+	ss.sendHeaderIfNot()
+	if ss.stats != nil {
+		n, _ := messageSize(m, ss.info.codec)
+		ss.stats.handle(ss.ctx, &stats.OutPayload{Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
+	}
+	if !ss.toClient.push(m, ss) {
+		return ss.handlerGoneErr()
+	}
+	return nil
+}
+
+func (ss *serverStream) RecvMsg(m any) error {
+	if !ss.serverDesc.ClientStreams {
+		return ss.recvOne(m)
+	}
+	return ss.recv(m)
+}
+
+func (ss *serverStream) recv(m any) error {
+	v, ok, aborted := ss.toServer.pop(ss)
+	if aborted {
+		return ss.handlerGoneErr()
+	}
+	if !ok {
+		return io.EOF
+	}
+	if err := copyMessage(m, v, ss.info.copy, ss.info.codec); err != nil {
+		return err
+	}
+	if ss.stats != nil {
+		n, _ := messageSize(m, ss.info.codec)
+		ss.stats.handle(ss.ctx, &stats.InPayload{Payload: m, Length: n, WireLength: n + 5, RecvTime: time.Now()})
+	}
+	return nil
+}
+
+// recvOne receives the single request of a method that is not client
+// streaming, checking that exactly one came, as grpc-go does.
+func (ss *serverStream) recvOne(m any) error {
+	if ss.recvd {
+		return io.EOF
+	}
+	if err := ss.recv(m); err != nil {
+		if err == io.EOF {
+			return status.Error(codes.Internal, "cardinality violation: received no request message from non-client-streaming RPC")
+		}
+		return err
+	}
+	ss.recvd = true
+	if _, more, aborted := ss.toServer.pop(ss); aborted {
+		return ss.handlerGoneErr()
+	} else if more {
+		return status.Error(codes.Internal, "cardinality violation: received multiple request messages for non-client-streaming RPC")
+	}
+	return nil
+}
