@@ -146,7 +146,7 @@ type transportStream call
 
 var _ grpc.ServerTransportStream = (*transportStream)(nil)
 
-func (t *transportStream) Method() string                   { return t.method.name }
-func (t *transportStream) SetHeader(md metadata.MD) error   { return (*call)(t).setHeader(md) }
-func (t *transportStream) SendHeader(md metadata.MD) error  { return (*call)(t).sendHeader(md) }
-func (t *transportStream) SetTrailer(md metadata.MD) error  { (*call)(t).setTrailer(md); return nil }
+func (t *transportStream) Method() string                  { return t.method.name }
+func (t *transportStream) SetHeader(md metadata.MD) error  { return (*call)(t).setHeader(md) }
+func (t *transportStream) SendHeader(md metadata.MD) error { return (*call)(t).sendHeader(md) }
+func (t *transportStream) SetTrailer(md metadata.MD) error { (*call)(t).setTrailer(md); return nil }

@@ -335,7 +335,7 @@ func (ss *serverStream) block(p *parker, ready func() bool) bool {
 	return p.park(ready, ss.handlerDone, nil)
 }
 
-func (ss *serverStream) Context() context.Context       { return ss.ctx }
+func (ss *serverStream) Context() context.Context        { return ss.ctx }
 func (ss *serverStream) SetHeader(md metadata.MD) error  { return ss.setHeader(md) }
 func (ss *serverStream) SendHeader(md metadata.MD) error { return ss.sendHeader(md) }
 func (ss *serverStream) SetTrailer(md metadata.MD)       { ss.setTrailer(md) }
