@@ -91,7 +91,9 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.startServer(ctx, true)
 	s.handlerDone = s.ctx.Done()
 	if ctx.Done() != nil {
+		s.finishMu.Lock() // clientCancelled may run before AfterFunc returns
 		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
+		s.finishMu.Unlock()
 	}
 	go s.serve()
 	return (*clientStream)(s), nil
@@ -140,7 +142,9 @@ func (s *stream) finishServer(err error) {
 
 // clientCancelled runs when the client's context ends.
 func (s *stream) clientCancelled() {
-	cancelForClient(s.clientCtx, s.cancel)
+	if s.cancel != nil {
+		cancelForClient(s.clientCtx, s.cancel)
+	}
 	s.finishClient(status.FromContextError(s.clientCtx.Err()).Err())
 }
 
@@ -164,9 +168,10 @@ func (s *stream) finishClient(err error) error {
 	}
 	s.finishErr = err
 	s.finished.Store(true)
+	stopWatch := s.stopWatch
 	s.finishMu.Unlock()
-	if s.stopWatch != nil {
-		s.stopWatch()
+	if stopWatch != nil {
+		stopWatch()
 	}
 	if s.method != nil && !s.serverDone.Load() {
 		s.cancel() // the handler's context ends with the call, as over a network
@@ -244,6 +249,12 @@ func (c *clientStream) Trailer() metadata.MD {
 }
 
 func (c *clientStream) CloseSend() error {
+	if c.clientCtx.Err() != nil {
+		// The AfterFunc that tells the handler may not have run yet; an
+		// end of input must not reach it first.
+		(*stream)(c).clientCancelled()
+		return nil
+	}
 	if !c.sendClosed && c.method != nil {
 		c.sendClosed = true
 		c.toServer.close()
@@ -258,6 +269,10 @@ func (c *clientStream) SendMsg(m any) error {
 	}
 	if s.finished.Load() {
 		return io.EOF // RecvMsg tells why
+	}
+	if s.clientCtx.Err() != nil {
+		s.clientCancelled() // before the message can reach the handler
+		return io.EOF
 	}
 	if s.cstats.hs != nil {
 		if err := s.cstats.outPayload(s.clientCtx, m, &s.info); err != nil {
