@@ -17,13 +17,15 @@ type failLogger struct{ grpclog.LoggerV2 }
 
 type interopFailure string
 
-func (failLogger) Fatal(args ...any)                 { panic(interopFailure(fmt.Sprint(args...))) }
-func (failLogger) Fatalln(args ...any)               { panic(interopFailure(fmt.Sprint(args...))) }
-func (failLogger) Fatalf(format string, args ...any) { panic(interopFailure(fmt.Sprintf(format, args...))) }
-func (failLogger) FatalDepth(_ int, args ...any)     { panic(interopFailure(fmt.Sprint(args...))) }
-func (l failLogger) InfoDepth(int, ...any)           {}
-func (l failLogger) WarningDepth(int, ...any)        {}
-func (l failLogger) ErrorDepth(int, ...any)          {}
+func (failLogger) Fatal(args ...any)   { panic(interopFailure(fmt.Sprint(args...))) }
+func (failLogger) Fatalln(args ...any) { panic(interopFailure(fmt.Sprint(args...))) }
+func (failLogger) Fatalf(format string, args ...any) {
+	panic(interopFailure(fmt.Sprintf(format, args...)))
+}
+func (failLogger) FatalDepth(_ int, args ...any) { panic(interopFailure(fmt.Sprint(args...))) }
+func (l failLogger) InfoDepth(int, ...any)       {}
+func (l failLogger) WarningDepth(int, ...any)    {}
+func (l failLogger) ErrorDepth(int, ...any)      {}
 
 var interopCases = []struct {
 	name string

@@ -36,13 +36,15 @@ const cacheLine = 64
 // goroutine costs microseconds; a message arrives in tens of nanoseconds.
 const maxSpins = 100
 
-func (q *queue) init(window int) {
+// init sizes the queue. spin says the two sides run on goroutines of their
+// own, so that waiting for the other one may pay off.
+func (q *queue) init(window int, spin bool) {
 	q.window = uint64(window)
 	q.slots = make([]any, window)
 	q.threshold = max(q.window/4, 1)
 	q.receiver.init()
 	q.sender.init()
-	if runtime.GOMAXPROCS(0) > 1 {
+	if spin && runtime.GOMAXPROCS(0) > 1 {
 		q.spins = maxSpins
 	}
 }

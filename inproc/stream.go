@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"io"
+	"iter"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,19 @@ type stream struct {
 	serverDone  atomic.Bool
 	status      *status.Status
 	recvd       bool // the handler received its one request
+
+	// Inline execution: the handler is a coroutine that the client's calls
+	// resume when they need it to make progress. drive is held while it
+	// runs; waitCond is what it waits for when suspended.
+	inline      bool
+	drive       sync.Mutex
+	resume      func() (struct{}, bool)
+	stopHandler func()
+	yield       func(struct{}) bool
+	waitCond    func() bool
+	started     bool
+	handlerEnd  bool
+	waiters     atomic.Int32 // client goroutines waiting for the handler
 
 	// The client's side.
 	cstats     clientStats
@@ -85,8 +99,9 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	if m.stream != nil {
 		s.serverDesc = m.stream
 	}
-	s.toServer.init(ch.cfg.window)
-	s.toClient.init(ch.cfg.window)
+	s.inline = ch.cfg.execution == Inline
+	s.toServer.init(ch.cfg.window, !s.inline)
+	s.toClient.init(ch.cfg.window, !s.inline)
 	s.headerReady = make(chan struct{})
 	s.startServer(ctx, true)
 	s.handlerDone = s.ctx.Done()
@@ -95,7 +110,11 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
 		s.finishMu.Unlock()
 	}
-	go s.serve()
+	if s.inline {
+		s.resume, s.stopHandler = iter.Pull(s.coroutine)
+	} else {
+		go s.serve()
+	}
 	return (*clientStream)(s), nil
 }
 
@@ -176,6 +195,9 @@ func (s *stream) finishClient(err error) error {
 	if s.method != nil && !s.serverDone.Load() {
 		s.cancel() // the handler's context ends with the call, as over a network
 		s.toClient.abandon()
+		if s.inline {
+			s.stopCoroutine()
+		}
 	}
 	endErr := err
 	if err == io.EOF {
@@ -215,7 +237,18 @@ type clientStream stream
 var _ grpc.ClientStream = (*clientStream)(nil)
 
 func (c *clientStream) block(p *parker, ready func() bool) bool {
-	return p.park(ready, c.clientCtx.Done(), c.ch.quit)
+	if !c.inline {
+		return p.park(ready, c.clientCtx.Done(), c.ch.quit)
+	}
+	s := (*stream)(c)
+	if s.step() {
+		return true
+	}
+	// The handler waits for what another goroutine of the client must give,
+	// or another goroutine is running it: wait for either to make progress.
+	s.waiters.Add(1)
+	defer s.waiters.Add(-1)
+	return p.park(func() bool { return ready() || s.runnable() }, c.clientCtx.Done(), c.ch.quit)
 }
 
 func (c *clientStream) Context() context.Context { return c.clientCtx }
@@ -224,6 +257,14 @@ func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
 	if s.method == nil {
 		return nil, s.finishErr
+	}
+	if s.inline {
+		// Waiting counts, so the client's other goroutine resumes the
+		// handler when it gives input, if this one cannot.
+		s.waiters.Add(1)
+		defer s.waiters.Add(-1)
+		for !s.headerIsReady() && s.step() {
+		}
 	}
 	select {
 	case <-s.headerReady:
@@ -258,6 +299,7 @@ func (c *clientStream) CloseSend() error {
 	if !c.sendClosed && c.method != nil {
 		c.sendClosed = true
 		c.toServer.close()
+		(*stream)(c).wakeHandler()
 	}
 	return nil
 }
@@ -288,6 +330,8 @@ func (c *clientStream) SendMsg(m any) error {
 	}
 	if !s.desc.ClientStreams {
 		c.CloseSend()
+	} else {
+		s.wakeHandler()
 	}
 	return nil
 }
@@ -347,7 +391,13 @@ type serverStream stream
 var _ grpc.ServerStream = (*serverStream)(nil)
 
 func (ss *serverStream) block(p *parker, ready func() bool) bool {
-	return p.park(ready, ss.handlerDone, nil)
+	if !ss.inline {
+		return p.park(ready, ss.handlerDone, nil)
+	}
+	// Suspend until a client call finds ready true and resumes us; false
+	// means the call ended and the handler must return.
+	ss.waitCond = ready
+	return ss.yield(struct{}{})
 }
 
 func (ss *serverStream) Context() context.Context        { return ss.ctx }
