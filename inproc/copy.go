@@ -63,13 +63,18 @@ func copyMessage(dst, src any, mode CopyMode, codec encoding.CodecV2) error {
 // type, so the receiver owns the top-level message and shares what its
 // fields point to. It reports whether it could.
 func shallowCopy(dst, src any) bool {
-	dv, sv := reflect.ValueOf(dst), reflect.ValueOf(src)
-	if dv.Kind() != reflect.Pointer || sv.Kind() != reflect.Pointer || dv.Type() != sv.Type() || dv.IsNil() || sv.IsNil() {
+	if reflect.TypeOf(dst) != reflect.TypeOf(src) {
 		return false
 	}
-	if dv.Pointer() != sv.Pointer() {
-		dv.Elem().Set(sv.Elem())
+	dv := reflect.ValueOf(dst)
+	if dv.Kind() != reflect.Pointer || dv.IsNil() {
+		return false
 	}
+	sv := reflect.ValueOf(src)
+	if sv.IsNil() {
+		return false
+	}
+	dv.Elem().Set(sv.Elem())
 	return true
 }
 

@@ -27,7 +27,7 @@ func (s *stream) step() bool {
 	if !s.canRun() {
 		return false
 	}
-	s.waitCond = nil
+	s.waitQueue = nil
 	s.resume()
 	return true
 }
@@ -42,7 +42,7 @@ func (s *stream) runnable() bool {
 }
 
 func (s *stream) canRun() bool {
-	return !s.handlerEnd && (s.waitCond == nil || s.waitCond())
+	return !s.handlerEnd && (s.waitQueue == nil || s.waitQueue.satisfies(s.waitNeed))
 }
 
 // wakeHandler resumes the handler after the client gave it input, if a

@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 )
@@ -8,22 +9,26 @@ import (
 // queue carries the messages of one direction of one stream: a bounded ring
 // with one sender and one receiver at a time, as gRPC allows, so neither
 // side takes a lock. A side that finds nothing to do spins briefly when
-// another processor may be about to act, then parks until the other side
-// wakes it. The receiver wakes a parked sender only once a quarter of the
-// window is free, as HTTP/2 sends window updates in steps, so a fast sender
-// does not park and wake once per message.
+// another processor may be about to act, then waits as its waiter says
+// (parking, or resuming a coroutine); the other side wakes a parked one.
+// The receiver wakes a parked sender only once a quarter of the window is
+// free, as HTTP/2 sends window updates in steps, so that a fast sender does
+// not park and wake once per message.
 type queue struct {
-	tail   atomic.Uint64 // written by the sender
-	closed atomic.Bool   // the sender sent its last message
-	gone   atomic.Bool   // the receiver takes no more messages
-	_      [cacheLine - 10]byte
+	tail     atomic.Uint64 // written by the sender
+	closed   atomic.Bool   // the sender sent its last message
+	gone     atomic.Bool   // the receiver takes no more messages
+	seenHead uint64        // the sender's last look at head
+	_        [cacheLine - 18]byte
 
-	head atomic.Uint64 // written by the receiver
-	_    [cacheLine - 8]byte
+	head     atomic.Uint64 // written by the receiver
+	seenTail uint64        // the receiver's last look at tail
+	_        [cacheLine - 16]byte
 
 	receiver, sender parker
 
-	slots     []any
+	slots     []any // a power of two long, at least window
+	mask      uint64
 	window    uint64
 	threshold uint64 // free slots at which a parked sender is woken
 	spins     int
@@ -31,16 +36,33 @@ type queue struct {
 
 const cacheLine = 64
 
-// maxSpins is how many times a side looks again before parking, when
-// another processor may be running the other side. Parking and waking a
-// goroutine costs microseconds; a message arrives in tens of nanoseconds.
-const maxSpins = 100
+// maxSpins is how many times a side looks again before waiting, when
+// another processor may be running the other side. Measured on 2 cores,
+// spinning lost: two sides on two processors pass every message between
+// their caches, while a parked receiver is woken onto the sender's
+// processor and then drains a whole window there. So it is off for now.
+const maxSpins = 0
+
+// need is what a side of a queue waits for.
+type need uint8
+
+const (
+	needRoom    need = iota // the sender waits for a free slot
+	needMessage             // the receiver waits for a message or the end
+)
+
+// A waiter is how one side of a stream waits for the other: it returns
+// true once q.satisfies(n) may hold, or false if the call ended first.
+type waiter interface {
+	block(q *queue, n need) bool
+}
 
 // init sizes the queue. spin says the two sides run on goroutines of their
 // own, so that waiting for the other one may pay off.
 func (q *queue) init(window int, spin bool) {
 	q.window = uint64(window)
-	q.slots = make([]any, window)
+	q.slots = make([]any, 1<<bits.Len64(q.window-1))
+	q.mask = uint64(len(q.slots) - 1)
 	q.threshold = max(q.window/4, 1)
 	q.receiver.init()
 	q.sender.init()
@@ -49,26 +71,62 @@ func (q *queue) init(window int, spin bool) {
 	}
 }
 
-// A waiter is how one side of a stream waits for the other: it returns
-// once ready() holds or p is woken, or false if the call ended first.
-type waiter interface {
-	block(p *parker, ready func() bool) bool
+// satisfies reports whether the side that needs n can go on.
+func (q *queue) satisfies(n need) bool {
+	if n == needRoom {
+		return q.tail.Load()-q.head.Load() < q.window || q.gone.Load()
+	}
+	return q.head.Load() != q.tail.Load() || q.closed.Load()
 }
+
+// parker is where the side that needs n parks.
+func (q *queue) parker(n need) *parker {
+	if n == needRoom {
+		return &q.sender
+	}
+	return &q.receiver
+}
+
+// wait waits until n is satisfied; false if w gave up. While spinning it
+// pauses between looks, so as not to take the other side's cache line away
+// from it at every step.
+func (q *queue) wait(n need, w waiter) bool {
+	for i := 0; !q.satisfies(n); i++ {
+		if i < q.spins {
+			for range spinPause {
+				pause++
+			}
+			continue
+		}
+		if !w.block(q, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// spinPause is how many idle steps a spin takes between two looks; pause
+// is the counter they bump, shared so the compiler keeps the loop.
+const spinPause = 20
+
+var pause uint32
 
 // push adds m, waiting while the window is full. It returns false, without
 // adding m, if the receiver is gone or w gave up.
 func (q *queue) push(m any, w waiter) bool {
 	t := q.tail.Load()
-	hasRoom := func() bool { return t-q.head.Load() < q.window || q.gone.Load() }
-	for i := 0; !hasRoom(); i++ {
-		if i >= q.spins && !w.block(&q.sender, hasRoom) {
+	if t-q.seenHead >= q.window {
+		if !q.wait(needRoom, w) {
 			return false
 		}
+		q.seenHead = q.head.Load()
 	}
 	if q.gone.Load() {
 		return false
 	}
-	q.slots[t%q.window] = m
+	// A slot keeps its message until it is reused: the window bounds what
+	// is kept, and the receiver is spared a write to the sender's lines.
+	q.slots[t&q.mask] = m
 	q.tail.Store(t + 1)
 	q.receiver.unpark()
 	return true
@@ -90,19 +148,17 @@ func (q *queue) abandon() {
 // empty, or if w gave up waiting; then aborted is true.
 func (q *queue) pop(w waiter) (m any, ok, aborted bool) {
 	h := q.head.Load()
-	ready := func() bool { return h != q.tail.Load() || q.closed.Load() }
-	for i := 0; !ready(); i++ {
-		if i >= q.spins && !w.block(&q.receiver, ready) {
+	if h == q.seenTail {
+		if !q.wait(needMessage, w) {
 			return nil, false, true
 		}
+		if q.seenTail = q.tail.Load(); h == q.seenTail {
+			return nil, false, false // closed and drained
+		}
 	}
-	if h == q.tail.Load() {
-		return nil, false, false // closed and drained
-	}
-	slot := &q.slots[h%q.window]
-	m, *slot = *slot, nil
+	m = q.slots[h&q.mask]
 	q.head.Store(h + 1)
-	if q.tail.Load()-h-1 <= q.window-q.threshold {
+	if q.seenTail-h-1 <= q.window-q.threshold {
 		q.sender.unpark()
 	}
 	return m, true, false
@@ -117,13 +173,14 @@ type parker struct {
 
 func (p *parker) init() { p.wake = make(chan struct{}, 1) }
 
-// park sleeps until woken, unless ready says there is no need. It returns
-// false if a or b closes first; a nil channel never does.
-func (p *parker) park(ready func() bool, a, b <-chan struct{}) bool {
+// park sleeps until woken, unless q already satisfies n or also, when not
+// nil, holds. It returns false if a or b closes first; a nil channel never
+// does.
+func (p *parker) park(q *queue, n need, also func() bool, a, b <-chan struct{}) bool {
 	p.parked.Store(true)
 	// Announce, then look again: the other side either sees the flag or
 	// made its progress before this second look.
-	if ready() {
+	if q.satisfies(n) || also != nil && also() {
 		p.parked.Store(false)
 		return true
 	}

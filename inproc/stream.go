@@ -41,13 +41,14 @@ type stream struct {
 
 	// Inline execution: the handler is a coroutine that the client's calls
 	// resume when they need it to make progress. drive is held while it
-	// runs; waitCond is what it waits for when suspended.
+	// runs; waitQueue and waitNeed say what it waits for when suspended.
 	inline      bool
 	drive       sync.Mutex
 	resume      func() (struct{}, bool)
 	stopHandler func()
 	yield       func(struct{}) bool
-	waitCond    func() bool
+	waitQueue   *queue
+	waitNeed    need
 	started     bool
 	handlerEnd  bool
 	waiters     atomic.Int32 // client goroutines waiting for the handler
@@ -236,9 +237,9 @@ type clientStream stream
 
 var _ grpc.ClientStream = (*clientStream)(nil)
 
-func (c *clientStream) block(p *parker, ready func() bool) bool {
+func (c *clientStream) block(q *queue, n need) bool {
 	if !c.inline {
-		return p.park(ready, c.clientCtx.Done(), c.ch.quit)
+		return q.parker(n).park(q, n, nil, c.clientCtx.Done(), c.ch.quit)
 	}
 	s := (*stream)(c)
 	if s.step() {
@@ -248,7 +249,7 @@ func (c *clientStream) block(p *parker, ready func() bool) bool {
 	// or another goroutine is running it: wait for either to make progress.
 	s.waiters.Add(1)
 	defer s.waiters.Add(-1)
-	return p.park(func() bool { return ready() || s.runnable() }, c.clientCtx.Done(), c.ch.quit)
+	return q.parker(n).park(q, n, s.runnable, c.clientCtx.Done(), c.ch.quit)
 }
 
 func (c *clientStream) Context() context.Context { return c.clientCtx }
@@ -308,6 +309,11 @@ func (c *clientStream) SendMsg(m any) error {
 	s := (*stream)(c)
 	if s.sendClosed {
 		return status.Error(codes.Internal, "SendMsg called after CloseSend")
+	}
+	if s.method == nil {
+		// No such method: as over a network, the message goes out and
+		// RecvMsg reports Unimplemented.
+		return nil
 	}
 	if s.finished.Load() {
 		return io.EOF // RecvMsg tells why
@@ -390,13 +396,13 @@ type serverStream stream
 
 var _ grpc.ServerStream = (*serverStream)(nil)
 
-func (ss *serverStream) block(p *parker, ready func() bool) bool {
+func (ss *serverStream) block(q *queue, n need) bool {
 	if !ss.inline {
-		return p.park(ready, ss.handlerDone, nil)
+		return q.parker(n).park(q, n, nil, ss.handlerDone, nil)
 	}
-	// Suspend until a client call finds ready true and resumes us; false
+	// Suspend until a client call finds q satisfies n and resumes us; false
 	// means the call ended and the handler must return.
-	ss.waitCond = ready
+	ss.waitQueue, ss.waitNeed = q, n
 	return ss.yield(struct{}{})
 }
 
