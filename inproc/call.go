@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -26,6 +27,7 @@ type call struct {
 	mu         sync.Mutex
 	header     metadata.MD
 	headerSent bool
+	sent       atomic.Bool // headerSent, for a look without the lock
 	trailer    metadata.MD
 	// headerReady, for streams, is closed once the header is sent.
 	headerReady chan struct{}
@@ -94,6 +96,9 @@ func (c *call) sendHeader(md metadata.MD) error {
 
 // sendHeaderIfNot sends the header before the first message or the end.
 func (c *call) sendHeaderIfNot() {
+	if c.sent.Load() {
+		return
+	}
 	c.mu.Lock()
 	if !c.headerSent {
 		c.publishHeader()
@@ -103,6 +108,7 @@ func (c *call) sendHeaderIfNot() {
 
 func (c *call) publishHeader() {
 	c.headerSent = true
+	c.sent.Store(true)
 	if c.stats != nil {
 		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	}
