@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The workloads of DESIGN.md, as Case.Workload names them.
+const (
+	// ListStrings (W1) is one server-streaming List call that returns
+	// Config.Strings strings, respSize strings per message, drained by the
+	// client with the generated Recv until io.EOF.
+	ListStrings = "ListStrings"
+	// Unary (W2) is one Echo Get call with a small text.
+	Unary = "Unary"
+	// PingPong (W3) is one round on an Echo Update stream opened once per
+	// benchmark: one Send and one Recv.
+	PingPong = "PingPong"
+)
+
+// respSizes are the strings per ListStrings message that the suite compares.
+var respSizes = []int{1, 10, 100}
+
+// A Case is one workload run by one impl with one set of parameters.
+type Case struct {
+	// Workload is ListStrings, Unary or PingPong.
+	Workload string
+	// Impl names the way the client reaches the server, e.g. "localhost"
+	// or "inproc-share-isolated". It holds no slash, so that
+	// `benchstat -col /impl` works.
+	Impl string
+	// Params are the case's other sub-benchmark keys, as "key=value"
+	// parts joined by slashes, e.g. "respSize=10"; empty if none.
+	Params string
+
+	run func(b *testing.B) error
+}
+
+// Name is the case's sub-benchmark name under its workload's benchmark:
+// "impl=IMPL" followed by "/" and Params when there are any.
+func (c Case) Name() string {
+	if c.Params == "" {
+		return "impl=" + c.Impl
+	}
+	return "impl=" + c.Impl + "/" + c.Params
+}
+
+// Run runs the case as a benchmark and fails b with the case's error, if
+// any. Whatever the case starts stops in b's cleanup.
+func (c Case) Run(b *testing.B) {
+	if err := c.run(b); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// Benchmark runs the case with testing.Benchmark, for programs that are not
+// `go test`: for 1s, or what SetBenchtime says. Unlike testing.Benchmark,
+// which discards what a failing benchmark logs, it returns the case's
+// error.
+func (c Case) Benchmark() (testing.BenchmarkResult, error) {
+	var failure error
+	r := testing.Benchmark(func(b *testing.B) {
+		if err := c.run(b); err != nil {
+			failure = err
+			b.Fatal(err)
+		}
+	})
+	if failure == nil && r.N == 0 {
+		// It failed in its cleanup (closing streams), whose log
+		// testing.Benchmark discarded; TestCases shows it.
+		failure = fmt.Errorf("%s/%s failed; see go test -run 'TestCases/%[1]s/%[2]s' ./internal/bench", c.Workload, c.Name())
+	}
+	return r, failure
+}
+
+// SetBenchtime sets how long each testing.Benchmark call runs: a duration
+// such as "1s", or "Nx" for exactly N ops — the -test.benchtime flag, which
+// testing.Benchmark reads. It registers the testing flags first if the
+// program has not (testing.Init), so that it works outside `go test`.
+// It returns the previous setting, to restore.
+func SetBenchtime(d string) (previous string, err error) {
+	testing.Init()
+	f := flag.Lookup("test.benchtime")
+	previous = f.Value.String()
+	return previous, f.Value.Set(d)
+}
+
+// Cases returns every case of the suite sized by cfg: for each workload and
+// each of its parameters, one case per impl that takes part in it (see
+// impls).
+func Cases(cfg Config) []Case {
+	cfg = cfg.withDefaults()
+	params := func(p ...string) string {
+		if cfg.Callers > 1 {
+			p = append(p, fmt.Sprintf("callers=%d", cfg.Callers))
+		}
+		return strings.Join(p, "/")
+	}
+
+	var cases []Case
+	for _, size := range respSizes {
+		for _, im := range availableImpls() {
+			cases = append(cases, Case{
+				Workload: ListStrings,
+				Impl:     im.name,
+				Params:   params(fmt.Sprintf("respSize=%d", size)),
+				run:      listStringsCase(cfg, size, im),
+			})
+		}
+	}
+	for _, im := range availableImpls() {
+		if im.skip[Unary] == "" {
+			cases = append(cases, Case{Workload: Unary, Impl: im.name, Params: params(), run: unaryCase(cfg, im)})
+		}
+	}
+	for _, im := range availableImpls() {
+		if im.skip[PingPong] == "" {
+			cases = append(cases, Case{Workload: PingPong, Impl: im.name, Params: params(), run: pingPongCase(cfg, im)})
+		}
+	}
+	return cases
+}

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
+	"github.com/localgrpc/localgrpc/inproc"
+	"google.golang.org/grpc"
+)
+
+// An impl is one way for a client to reach a server in the same process.
+// Every case runs the same workload code; only connect differs.
+type impl struct {
+	name string
+	// connect serves srv the impl's way and returns clients of it.
+	// Whatever it starts, it stops in tb.Cleanup.
+	connect func(tb testing.TB, srv servers) (clients, error)
+	// skip maps each workload the impl takes no part in to the reason.
+	skip map[string]string
+	// goos, when set, is the only operating system the impl works on;
+	// elsewhere Cases leaves it out, which is how it is skipped.
+	goos string
+}
+
+// impls are the peers of DESIGN.md's "Performance" section, in the order
+// the suite runs them. The hand-written clients (chan, iter) exist only for
+// streams: a unary call has no stream for a channel or a coroutine to
+// carry, so either would be direct under another name.
+var impls = []impl{
+	{name: "localhost", connect: viaConn(serveTCP)},
+	{name: "unix", connect: viaConn(serveUnix)},
+	{name: "abstract", connect: viaConn(serveAbstract), goos: "linux"},
+	{name: "bufconn", connect: viaConn(serveBufconn)},
+	{name: "grpchan", connect: viaConn(serveGrpchan)},
+	{name: "grpchan-share", connect: viaConn(serveGrpchanShare)},
+	{name: "chan", connect: chanClients, skip: map[string]string{Unary: noStream}},
+	{name: "iter", connect: iterClients, skip: map[string]string{Unary: noStream}},
+	{name: "direct", connect: directClients},
+	{name: "inproc-clone-isolated", connect: viaConn(serveInproc(inproc.Clone, inproc.Isolated))},
+	{name: "inproc-share-isolated", connect: viaConn(serveInproc(inproc.Share, inproc.Isolated))},
+	{name: "inproc-clone-inline", connect: viaConn(serveInproc(inproc.Clone, inproc.Inline))},
+	{name: "inproc-share-inline", connect: viaConn(serveInproc(inproc.Share, inproc.Inline))},
+}
+
+const noStream = "a unary call has no stream to hand-write a client for: it would be direct"
+
+// availableImpls returns the impls that work on this operating system.
+func availableImpls() []impl {
+	var ok []impl
+	for _, im := range impls {
+		if im.goos == "" || im.goos == runtime.GOOS {
+			ok = append(ok, im)
+		}
+	}
+	return ok
+}
+
+// servers are the service implementations every case serves.
+type servers struct {
+	list listv1.ListStringsServer
+	echo echov1.EchoServer
+}
+
+// registerOn registers both services on r.
+func (s servers) registerOn(r grpc.ServiceRegistrar) {
+	listv1.RegisterListStringsServer(r, s.list)
+	echov1.RegisterEchoServer(r, s.echo)
+}
+
+// clients are what the workloads call, as one impl provides them.
+type clients struct {
+	list   listv1.ListStringsClient // ListStrings, unless pushList is set
+	get    unaryClient              // Unary
+	update bidiClient               // PingPong
+
+	// pushList, when set, replaces list: it runs the List handler with a
+	// stream whose Send calls send, so there is no client at all. It is
+	// the floor ("direct").
+	pushList func(ctx context.Context, req *listv1.ListRequest, send func(*listv1.ListResponse) error) error
+}
+
+// unaryClient is the part of echov1.EchoClient that Unary calls.
+type unaryClient interface {
+	Get(ctx context.Context, in *echov1.EchoRequest, opts ...grpc.CallOption) (*echov1.EchoResponse, error)
+}
+
+// bidiClient is the part of echov1.EchoClient that PingPong calls, so
+// hand-written clients need not implement the other methods.
+type bidiClient interface {
+	Update(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[echov1.EchoRequest, echov1.EchoResponse], error)
+}
+
+// viaConn adapts a function that serves srv and returns a connection to it
+// into an impl's connect: the generated clients over that connection.
+func viaConn(serve func(tb testing.TB, srv servers) (grpc.ClientConnInterface, error)) func(testing.TB, servers) (clients, error) {
+	return func(tb testing.TB, srv servers) (clients, error) {
+		cc, err := serve(tb, srv)
+		if err != nil {
+			return clients{}, err
+		}
+		echo := echov1.NewEchoClient(cc)
+		return clients{list: listv1.NewListStringsClient(cc), get: echo, update: echo}, nil
+	}
+}
