@@ -24,6 +24,13 @@ func copyMessage(dst, src any, mode CopyMode, codec encoding.CodecV2) error {
 	if mode == Share && shallowCopy(dst, src) {
 		return nil
 	}
+	return cloneMessage(dst, src, codec)
+}
+
+// cloneMessage is copyMessage's deep copy. It is apart so that the common
+// shallow copy runs in a small stack frame: a handler's goroutine starts
+// with a small stack, and growing it costs more than a call.
+func cloneMessage(dst, src any, codec encoding.CodecV2) error {
 	dm, sm := protoMessage(dst), protoMessage(src)
 	if dm != nil && sm != nil && codec == nil {
 		if reflect.TypeOf(dm) == reflect.TypeOf(sm) {
