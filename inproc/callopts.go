@@ -73,9 +73,14 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 // outgoing is the metadata the server receives: the context's outgoing
 // metadata (already a copy) and what per-RPC credentials add.
 func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.MD, error) {
-	md, _ := metadata.FromOutgoingContext(ctx)
-	if err := validateMetadata(md); err != nil {
-		return nil, err
+	md, ok := metadata.FromOutgoingContext(ctx)
+	if ok {
+		if err := validateRawKeys(ctx); err != nil {
+			return nil, err
+		}
+		if err := validateMetadata(md); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range ci.creds {
 		service := fullMethod
@@ -84,16 +89,16 @@ func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.M
 		}
 		kv, err := c.GetRequestMetadata(ctx, "inproc://"+service)
 		if err != nil {
-			if _, ok := status.FromError(err); ok {
-				return nil, err
-			}
-			return nil, status.Errorf(codes.Unauthenticated, "transport: per-RPC creds failed due to error: %v", err)
+			return nil, credsError(err)
 		}
 		if md == nil {
 			md = metadata.MD{}
 		}
 		for k, v := range kv {
 			k = strings.ToLower(k)
+			if err := validatePair(k, []string{v}); err != nil {
+				return nil, err
+			}
 			md[k] = append(md[k], v)
 		}
 	}
@@ -120,30 +125,53 @@ func (ci *callInfo) finish(header, trailer metadata.MD, err error) {
 	}
 }
 
+// credsError is the error a call fails with when its per-call credentials
+// fail, with the codes grpc-go's transport gives: a status passes unless
+// its code is one gRFC A54 reserves for the data plane.
+func credsError(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return status.Errorf(codes.Internal, "transport: per-RPC creds failed due to error: %v", err)
+	}
+	switch st.Code() {
+	case codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition,
+		codes.Aborted, codes.OutOfRange, codes.DataLoss:
+		return status.Errorf(codes.Internal, "transport: received per-RPC creds error with illegal status: %v", err)
+	}
+	return err
+}
+
 // validateMetadata applies the rules grpc-go's transport applies to
 // outgoing metadata, so a call that would fail over a socket fails here.
 func validateMetadata(md metadata.MD) error {
 	for k, vs := range md {
-		if k == "" {
-			return status.Error(codes.Internal, "there is an empty key in the header")
+		if err := validatePair(k, vs); err != nil {
+			return err
 		}
-		if k[0] == ':' {
-			continue // pseudo-headers are skipped, as in grpc-go
+	}
+	return nil
+}
+
+func validatePair(k string, vs []string) error {
+	if k == "" {
+		return status.Error(codes.Internal, "there is an empty key in the header")
+	}
+	if k[0] == ':' {
+		return nil // pseudo-headers are skipped, as in grpc-go
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return status.Errorf(codes.Internal, "header key %q contains illegal characters not in [0-9a-z-_.]", k)
 		}
-		for i := 0; i < len(k); i++ {
-			c := k[i]
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
-				return status.Errorf(codes.Internal, "header key %q contains illegal characters not in [0-9a-z-_.]", k)
-			}
-		}
-		if strings.HasSuffix(k, "-bin") {
-			continue
-		}
-		for _, v := range vs {
-			for i := 0; i < len(v); i++ {
-				if c := v[i]; c < 0x20 || c > 0x7E {
-					return status.Errorf(codes.Internal, "header key %q contains value with non-printable ASCII characters", k)
-				}
+	}
+	if strings.HasSuffix(k, "-bin") {
+		return nil
+	}
+	for _, v := range vs {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c > 0x7E {
+				return status.Errorf(codes.Internal, "header key %q contains value with non-printable ASCII characters", k)
 			}
 		}
 	}

@@ -1,7 +1,9 @@
 package inproc
 
-import "google.golang.org/grpc/codes"
-import "google.golang.org/grpc/status"
+import (
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
 
 // Inline streams run their handler as a coroutine (iter.Pull): no
 // goroutine hand-offs, no parking, a switch only when one side has nothing
@@ -17,9 +19,35 @@ func (s *stream) coroutine(yield func(struct{}) bool) {
 	s.handlerEnd = true
 }
 
-// step resumes the handler if it can make progress, and reports whether it
-// did. It does not wait for a handler another goroutine is running.
-func (s *stream) step() bool {
+// want is what the client goroutine that resumed an inline handler waits
+// for. The handler hands control back as soon as it has given that, not only
+// when it would wait: a handler may next block on something other than the
+// stream (a timer, an event channel), and the client must not wait for it
+// with the message it asked for already queued.
+type want uint8
+
+const (
+	wantProgress want = iota // anything: another of the client's goroutines waits
+	wantMessage              // a message or the end, in toClient
+	wantRoom                 // room in toServer
+	wantHeader               // the header
+)
+
+// wantFor is what a client waiting on q for n wants.
+func (s *stream) wantFor(q *queue, n need) want {
+	if q == &s.toClient && n == needMessage {
+		return wantMessage
+	}
+	if q == &s.toServer && n == needRoom {
+		return wantRoom
+	}
+	return wantProgress
+}
+
+// step resumes the handler if it can make progress, until it gives w or
+// would wait, and reports whether it ran. It does not wait for a handler
+// another goroutine is running.
+func (s *stream) step(w want) bool {
 	if !s.drive.TryLock() {
 		return false
 	}
@@ -28,8 +56,21 @@ func (s *stream) step() bool {
 		return false
 	}
 	s.waitQueue = nil
+	s.clientWants = w
 	s.resume()
 	return true
+}
+
+// handBack suspends the handler if what it just did, got, is what the
+// client that resumed it wants. It returns false if the call ended while it
+// was suspended.
+func (ss *serverStream) handBack(got want) bool {
+	w := ss.clientWants
+	if w != got && w != wantProgress && !(w == wantHeader && got == wantMessage) {
+		return true
+	}
+	ss.waitQueue = nil
+	return ss.yield(struct{}{})
 }
 
 // runnable reports whether step would resume the handler.
@@ -50,7 +91,7 @@ func (s *stream) canRun() bool {
 // client itself needs the handler, so that one switch serves many messages.
 func (s *stream) wakeHandler() {
 	if s.inline && s.waiters.Load() > 0 {
-		s.step()
+		s.step(wantProgress)
 	}
 }
 

@@ -79,6 +79,12 @@ func (q *queue) satisfies(n need) bool {
 	return q.head.Load() != q.tail.Load() || q.closed.Load()
 }
 
+// roomReached reports, to the receiver, that the free room is at least the
+// threshold at which a parked sender is woken.
+func (q *queue) roomReached() bool {
+	return q.seenTail-q.head.Load() <= q.window-q.threshold
+}
+
 // parker is where the side that needs n parks.
 func (q *queue) parker(n need) *parker {
 	if n == needRoom {

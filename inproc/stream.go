@@ -49,6 +49,7 @@ type stream struct {
 	yield       func(struct{}) bool
 	waitQueue   *queue
 	waitNeed    need
+	clientWants want
 	started     bool
 	handlerEnd  bool
 	waiters     atomic.Int32 // client goroutines waiting for the handler
@@ -194,7 +195,9 @@ func (s *stream) finishClient(err error) error {
 		stopWatch()
 	}
 	if s.method != nil && !s.serverDone.Load() {
-		s.cancel() // the handler's context ends with the call, as over a network
+		// The handler's context ends with the call, as over a network; at
+		// a deadline, by its own timer, so that it says DeadlineExceeded.
+		cancelForClient(s.clientCtx, s.cancel)
 		s.toClient.abandon()
 		if s.inline {
 			s.stopCoroutine()
@@ -242,7 +245,10 @@ func (c *clientStream) block(q *queue, n need) bool {
 		return q.parker(n).park(q, n, nil, c.clientCtx.Done(), c.ch.quit)
 	}
 	s := (*stream)(c)
-	if s.step() {
+	if s.ch.state.Load() == stopped {
+		return false // as a parked client is woken by quit
+	}
+	if s.step(s.wantFor(q, n)) {
 		return true
 	}
 	// The handler waits for what another goroutine of the client must give,
@@ -264,7 +270,7 @@ func (c *clientStream) Header() (metadata.MD, error) {
 		// handler when it gives input, if this one cannot.
 		s.waiters.Add(1)
 		defer s.waiters.Add(-1)
-		for !s.headerIsReady() && s.step() {
+		for !s.headerIsReady() && s.step(wantHeader) {
 		}
 	}
 	select {
@@ -406,10 +412,18 @@ func (ss *serverStream) block(q *queue, n need) bool {
 	return ss.yield(struct{}{})
 }
 
-func (ss *serverStream) Context() context.Context        { return ss.ctx }
-func (ss *serverStream) SetHeader(md metadata.MD) error  { return ss.setHeader(md) }
-func (ss *serverStream) SendHeader(md metadata.MD) error { return ss.sendHeader(md) }
-func (ss *serverStream) SetTrailer(md metadata.MD)       { ss.setTrailer(md) }
+func (ss *serverStream) Context() context.Context       { return ss.ctx }
+func (ss *serverStream) SetHeader(md metadata.MD) error { return ss.setHeader(md) }
+func (ss *serverStream) SendHeader(md metadata.MD) error {
+	if err := ss.sendHeader(md); err != nil {
+		return err
+	}
+	if ss.inline && !ss.handBack(wantHeader) {
+		return ss.handlerGoneErr()
+	}
+	return nil
+}
+func (ss *serverStream) SetTrailer(md metadata.MD) { ss.setTrailer(md) }
 
 // handlerGoneErr is why a handler's wait ended early.
 func (ss *serverStream) handlerGoneErr() error {
@@ -428,7 +442,7 @@ func (ss *serverStream) SendMsg(m any) error {
 		n, _ := messageSize(m, ss.info.codec)
 		ss.stats.handle(ss.ctx, &stats.OutPayload{Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
 	}
-	if !ss.toClient.push(m, ss) {
+	if !ss.toClient.push(m, ss) || ss.inline && !ss.handBack(wantMessage) {
 		return ss.handlerGoneErr()
 	}
 	return nil
@@ -448,6 +462,9 @@ func (ss *serverStream) recv(m any) error {
 	}
 	if !ok {
 		return io.EOF
+	}
+	if ss.inline && ss.toServer.roomReached() && !ss.handBack(wantRoom) {
+		return ss.handlerGoneErr()
 	}
 	if err := copyMessage(m, v, ss.info.copy, ss.info.codec); err != nil {
 		return err

@@ -27,7 +27,8 @@ func (ch *Channel) Invoke(ctx context.Context, method string, req, reply any, op
 // hand-over to it.
 type unaryCall struct {
 	call
-	req any
+	inline inlineContext // the handler's context's parent, with Inline
+	req    any
 	// decoding guards req when the handler runs on its own goroutine: a
 	// client that gives up must not return while the handler still copies
 	// the request, since the caller may then change it.
@@ -87,6 +88,9 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 			return err
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
 	if !ch.begin() {
 		return errStopped
 	}
@@ -127,9 +131,17 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 var errClientGone = status.Error(codes.Canceled, "inproc: the client is gone")
 
 func (u *unaryCall) runInline(ctx context.Context) (any, error) {
-	u.startServer(ctx, false)
+	u.inline.client, u.inline.ch = ctx, u.ch
+	u.startServer(&u.inline, false)
 	resp, err := u.handle()
-	return resp, u.finish(resp, err)
+	err = u.finish(resp, err)
+	u.inline.end()
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The client stopped waiting before the response: over a network
+		// the response would be lost.
+		return nil, status.FromContextError(ctxErr).Err()
+	}
+	return resp, err
 }
 
 // runIsolated runs the handler on its own goroutine and waits for it, for

@@ -1,0 +1,270 @@
+package inproc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// streamMessages is how many messages each stream of the leak test would
+// carry if nothing cancelled it.
+const streamMessages = 8
+
+// Where a stream of the leak test is cancelled.
+const (
+	cancelBeforeStart = iota // before NewStream
+	cancelBeforeFirst        // after NewStream, before any message
+	cancelMidStream          // after some messages
+	cancelAfterLast          // after the stream ended well
+	cancelPoints
+)
+
+// TestNoGoroutineLeak runs 10,000 streams per mode (1,000 with -short) on
+// 8 workers, of every kind, cancelled at random points, with handlers that
+// ignore their context: they send until Send fails, or finish. Afterwards
+// no goroutine may remain, every handler must have returned, and
+// GracefulStop must find no call in flight.
+func TestNoGoroutineLeak(t *testing.T) {
+	streams, workers := 10_000, 8
+	if testing.Short() {
+		streams = 1_000
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		before := goleak.IgnoreCurrent()
+		var started, ended atomic.Int64
+		count := func() func() {
+			started.Add(1)
+			return func() { ended.Add(1) }
+		}
+		srv := &funcEcho{
+			expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+				defer count()()
+				for i := range streamMessages {
+					if err := s.Send(&echov1.EchoResponse{Text: strconv.Itoa(i)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+				defer count()()
+				return echo.Server{}.Collect(s)
+			},
+			update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+				defer count()()
+				return (echo.Server{}).Update(s)
+			},
+		}
+		c, ch := newEcho(t, m, srv, inproc.WithWindow(2))
+
+		seed := rand.Uint64()
+		jobs := make(chan int)
+		var failures atomic.Int64
+		var firstErr sync.Once
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(seed, uint64(w)))
+				for i := range jobs {
+					if err := leakyStream(t.Context(), c, r.IntN(3), r.IntN(cancelPoints), r); err != nil {
+						failures.Add(1)
+						firstErr.Do(func() { t.Errorf("stream %d (seed %d): %v", i, seed, err) })
+					}
+				}
+			})
+		}
+		for i := range streams {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		if n := failures.Load(); n > 0 {
+			t.Errorf("%d of %d streams failed", n, streams)
+		}
+
+		if err := goleak.Find(before); err != nil {
+			t.Fatalf("goroutines remain after %d streams: %v", streams, err)
+		}
+		if s := started.Load(); s < int64(streams/2) {
+			t.Errorf("only %d of %d handlers ran: the test exercises too little", s, streams)
+		}
+		if s, e := started.Load(), ended.Load(); s != e {
+			t.Errorf("%d handlers started, %d returned", s, e)
+		}
+		receive(t, async(func() error { ch.GracefulStop(); return nil }), "GracefulStop with no call in flight")
+	})
+}
+
+// leakyStream runs one stream of the given kind (0 server-stream, 1
+// client-stream, 2 bidi), cancelling it at the given point. It returns an
+// error if a call fails other than as cancellation may make it fail.
+func leakyStream(parent context.Context, c echov1.EchoClient, kind, point int, r *rand.Rand) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	if point == cancelBeforeStart {
+		cancel()
+	}
+	// cancelled says err is what a cancelled call may give.
+	cancelled := func(what string, err error) error {
+		if err == nil || errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+			return nil
+		}
+		return fmt.Errorf("%s: %w, want Canceled", what, err)
+	}
+	mid := 1 + r.IntN(streamMessages-1)
+
+	switch kind {
+	case 0: // server-stream
+		s, err := c.Expand(ctx, &echov1.EchoRequest{})
+		if point == cancelBeforeStart {
+			if err != nil {
+				return cancelled("Expand", err)
+			}
+			_, err = recvAll(s.Recv)
+			wantCanceled := status.Code(err) == codes.Canceled
+			if !wantCanceled {
+				return fmt.Errorf("Recv on a cancelled stream: %v, want Canceled", err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n := 0
+		switch point {
+		case cancelBeforeFirst:
+			cancel()
+		case cancelMidStream:
+			for ; n < mid; n++ {
+				if _, err := s.Recv(); err != nil {
+					return fmt.Errorf("Recv %d: %w", n, err)
+				}
+			}
+			cancel()
+		}
+		texts, err := recvAll(s.Recv)
+		if point == cancelAfterLast {
+			if err != nil || len(texts) != streamMessages {
+				return fmt.Errorf("got %d messages and %v, want %d and EOF", len(texts), err, streamMessages)
+			}
+			cancel()
+			return nil
+		}
+		return cancelled("Recv after cancel", err)
+
+	case 1: // client-stream
+		s, err := c.Collect(ctx)
+		if err != nil {
+			if point == cancelBeforeStart {
+				return cancelled("Collect", err)
+			}
+			return err
+		}
+		n := 0
+		switch point {
+		case cancelBeforeFirst:
+			cancel()
+		case cancelMidStream:
+			for ; n < mid; n++ {
+				if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+					return fmt.Errorf("Send %d: %w", n, err)
+				}
+			}
+			cancel()
+		case cancelAfterLast:
+			for ; n < streamMessages; n++ {
+				if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+					return fmt.Errorf("Send %d: %w", n, err)
+				}
+			}
+			if _, err := s.CloseAndRecv(); err != nil {
+				return fmt.Errorf("CloseAndRecv: %w", err)
+			}
+			cancel()
+			return nil
+		}
+		if err := s.Send(&echov1.EchoRequest{Text: "late"}); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("Send after cancel: %w, want nil or io.EOF", err)
+		}
+		_, err = s.CloseAndRecv()
+		if status.Code(err) != codes.Canceled {
+			return fmt.Errorf("CloseAndRecv after cancel: %v, want Canceled", err)
+		}
+		return nil
+
+	default: // bidi
+		s, err := c.Update(ctx)
+		if err != nil {
+			if point == cancelBeforeStart {
+				return cancelled("Update", err)
+			}
+			return err
+		}
+		switch point {
+		case cancelBeforeFirst:
+			cancel()
+		case cancelMidStream:
+			if r.IntN(2) == 0 {
+				// Ping-pong some rounds.
+				for n := range mid {
+					if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+						return fmt.Errorf("Send %d: %w", n, err)
+					}
+					if _, err := s.Recv(); err != nil {
+						return fmt.Errorf("Recv %d: %w", n, err)
+					}
+				}
+			} else {
+				// Send without reading, so that the handler may be blocked
+				// sending its answers (the window is 2).
+				for n := range min(mid, 3) {
+					if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+						return fmt.Errorf("Send %d: %w", n, err)
+					}
+				}
+			}
+			cancel()
+		case cancelAfterLast:
+			for n := range streamMessages {
+				if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+					return fmt.Errorf("Send %d: %w", n, err)
+				}
+				if _, err := s.Recv(); err != nil {
+					return fmt.Errorf("Recv %d: %w", n, err)
+				}
+			}
+			if err := s.CloseSend(); err != nil {
+				return err
+			}
+			if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+				return fmt.Errorf("Recv at the end: %v, want io.EOF", err)
+			}
+			cancel()
+			return nil
+		}
+		for {
+			_, err := s.Recv()
+			if err == nil {
+				continue // an answer sent before the cancellation
+			}
+			if status.Code(err) != codes.Canceled {
+				return fmt.Errorf("Recv after cancel: %v, want Canceled", err)
+			}
+			return nil
+		}
+	}
+}

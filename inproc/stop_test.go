@@ -1,0 +1,166 @@
+package inproc_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// stopLimit bounds how long Stop may take to end a call in flight.
+const stopLimit = time.Second
+
+// receiveWithin is receive with a bound of d.
+func receiveWithin[T any](t *testing.T, c <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(d):
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+		panic("unreachable")
+	}
+}
+
+// TestStopEndsInFlightCalls checks that Stop ends calls in flight, of
+// every kind: the client gets Unavailable or Canceled, and a handler that
+// watches its context sees it end. With Isolated execution, the client
+// returns even if its handler ignores its context.
+func TestStopEndsInFlightCalls(t *testing.T) {
+	cases := []struct {
+		name         string
+		isolatedOnly bool
+		ignoresCtx   bool
+	}{
+		{"handler-watches-context", false, false},
+		{"handler-ignores-context", true, true},
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		for _, tc := range cases {
+			for _, kind := range echoKinds {
+				t.Run(tc.name+"/"+kind.name, func(t *testing.T) {
+					if tc.isolatedOnly && !isIsolated(t, m) {
+						t.Skip("with Inline execution cancellation is cooperative by design")
+					}
+					started := make(chan struct{}, 1)
+					ended := make(chan error, 1) // the handler's ctx.Err()
+					returned := make(chan struct{}, 1)
+					release := make(chan struct{})
+					c, ch := newEcho(t, m, ctxHandlers(func(ctx context.Context) error {
+						defer func() { returned <- struct{}{} }()
+						started <- struct{}{}
+						if tc.ignoresCtx {
+							<-release
+							return nil
+						}
+						select {
+						case <-ctx.Done():
+						case <-release:
+						}
+						ended <- ctx.Err()
+						return ctx.Err()
+					}))
+					t.Cleanup(func() {
+						close(release)
+						receive(t, returned, "the handler to return")
+					})
+					res := async(func() error { return kind.call(timeoutCtx(t), c) })
+					receive(t, started, "the handler to start")
+					ch.Stop()
+					if !tc.ignoresCtx {
+						if err := receiveWithin(t, ended, stopLimit, "the handler's context to end after Stop"); err == nil {
+							t.Error("the handler's context did not end")
+						}
+					}
+					wantCode(t, "in-flight call", receiveWithin(t, res, stopLimit, "the client to return after Stop"), codes.Unavailable, codes.Canceled)
+					wantCode(t, "new call", kind.call(timeoutCtx(t), c), codes.Unavailable)
+				})
+			}
+		}
+	})
+}
+
+// TestStopMidStream checks that Stop ends a bidirectional stream whose
+// handler waits in Recv after a round trip: the client's Recv fails with
+// Unavailable or Canceled.
+func TestStopMidStream(t *testing.T) {
+	forEachMode(t, func(t *testing.T, m testMode) {
+		c, ch := newEcho(t, m, &funcEcho{})
+		s, err := c.Update(timeoutCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := s.Recv(); err != nil || r.GetText() != "x" {
+			t.Fatalf("Recv = %v, %v; want x", r, err)
+		}
+		ch.Stop()
+		res := async(func() error {
+			_ = s.Send(&echov1.EchoRequest{Text: "y"}) // may fail or not; Recv tells
+			_, err := s.Recv()
+			return err
+		})
+		wantCode(t, "Recv after Stop", receiveWithin(t, res, stopLimit, "Recv after Stop"), codes.Unavailable, codes.Canceled)
+	})
+}
+
+// TestGracefulStop checks that GracefulStop refuses new calls at once,
+// waits for the calls in flight, lets them finish well, and then returns.
+func TestGracefulStop(t *testing.T) {
+	forEachMode(t, func(t *testing.T, m testMode) {
+		for _, kind := range echoKinds {
+			t.Run(kind.name, func(t *testing.T) {
+				started := make(chan struct{}, 1)
+				release := make(chan struct{})
+				releaseOnce := sync1(release)
+				t.Cleanup(releaseOnce)
+				c, ch := newEcho(t, m, ctxHandlers(func(ctx context.Context) error {
+					if md, _ := metadata.FromIncomingContext(ctx); len(md.Get("block")) > 0 {
+						started <- struct{}{}
+						<-release // ignores ctx
+					}
+					return nil
+				}))
+				inFlight := async(func() error {
+					return kind.call(metadata.AppendToOutgoingContext(timeoutCtx(t), "block", "1"), c)
+				})
+				receive(t, started, "the in-flight handler to start")
+				stopped := async(func() error { ch.GracefulStop(); return nil })
+				quiet(t, stopped, "GracefulStop returning while a call is in flight")
+
+				// New calls are refused once GracefulStop has begun: calls
+				// that raced with its start may still go through.
+				refused := false
+				for deadline := time.Now().Add(waitLimit); !refused && time.Now().Before(deadline); {
+					if err := kind.call(timeoutCtx(t), c); err != nil {
+						if status.Code(err) != codes.Unavailable {
+							t.Fatalf("new call during GracefulStop: %v, want Unavailable", err)
+						}
+						refused = true
+					}
+				}
+				if !refused {
+					t.Fatal("new calls still succeed during GracefulStop")
+				}
+				select {
+				case <-inFlight:
+					t.Fatal("the in-flight call ended before its handler returned")
+				default:
+				}
+
+				releaseOnce()
+				if err := receive(t, inFlight, "the in-flight call"); err != nil {
+					t.Errorf("in-flight call during GracefulStop: %v, want success", err)
+				}
+				receive(t, stopped, "GracefulStop to return once the call finished")
+				wantCode(t, "new call after GracefulStop", kind.call(timeoutCtx(t), c), codes.Unavailable)
+			})
+		}
+	})
+}

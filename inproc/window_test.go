@@ -1,0 +1,165 @@
+package inproc_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
+	"google.golang.org/grpc"
+)
+
+var windows = []int{1, 2, 5, 16}
+
+// settle waits quietWait, for a test to prove that something does not
+// happen within it.
+func settle() { <-time.After(quietWait) }
+
+// TestWindowServerStream checks flow control from server to client: a
+// handler whose client does not read completes exactly window Sends and
+// then blocks (Isolated; an Inline handler runs only when its client waits
+// for it, so it must not get past the window either); however the client
+// reads, the handler is never more than window messages ahead; reading
+// resumes it, and every message arrives in order.
+func TestWindowServerStream(t *testing.T) {
+	forEachMode(t, func(t *testing.T, m testMode) {
+		for _, n := range windows {
+			t.Run(fmt.Sprint("window=", n), func(t *testing.T) {
+				total := 4*n + 3
+				var sent atomic.Int64
+				progress := make(chan int, total)
+				c, _ := newEcho(t, m, &funcEcho{expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					for i := range total {
+						if err := s.Send(&echov1.EchoResponse{Text: strconv.Itoa(i)}); err != nil {
+							return err
+						}
+						sent.Add(1)
+						progress <- i
+					}
+					return nil
+				}}, inproc.WithWindow(n))
+				s, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+
+				// The client does not read.
+				if isIsolated(t, m) {
+					for range n {
+						receive(t, progress, "the handler's Sends within the window")
+					}
+				}
+				quiet(t, progress, fmt.Sprintf("a Send beyond the window (%d sent)", sent.Load()))
+				if got := sent.Load(); got > int64(n) {
+					t.Fatalf("the handler completed %d Sends to a client that reads nothing, want at most the window %d", got, n)
+				}
+
+				// The client reads, pausing once past the window.
+				received := 0
+				next := func() {
+					t.Helper()
+					r, err := s.Recv()
+					if err != nil {
+						t.Fatalf("Recv %d: %v", received, err)
+					}
+					if r.GetText() != strconv.Itoa(received) {
+						t.Fatalf("message %d is %q", received, r.GetText())
+					}
+					received++
+					if got := sent.Load(); got > int64(received+n) {
+						t.Fatalf("the handler completed %d Sends when the client had received %d: more than the window %d ahead", got, received, n)
+					}
+				}
+				for range n + 2 {
+					next()
+				}
+				settle() // gives a handler that ignores the window time to run ahead
+				if got := sent.Load(); got > int64(received+n) {
+					t.Fatalf("the handler completed %d Sends when the client had received %d: more than the window %d ahead", got, received, n)
+				}
+				for received < total {
+					next()
+				}
+				if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+					t.Fatalf("Recv after the last message: %v, want io.EOF", err)
+				}
+				if got := sent.Load(); got != int64(total) {
+					t.Errorf("the handler completed %d Sends, want %d", got, total)
+				}
+			})
+		}
+	})
+}
+
+// TestWindowClientStream checks flow control from client to server: while
+// the handler does not read, the client completes exactly window Sends and
+// then blocks; once the handler reads, the client's Sends resume and every
+// message arrives.
+func TestWindowClientStream(t *testing.T) {
+	forEachMode(t, func(t *testing.T, m testMode) {
+		for _, n := range windows {
+			t.Run(fmt.Sprint("window=", n), func(t *testing.T) {
+				total := 4*n + 3
+				release := make(chan struct{})
+				releaseOnce := sync1(release)
+				t.Cleanup(releaseOnce)
+				c, _ := newEcho(t, m, &funcEcho{collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+					<-release
+					got := 0
+					for {
+						r, err := s.Recv()
+						if errors.Is(err, io.EOF) {
+							return s.SendAndClose(&echov1.EchoResponse{Text: strconv.Itoa(got)})
+						}
+						if err != nil {
+							return err
+						}
+						if r.GetText() != strconv.Itoa(got) {
+							return fmt.Errorf("message %d is %q", got, r.GetText())
+						}
+						got++
+					}
+				}}, inproc.WithWindow(n))
+				s, err := c.Collect(timeoutCtx(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sent atomic.Int64
+				progress := make(chan int, total)
+				done := async(func() error {
+					for i := range total {
+						if err := s.Send(&echov1.EchoRequest{Text: strconv.Itoa(i)}); err != nil {
+							return fmt.Errorf("Send %d: %w", i, err)
+						}
+						sent.Add(1)
+						progress <- i
+					}
+					r, err := s.CloseAndRecv()
+					if err != nil {
+						return err
+					}
+					if r.GetText() != strconv.Itoa(total) {
+						return fmt.Errorf("the handler received %s messages, want %d", r.GetText(), total)
+					}
+					return nil
+				})
+				for range n {
+					receive(t, progress, "the client's Sends within the window")
+				}
+				quiet(t, progress, "a client Send beyond the window")
+				if got := sent.Load(); got != int64(n) {
+					t.Fatalf("the client completed %d Sends to a handler that reads nothing, want the window %d", got, n)
+				}
+				releaseOnce()
+				if err := receive(t, done, "the client to finish"); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	})
+}
