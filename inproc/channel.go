@@ -182,7 +182,8 @@ func (ch *Channel) markDrained() {
 
 // Stop refuses new calls and ends the calls in flight: their handlers'
 // contexts are cancelled and waiting clients get Unavailable. It does not
-// wait for handlers to return; Inline handlers end when they notice.
+// wait for handlers to return. An Inline handler runs on its caller's
+// goroutine, so that caller returns when the handler does.
 func (ch *Channel) Stop() {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()

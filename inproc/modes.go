@@ -41,9 +41,14 @@ const (
 	// exactly as over a socket.
 	Isolated Execution = iota
 	// Inline runs unary handlers on the caller's goroutine and stream
-	// handlers as coroutines driven by the caller: function-call speed.
-	// Cancellation is cooperative: a client waits for a handler that ignores
-	// its context, and a handler that blocks blocks its caller.
+	// handlers as coroutines driven by the caller: function-call speed. A
+	// stream handler runs while the caller waits for it, and hands control
+	// back as soon as it has sent (or made room for) what the caller waits
+	// for; code after that runs when the caller next needs the handler.
+	// Cancellation is cooperative: the handler's context ends with the
+	// caller's, with Stop and with the call, but a client waits for a
+	// handler that ignores its context, and a handler that blocks on
+	// something other than its stream blocks its caller.
 	Inline
 )
 
