@@ -20,9 +20,8 @@ type call struct {
 	method *method
 	info   callInfo // the client's call options: copy mode, codec, limits
 	md     metadata.MD
-	ctx    context.Context // the handler's context
-	sctx   serverContext   // ctx's core, kept here to save an allocation
-	cancel context.CancelFunc
+	ctx  context.Context // the handler's context
+	sctx serverContext   // ctx's core, kept here to save an allocation
 
 	mu         sync.Mutex
 	header     metadata.MD
@@ -38,21 +37,11 @@ type call struct {
 
 var errHeaderSent = status.Error(codes.Internal, "transport: SendHeader called multiple times")
 
-// startServer makes the handler's context: detached from the client's
-// values, with its deadline; Isolated handlers' contexts are children of
-// the channel's, so Stop cancels them.
-func (c *call) startServer(clientCtx context.Context, isolated bool) {
-	if isolated {
-		var parent context.Context
-		if d, ok := clientCtx.Deadline(); ok {
-			parent, c.cancel = context.WithDeadline(c.ch.base, d)
-		} else {
-			parent, c.cancel = context.WithCancel(c.ch.base)
-		}
-		c.ctx = c.initContext(parent, true)
-	} else {
-		c.ctx = c.initContext(clientCtx, false)
-	}
+// startServer makes the handler's context from parent, which gives its
+// deadline and cancellation; parentValues says parent holds no caller
+// values, so lookups may go to it.
+func (c *call) startServer(parent context.Context, parentValues bool) {
+	c.ctx = c.initContext(parent, parentValues)
 	if c.stats = c.ch.cfg.serverStats; c.stats != nil {
 		c.beginTime = time.Now()
 		c.ctx = c.stats.tag(c.ctx, c.method.name)

@@ -17,10 +17,18 @@ import (
 // callInfo is what a call's options ask for. The options a Channel has no
 // use for (compression, wait-for-ready, authority) are accepted and ignored.
 type callInfo struct {
-	copy     CopyMode
-	codec    encoding.CodecV2 // nil: protobuf
-	maxRecv  int              // 0: no limit
-	maxSend  int
+	copy    CopyMode
+	codec   encoding.CodecV2 // nil: protobuf
+	maxRecv int              // 0: no limit
+	maxSend int
+	// report is nil unless an option asks to hear of the call: most calls
+	// have none, and every call carries its callInfo.
+	report *callReport
+}
+
+// callReport holds the options that hear of a call: its credentials and
+// what it returns besides the response.
+type callReport struct {
 	headers  []*metadata.MD
 	trailers []*metadata.MD
 	peers    []*peer.Peer
@@ -35,15 +43,15 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		case copyOption:
 			ci.copy = o.mode
 		case grpc.HeaderCallOption:
-			ci.headers = append(ci.headers, o.HeaderAddr)
+			ci.reporter().headers = append(ci.report.headers, o.HeaderAddr)
 		case grpc.TrailerCallOption:
-			ci.trailers = append(ci.trailers, o.TrailerAddr)
+			ci.reporter().trailers = append(ci.report.trailers, o.TrailerAddr)
 		case grpc.PeerCallOption:
-			ci.peers = append(ci.peers, o.PeerAddr)
+			ci.reporter().peers = append(ci.report.peers, o.PeerAddr)
 		case grpc.PerRPCCredsCallOption:
-			ci.creds = append(ci.creds, o.Creds)
+			ci.reporter().creds = append(ci.report.creds, o.Creds)
 		case grpc.OnFinishCallOption:
-			ci.onFinish = append(ci.onFinish, o.OnFinish)
+			ci.reporter().onFinish = append(ci.report.onFinish, o.OnFinish)
 		case grpc.MaxRecvMsgSizeCallOption:
 			ci.maxRecv = o.MaxRecvMsgSize
 		case grpc.MaxSendMsgSizeCallOption:
@@ -70,6 +78,13 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 	return ci, nil
 }
 
+func (ci *callInfo) reporter() *callReport {
+	if ci.report == nil {
+		ci.report = &callReport{}
+	}
+	return ci.report
+}
+
 // outgoing is the metadata the server receives: the context's outgoing
 // metadata (already a copy) and what per-RPC credentials add.
 func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.MD, error) {
@@ -82,7 +97,10 @@ func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.M
 			return nil, err
 		}
 	}
-	for _, c := range ci.creds {
+	if ci.report == nil {
+		return md, nil
+	}
+	for _, c := range ci.report.creds {
 		service := fullMethod
 		if i := strings.LastIndex(fullMethod, "/"); i > 0 {
 			service = fullMethod[:i]
@@ -106,21 +124,25 @@ func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.M
 }
 
 func (ci *callInfo) wantsFinish() bool {
-	return ci.headers != nil || ci.trailers != nil || ci.peers != nil || ci.onFinish != nil
+	r := ci.report
+	return r != nil && (r.headers != nil || r.trailers != nil || r.peers != nil || r.onFinish != nil)
 }
 
 // finish reports the end of a call to the options that asked.
 func (ci *callInfo) finish(header, trailer metadata.MD, err error) {
-	for _, h := range ci.headers {
+	if ci.report == nil {
+		return
+	}
+	for _, h := range ci.report.headers {
 		*h = header.Copy()
 	}
-	for _, t := range ci.trailers {
+	for _, t := range ci.report.trailers {
 		*t = trailer.Copy()
 	}
-	for _, p := range ci.peers {
+	for _, p := range ci.report.peers {
 		*p = *newPeer()
 	}
-	for _, f := range ci.onFinish {
+	for _, f := range ci.report.onFinish {
 		f(err)
 	}
 }

@@ -2,8 +2,6 @@ package inproc
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -113,60 +111,3 @@ type detached struct{ context.Context }
 func (detached) Value(any) any { return nil }
 
 func (d detached) AfterFunc(f func()) func() bool { return context.AfterFunc(d.Context, f) }
-
-// inlineContext is the parent of an Inline unary handler's context. The
-// handler runs on the client's goroutine, so the client's context gives its
-// deadline and cancellation; Stop and the end of the call cancel it too, as
-// they would over a network. The part that watches Stop is made on first
-// use of Done or AfterFunc, so a handler that never watches its context
-// pays nothing for it.
-type inlineContext struct {
-	client context.Context
-	ch     *Channel
-	once   sync.Once
-	merged context.Context // ends with client, Stop, or the call
-	cancel context.CancelFunc
-	unlink func() bool
-	ended  atomic.Bool
-}
-
-// endedContext stands in for merged once the call has ended.
-var endedContext = func() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}()
-
-func (c *inlineContext) Deadline() (time.Time, bool) { return c.client.Deadline() }
-func (c *inlineContext) Value(any) any               { return nil }
-func (c *inlineContext) Done() <-chan struct{}       { return c.watch().Done() }
-
-func (c *inlineContext) AfterFunc(f func()) func() bool { return context.AfterFunc(c.watch(), f) }
-
-func (c *inlineContext) Err() error {
-	if err := c.client.Err(); err != nil {
-		return err
-	}
-	if c.ended.Load() || c.ch.base.Err() != nil {
-		return context.Canceled
-	}
-	return nil
-}
-
-func (c *inlineContext) watch() context.Context {
-	c.once.Do(func() {
-		c.merged, c.cancel = context.WithCancel(detached{c.client})
-		c.unlink = context.AfterFunc(c.ch.base, c.cancel)
-	})
-	return c.merged
-}
-
-// end cancels the context when the call is over.
-func (c *inlineContext) end() {
-	c.ended.Store(true)
-	c.once.Do(func() { c.merged = endedContext })
-	if c.cancel != nil {
-		c.unlink()
-		c.cancel()
-	}
-}

@@ -28,6 +28,7 @@ func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method 
 type stream struct {
 	call
 	clientCtx  context.Context // the caller's, after stats tagging
+	cancel     context.CancelFunc // ends the handler's context
 	desc       *grpc.StreamDesc
 	serverDesc *grpc.StreamDesc
 	toServer   queue
@@ -105,7 +106,13 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.toServer.init(ch.cfg.window, !s.inline)
 	s.toClient.init(ch.cfg.window, !s.inline)
 	s.headerReady = make(chan struct{})
-	s.startServer(ctx, true)
+	var parent context.Context
+	if d, ok := ctx.Deadline(); ok {
+		parent, s.cancel = context.WithDeadline(ch.base, d)
+	} else {
+		parent, s.cancel = context.WithCancel(ch.base)
+	}
+	s.startServer(parent, true)
 	s.handlerDone = s.ctx.Done()
 	if ctx.Done() != nil {
 		s.finishMu.Lock() // clientCancelled may run before AfterFunc returns

@@ -27,8 +27,9 @@ func (ch *Channel) Invoke(ctx context.Context, method string, req, reply any, op
 // hand-over to it.
 type unaryCall struct {
 	call
-	inline inlineContext // the handler's context's parent, with Inline
-	req    any
+	uctx     unaryContext // the handler's context's parent
+	isolated bool
+	req      any
 	// decoding guards req when the handler runs on its own goroutine: a
 	// client that gives up must not return while the handler still copies
 	// the request, since the caller may then change it.
@@ -94,9 +95,11 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if !ch.begin() {
 		return errStopped
 	}
-	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: req}
+	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: req, isolated: ch.cfg.execution == Isolated}
+	u.uctx.init(ch, ctx, !u.isolated)
+	u.startServer(&u.uctx, false)
 	var resp any
-	if ch.cfg.execution == Inline {
+	if !u.isolated {
 		resp, err = u.runInline(ctx)
 	} else {
 		resp, err = u.runIsolated(ctx)
@@ -131,11 +134,8 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 var errClientGone = status.Error(codes.Canceled, "inproc: the client is gone")
 
 func (u *unaryCall) runInline(ctx context.Context) (any, error) {
-	u.inline.client, u.inline.ch = ctx, u.ch
-	u.startServer(&u.inline, false)
 	resp, err := u.handle()
 	err = u.finish(resp, err)
-	u.inline.end()
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// The client stopped waiting before the response: over a network
 		// the response would be lost.
@@ -147,11 +147,6 @@ func (u *unaryCall) runInline(ctx context.Context) (any, error) {
 // runIsolated runs the handler on its own goroutine and waits for it, for
 // the client's context to end, or for Stop.
 func (u *unaryCall) runIsolated(ctx context.Context) (any, error) {
-	u.startServer(ctx, true)
-	stopWatch := func() bool { return false }
-	if ctx.Done() != nil {
-		stopWatch = context.AfterFunc(ctx, func() { cancelForClient(ctx, u.cancel) })
-	}
 	results := resultChans.Get().(chan unaryResult)
 	go func() {
 		resp, err := u.handle()
@@ -159,10 +154,10 @@ func (u *unaryCall) runIsolated(ctx context.Context) (any, error) {
 	}()
 	select {
 	case r := <-results:
-		stopWatch()
 		resultChans.Put(results)
 		return r.resp, r.err
 	case <-ctx.Done():
+		cancelForClient(ctx, u.uctx.end)
 		u.abandonRequest()
 		return nil, errClientGone
 	case <-u.ch.quit:
@@ -174,7 +169,7 @@ func (u *unaryCall) runIsolated(ctx context.Context) (any, error) {
 // cancelForClient ends a handler's context because the client's ended.
 // A deadline is left to the handler's own timer, so the handler sees
 // DeadlineExceeded, as over a network.
-func cancelForClient(client context.Context, cancel context.CancelFunc) {
+func cancelForClient(client context.Context, cancel func()) {
 	if client.Err() != context.DeadlineExceeded {
 		cancel()
 	}
@@ -217,7 +212,7 @@ func (ch *Channel) invokeStream(ctx context.Context, method string, req, reply a
 
 // decode gives the handler its request.
 func (u *unaryCall) decode(in any) error {
-	isolated := u.cancel != nil
+	isolated := u.isolated
 	if isolated && !u.decoding.CompareAndSwap(reqPending, reqCopying) {
 		return status.Error(codes.Canceled, "context canceled")
 	}
@@ -242,9 +237,7 @@ func (u *unaryCall) finish(resp any, err error) error {
 		u.stats.handle(u.ctx, &stats.OutPayload{Payload: resp, Length: n, WireLength: n + 5, SentTime: time.Now()})
 	}
 	u.endServer(st)
-	if u.cancel != nil {
-		u.cancel()
-	}
+	u.uctx.end()
 	u.ch.end()
 	return st.Err()
 }
