@@ -20,8 +20,8 @@ type call struct {
 	method *method
 	info   callInfo // the client's call options: copy mode, codec, limits
 	md     metadata.MD
-	ctx  context.Context // the handler's context
-	sctx serverContext   // ctx's core, kept here to save an allocation
+	ctx    context.Context // the handler's context
+	sctx   serverContext   // ctx's core, kept here to save an allocation
 
 	mu         sync.Mutex
 	header     metadata.MD

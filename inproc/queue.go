@@ -144,6 +144,12 @@ func (q *queue) close() {
 	q.receiver.unpark()
 }
 
+// kick wakes both sides, whose call may have ended.
+func (q *queue) kick() {
+	q.receiver.kick()
+	q.sender.kick()
+}
+
 // abandon tells the sender that nothing more will be taken.
 func (q *queue) abandon() {
 	q.gone.Store(true)
@@ -180,9 +186,9 @@ type parker struct {
 func (p *parker) init() { p.wake = make(chan struct{}, 1) }
 
 // park sleeps until woken, unless q already satisfies n or also, when not
-// nil, holds. It returns false if a or b closes first; a nil channel never
-// does.
-func (p *parker) park(q *queue, n need, also func() bool, a, b <-chan struct{}) bool {
+// nil, holds. It returns false if w's call ended; whoever ends it kicks
+// every parker of the stream, so one channel is all a parked side waits on.
+func (p *parker) park(q *queue, n need, also func() bool, w ender) bool {
 	p.parked.Store(true)
 	// Announce, then look again: the other side either sees the flag or
 	// made its progress before this second look.
@@ -190,13 +196,27 @@ func (p *parker) park(q *queue, n need, also func() bool, a, b <-chan struct{}) 
 		p.parked.Store(false)
 		return true
 	}
+	if w.ended() {
+		p.parked.Store(false)
+		return false
+	}
+	<-p.wake
+	// What the other side gave before the call ended is still taken.
+	return q.satisfies(n) || !w.ended()
+}
+
+// An ender is a side of a call that may end while it waits.
+type ender interface {
+	ended() bool
+}
+
+// kick wakes the goroutine parked on p, or the next one to park, because
+// its call may have ended.
+func (p *parker) kick() {
+	p.parked.Store(false)
 	select {
-	case <-p.wake:
-		return true
-	case <-a:
-		return false
-	case <-b:
-		return false
+	case p.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -27,7 +27,7 @@ func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method 
 // and serverStream; each direction's messages go through a queue.
 type stream struct {
 	call
-	clientCtx  context.Context // the caller's, after stats tagging
+	clientCtx  context.Context    // the caller's, after stats tagging
 	cancel     context.CancelFunc // ends the handler's context
 	desc       *grpc.StreamDesc
 	serverDesc *grpc.StreamDesc
@@ -113,6 +113,9 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		parent, s.cancel = context.WithCancel(ch.base)
 	}
 	s.startServer(parent, true)
+	// Whatever ends the call ends parent (Stop, the client, the deadline,
+	// the handler's return): then every parked side wakes to look.
+	context.AfterFunc(parent, s.kick)
 	s.handlerDone = s.ctx.Done()
 	if ctx.Done() != nil {
 		s.finishMu.Lock() // clientCancelled may run before AfterFunc returns
@@ -168,8 +171,15 @@ func (s *stream) finishServer(err error) {
 	s.ch.end()
 }
 
+// kick wakes every parked side of the stream.
+func (s *stream) kick() {
+	s.toServer.kick()
+	s.toClient.kick()
+}
+
 // clientCancelled runs when the client's context ends.
 func (s *stream) clientCancelled() {
+	defer s.kick() // the handler's context may have ended first, at a deadline
 	if s.cancel != nil {
 		cancelForClient(s.clientCtx, s.cancel)
 	}
@@ -249,7 +259,7 @@ var _ grpc.ClientStream = (*clientStream)(nil)
 
 func (c *clientStream) block(q *queue, n need) bool {
 	if !c.inline {
-		return q.parker(n).park(q, n, nil, c.clientCtx.Done(), c.ch.quit)
+		return q.parker(n).park(q, n, nil, c)
 	}
 	s := (*stream)(c)
 	if s.ch.state.Load() == stopped {
@@ -262,10 +272,16 @@ func (c *clientStream) block(q *queue, n need) bool {
 	// or another goroutine is running it: wait for either to make progress.
 	s.waiters.Add(1)
 	defer s.waiters.Add(-1)
-	return q.parker(n).park(q, n, s.runnable, c.clientCtx.Done(), c.ch.quit)
+	return q.parker(n).park(q, n, s.runnable, c)
 }
 
 func (c *clientStream) Context() context.Context { return c.clientCtx }
+
+// ended reports that the client's wait must end: its context ended, or
+// the channel stopped.
+func (c *clientStream) ended() bool {
+	return c.clientCtx.Err() != nil || c.ch.state.Load() == stopped
+}
 
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
@@ -411,7 +427,7 @@ var _ grpc.ServerStream = (*serverStream)(nil)
 
 func (ss *serverStream) block(q *queue, n need) bool {
 	if !ss.inline {
-		return q.parker(n).park(q, n, nil, ss.handlerDone, nil)
+		return q.parker(n).park(q, n, nil, ss)
 	}
 	// Suspend until a client call finds q satisfies n and resumes us; false
 	// means the call ended and the handler must return.
@@ -419,7 +435,18 @@ func (ss *serverStream) block(q *queue, n need) bool {
 	return ss.yield(struct{}{})
 }
 
-func (ss *serverStream) Context() context.Context       { return ss.ctx }
+func (ss *serverStream) Context() context.Context { return ss.ctx }
+
+// ended reports that the handler's wait must end: its context ended.
+func (ss *serverStream) ended() bool {
+	select {
+	case <-ss.handlerDone:
+		return true
+	default:
+		return false
+	}
+}
+
 func (ss *serverStream) SetHeader(md metadata.MD) error { return ss.setHeader(md) }
 func (ss *serverStream) SendHeader(md metadata.MD) error {
 	if err := ss.sendHeader(md); err != nil {

@@ -46,8 +46,8 @@ func (c *unaryContext) init(ch *Channel, client context.Context, inline bool) {
 }
 
 func (c *unaryContext) Deadline() (time.Time, bool) { return c.deadline, c.hasDeadline }
-func (c *unaryContext) Value(any) any              { return nil }
-func (c *unaryContext) Done() <-chan struct{}      { return c.wait().Done() }
+func (c *unaryContext) Value(any) any               { return nil }
+func (c *unaryContext) Done() <-chan struct{}       { return c.wait().Done() }
 
 func (c *unaryContext) AfterFunc(f func()) func() bool { return context.AfterFunc(c.wait(), f) }
 
