@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/internal/chain"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -54,10 +55,10 @@ func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
 	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.services.Store(&registry{})
-	ch.unaryInt = chainUnaryServer(ch.cfg.unaryInterceptors)
-	ch.streamInt = chainStreamServer(ch.cfg.streamInterceptors)
-	ch.clientUnary = chainUnaryClient(ch.cfg.clientUnary)
-	ch.clientStream = chainStreamClient(ch.cfg.clientStream)
+	ch.unaryInt = chain.UnaryServer(ch.cfg.unaryInterceptors)
+	ch.streamInt = chain.StreamServer(ch.cfg.streamInterceptors)
+	ch.clientUnary = chain.UnaryClient(ch.cfg.clientUnary)
+	ch.clientStream = chain.StreamClient(ch.cfg.clientStream)
 	return ch
 }
 

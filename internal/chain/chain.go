@@ -1,4 +1,7 @@
-package inproc
+// Package chain composes gRPC interceptors into one, in the order grpc-go
+// runs them: the first one given is the outermost. A nil result means no
+// interceptor, so callers skip the indirection.
+package chain
 
 import (
 	"context"
@@ -6,10 +9,8 @@ import (
 	"google.golang.org/grpc"
 )
 
-// The chains run interceptors in the order grpc-go runs them: the first one
-// given is the outermost.
-
-func chainUnaryServer(is []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+// UnaryServer chains is into one interceptor, nil if is is empty.
+func UnaryServer(is []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
 	if len(is) == 0 {
 		return nil
 	}
@@ -22,7 +23,8 @@ func chainUnaryServer(is []grpc.UnaryServerInterceptor) grpc.UnaryServerIntercep
 	}
 }
 
-func chainStreamServer(is []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+// StreamServer chains is into one interceptor, nil if is is empty.
+func StreamServer(is []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
 	if len(is) == 0 {
 		return nil
 	}
@@ -35,7 +37,8 @@ func chainStreamServer(is []grpc.StreamServerInterceptor) grpc.StreamServerInter
 	}
 }
 
-func chainUnaryClient(is []grpc.UnaryClientInterceptor) grpc.UnaryClientInterceptor {
+// UnaryClient chains is into one interceptor, nil if is is empty.
+func UnaryClient(is []grpc.UnaryClientInterceptor) grpc.UnaryClientInterceptor {
 	if len(is) == 0 {
 		return nil
 	}
@@ -50,7 +53,8 @@ func chainUnaryClient(is []grpc.UnaryClientInterceptor) grpc.UnaryClientIntercep
 	}
 }
 
-func chainStreamClient(is []grpc.StreamClientInterceptor) grpc.StreamClientInterceptor {
+// StreamClient chains is into one interceptor, nil if is is empty.
+func StreamClient(is []grpc.StreamClientInterceptor) grpc.StreamClientInterceptor {
 	if len(is) == 0 {
 		return nil
 	}

@@ -1,0 +1,171 @@
+package localgrpc
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/resolver"
+)
+
+// Kind is the transport an Address names.
+type Kind uint8
+
+const (
+	// Inproc is an in-process channel: "inproc:NAME".
+	Inproc Kind = iota + 1
+	// Unix is a unix socket file: "unix:PATH" or "unix://ABSPATH".
+	Unix
+	// Abstract is a Linux abstract unix socket, which has no file:
+	// "unix:@NAME" or "unix-abstract:NAME".
+	Abstract
+	// TCP is "HOST:PORT" or ":PORT".
+	TCP
+	// Target is any other grpc-go target, such as "dns:///host:port",
+	// for clients only: grpc-go's resolvers and load balancing serve it.
+	Target
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Inproc:
+		return "inproc"
+	case Unix:
+		return "unix"
+	case Abstract:
+		return "abstract"
+	case TCP:
+		return "tcp"
+	case Target:
+		return "target"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// An Address is where a Server listens or where Dial connects, parsed by
+// ParseAddress. The server, Dial and the CLI share the grammar.
+type Address struct {
+	Kind Kind
+	// Name is the channel name (Inproc), the socket path (Unix), the
+	// abstract name without its "@" (Abstract), "host:port" (TCP), or the
+	// whole target (Target).
+	Name string
+}
+
+// String returns the address in the grammar's canonical form.
+func (a Address) String() string {
+	switch a.Kind {
+	case Inproc:
+		return "inproc:" + a.Name
+	case Unix:
+		return "unix:" + a.Name
+	case Abstract:
+		return "unix:@" + a.Name
+	}
+	return a.Name
+}
+
+// An AddressError says what is wrong with an address.
+type AddressError struct {
+	Address string
+	Reason  string
+	Err     error // the underlying error, if any
+}
+
+func (e *AddressError) Error() string {
+	return fmt.Sprintf("localgrpc: address %q: %s", e.Address, e.Reason)
+}
+
+func (e *AddressError) Unwrap() error { return e.Err }
+
+func addressError(addr, format string, args ...any) *AddressError {
+	return &AddressError{Address: addr, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ParseAddress parses an address of the grammar:
+//
+//	inproc:NAME                  an in-process channel
+//	unix:PATH, unix://ABSPATH    a unix socket file
+//	unix:@NAME, unix-abstract:NAME  a Linux abstract socket
+//	HOST:PORT, :PORT             TCP
+//	dns:///host:port, ...        for clients, any target of a registered
+//	                             grpc-go resolver (Kind Target)
+//
+// Errors are *AddressError and name the address and what is wrong.
+func ParseAddress(s string) (Address, error) {
+	return parseAddress(s, runtime.GOOS)
+}
+
+func parseAddress(s, goos string) (Address, error) {
+	if strings.TrimSpace(s) == "" {
+		return Address{}, addressError(s, "empty address")
+	}
+	scheme, rest, hasScheme := strings.Cut(s, ":")
+	switch {
+	case hasScheme && scheme == "inproc":
+		if rest == "" {
+			return Address{}, addressError(s, "no name after inproc:")
+		}
+		return Address{Kind: Inproc, Name: rest}, nil
+	case hasScheme && scheme == "unix":
+		return parseUnix(s, rest, goos)
+	case hasScheme && scheme == "unix-abstract":
+		return abstract(s, rest, goos)
+	}
+	if strings.Contains(s, "://") || hasScheme && strings.HasPrefix(rest, "/") {
+		if resolver.Get(scheme) != nil {
+			return Address{Kind: Target, Name: s}, nil
+		}
+		return Address{}, addressError(s, "unknown scheme %q: want inproc:, unix:, unix-abstract:, HOST:PORT or the target of a grpc-go resolver", scheme)
+	}
+	return parseTCP(s)
+}
+
+func parseUnix(s, rest, goos string) (Address, error) {
+	if name, ok := strings.CutPrefix(rest, "@"); ok {
+		return abstract(s, name, goos)
+	}
+	path := rest
+	if p, ok := strings.CutPrefix(rest, "//"); ok {
+		if !strings.HasPrefix(p, "/") {
+			return Address{}, addressError(s, "unix:// needs an absolute path, as in unix:///run/x.sock; use unix:PATH for a relative one")
+		}
+		path = p
+	}
+	if path == "" {
+		return Address{}, addressError(s, "no socket path after unix:")
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return Address{}, addressError(s, "the socket path contains a NUL byte")
+	}
+	return Address{Kind: Unix, Name: path}, nil
+}
+
+func abstract(s, name, goos string) (Address, error) {
+	if goos != "linux" && goos != "android" {
+		return Address{}, addressError(s, "abstract unix sockets exist only on Linux, not on %s", goos)
+	}
+	if name == "" {
+		return Address{}, addressError(s, "no name for the abstract socket")
+	}
+	return Address{Kind: Abstract, Name: name}, nil
+}
+
+func parseTCP(s string) (Address, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return Address{}, &AddressError{Address: s, Reason: "want inproc:NAME, unix:PATH, unix:@NAME, HOST:PORT or :PORT", Err: err}
+	}
+	n, err := strconv.Atoi(port)
+	switch {
+	case err != nil && host == "":
+		return Address{}, &AddressError{Address: s, Reason: fmt.Sprintf("port %q is not a number", port), Err: err}
+	case err != nil:
+		return Address{}, &AddressError{Address: s, Reason: fmt.Sprintf("port %q is not a number, and %q is not a known scheme", port, host), Err: err}
+	case n < 0 || n > 65535:
+		return Address{}, addressError(s, "port %d is out of range 0-65535", n)
+	}
+	return Address{Kind: TCP, Name: net.JoinHostPort(host, port)}, nil
+}

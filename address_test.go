@@ -1,0 +1,68 @@
+package localgrpc
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseAddress(t *testing.T) {
+	good := []struct {
+		in   string
+		want Address
+	}{
+		{"inproc:x", Address{Inproc, "x"}},
+		{"unix:/run/x.sock", Address{Unix, "/run/x.sock"}},
+		{"unix:rel/x.sock", Address{Unix, "rel/x.sock"}},
+		{"unix:///run/x.sock", Address{Unix, "/run/x.sock"}},
+		{"unix:@x", Address{Abstract, "x"}},
+		{"unix-abstract:x", Address{Abstract, "x"}},
+		{"127.0.0.1:8080", Address{TCP, "127.0.0.1:8080"}},
+		{"localhost:0", Address{TCP, "localhost:0"}},
+		{":8080", Address{TCP, ":8080"}},
+		{"[::1]:443", Address{TCP, "[::1]:443"}},
+		{"dns:///example.com:443", Address{Target, "dns:///example.com:443"}},
+		{"passthrough:///10.0.0.1:80", Address{Target, "passthrough:///10.0.0.1:80"}},
+	}
+	for _, tc := range good {
+		got, err := parseAddress(tc.in, "linux")
+		if err != nil || got != tc.want {
+			t.Errorf("ParseAddress(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestParseAddressErrors checks that every bad address gets an
+// *AddressError that names it and says what is wrong.
+func TestParseAddressErrors(t *testing.T) {
+	bad := []struct {
+		in, goos, want string
+	}{
+		{"", "linux", "empty address"},
+		{"   ", "linux", "empty address"},
+		{"inproc:", "linux", "no name"},
+		{"unix:", "linux", "no socket path"},
+		{"unix://relative", "linux", "absolute path"},
+		{"unix:@", "linux", "no name for the abstract socket"},
+		{"unix:@x", "darwin", "only on Linux"},
+		{"unix-abstract:x", "windows", "only on Linux"},
+		{"http://example.com", "linux", `unknown scheme "http"`},
+		{"tcp://1.2.3.4:5", "linux", `unknown scheme "tcp"`},
+		{"foo:bar", "linux", `"foo" is not a known scheme`},
+		{"localhost", "linux", "HOST:PORT"},
+		{"127.0.0.1:70000", "linux", "port 70000 is out of range"},
+		{"127.0.0.1:-1", "linux", "port -1 is out of range"},
+		{":http", "linux", `port "http" is not a number`},
+	}
+	for _, tc := range bad {
+		_, err := parseAddress(tc.in, tc.goos)
+		var ae *AddressError
+		if !errors.As(err, &ae) {
+			t.Errorf("ParseAddress(%q) on %s = %v, want an *AddressError", tc.in, tc.goos, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"`+tc.in+`"`) {
+			t.Errorf("ParseAddress(%q) on %s: %q, want it to name the address and say %q", tc.in, tc.goos, err, tc.want)
+		}
+	}
+}

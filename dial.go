@@ -1,0 +1,141 @@
+package localgrpc
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync/atomic"
+
+	"github.com/localgrpc/localgrpc/internal/chain"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// ClientConn is what Dial returns: a connection for generated clients,
+// closed when done.
+type ClientConn interface {
+	grpc.ClientConnInterface
+	io.Closer
+}
+
+// A DialOption configures Dial.
+type DialOption func(*dialConfig)
+
+type dialConfig struct {
+	grpc   []grpc.DialOption
+	unary  []grpc.UnaryClientInterceptor
+	stream []grpc.StreamClientInterceptor
+}
+
+// WithGRPCDialOptions passes options to grpc-go for every address but
+// inproc:, such as transport credentials for a remote server. Without
+// transport credentials the connection is insecure, as is usual for unix
+// sockets and loopback.
+func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
+	return func(c *dialConfig) { c.grpc = append(c.grpc, opts...) }
+}
+
+// WithUnaryClientInterceptor adds unary client interceptors, on every
+// transport; the first is outermost. Interceptors run with a nil
+// *grpc.ClientConn for inproc: addresses.
+func WithUnaryClientInterceptor(ints ...grpc.UnaryClientInterceptor) DialOption {
+	return func(c *dialConfig) { c.unary = append(c.unary, ints...) }
+}
+
+// WithStreamClientInterceptor adds stream client interceptors, on every
+// transport; the first is outermost.
+func WithStreamClientInterceptor(ints ...grpc.StreamClientInterceptor) DialOption {
+	return func(c *dialConfig) { c.stream = append(c.stream, ints...) }
+}
+
+// Dial returns a connection to the server at addr, an address of the
+// grammar of ParseAddress: an inproc: name served by a Server of this
+// process, a unix or abstract socket, HOST:PORT, or any grpc-go target. As
+// with grpc.NewClient, socket connections are made when first needed.
+func Dial(addr string, opts ...DialOption) (ClientConn, error) {
+	a, err := ParseAddress(addr)
+	if err != nil {
+		return nil, err
+	}
+	var cfg dialConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if a.Kind == Inproc {
+		ch := lookupInproc(a.Name)
+		if ch == nil {
+			return nil, addressError(addr, "no server of this process serves the in-process name %q", a.Name)
+		}
+		return &inprocConn{
+			cc:     ch,
+			unary:  chain.UnaryClient(cfg.unary),
+			stream: chain.StreamClient(cfg.stream),
+		}, nil
+	}
+	gopts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(cfg.unary...),
+		grpc.WithChainStreamInterceptor(cfg.stream...),
+	}
+	return grpc.NewClient(grpcTarget(a), append(gopts, cfg.grpc...)...)
+}
+
+// grpcTarget is a as a grpc-go target.
+func grpcTarget(a Address) string {
+	switch a.Kind {
+	case Unix:
+		return "unix:" + a.Name
+	case Abstract:
+		return "unix-abstract:" + a.Name
+	case TCP:
+		if host, port, _ := net.SplitHostPort(a.Name); host == "" {
+			return "passthrough:///" + net.JoinHostPort("localhost", port)
+		}
+		return "passthrough:///" + a.Name
+	}
+	return a.Name
+}
+
+// inprocConn is a client's connection to a Server's in-process channel;
+// closing it does not stop the server.
+type inprocConn struct {
+	cc     grpc.ClientConnInterface
+	unary  grpc.UnaryClientInterceptor
+	stream grpc.StreamClientInterceptor
+	closed atomic.Bool
+}
+
+var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
+
+func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	if c.closed.Load() {
+		return errConnClosing
+	}
+	if c.unary == nil {
+		return c.cc.Invoke(ctx, method, req, reply, opts...)
+	}
+	return c.unary(ctx, method, req, reply, nil, func(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
+		return c.cc.Invoke(ctx, method, req, reply, opts...)
+	}, opts...)
+}
+
+func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if c.closed.Load() {
+		return nil, errConnClosing
+	}
+	if c.stream == nil {
+		return c.cc.NewStream(ctx, desc, method, opts...)
+	}
+	return c.stream(ctx, desc, nil, method, func(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		return c.cc.NewStream(ctx, desc, method, opts...)
+	}, opts...)
+}
+
+// Close makes later calls fail with Canceled, as a closed grpc.ClientConn
+// does; calls in flight go on.
+func (c *inprocConn) Close() error {
+	c.closed.Store(true)
+	return nil
+}

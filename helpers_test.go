@@ -1,0 +1,88 @@
+package localgrpc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+)
+
+// waitLimit bounds every wait of these tests.
+const waitLimit = 10 * time.Second
+
+func timeoutCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// uniqueName is a name no other test, and no other run, uses.
+func uniqueName(t *testing.T) string {
+	return fmt.Sprintf("localgrpc-test-%d-%08x", os.Getpid(), rand.Uint32())
+}
+
+// socketPath is a fresh unix socket path in the test's directory.
+func socketPath(t *testing.T) string {
+	return filepath.Join(t.TempDir(), "s.sock")
+}
+
+// serve starts srv on addrs and returns once it listens; the test's end
+// stops it and waits for Serve to return.
+func serve(t *testing.T, srv *localgrpc.Server, addrs ...string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), addrs...) }()
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		t.Fatalf("Serve(%q): %v", addrs, err)
+	case <-time.After(waitLimit):
+		t.Fatal("Serve is not ready")
+	}
+	t.Cleanup(func() {
+		srv.Stop()
+		if err := <-done; err != nil {
+			t.Errorf("Serve returned %v after Stop", err)
+		}
+	})
+}
+
+func newEchoServer(opts ...localgrpc.ServerOption) *localgrpc.Server {
+	srv := localgrpc.NewServer(opts...)
+	echov1.RegisterEchoServer(srv, echo.Server{})
+	return srv
+}
+
+func dial(t *testing.T, addr string, opts ...localgrpc.DialOption) echov1.EchoClient {
+	t.Helper()
+	cc, err := localgrpc.Dial(addr, opts...)
+	if err != nil {
+		t.Fatalf("Dial(%q): %v", addr, err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return echov1.NewEchoClient(cc)
+}
+
+// recvAll receives until the end and returns the texts.
+func recvAll(recv func() (*echov1.EchoResponse, error)) ([]string, error) {
+	var texts []string
+	for {
+		r, err := recv()
+		if errors.Is(err, io.EOF) {
+			return texts, nil
+		}
+		if err != nil {
+			return texts, err
+		}
+		texts = append(texts, r.GetText())
+	}
+}

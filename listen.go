@@ -1,0 +1,134 @@
+package localgrpc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// A listener is one address a Server listens on. Unix sockets are created
+// with their final mode before anyone can connect: bound under a temporary
+// name, given their mode, then linked to their path, which fails rather
+// than replace a socket another server created meanwhile.
+type listener struct {
+	addr Address
+	net  net.Listener // nil for Inproc
+	path string       // Unix: the socket file to remove at the end
+	file os.FileInfo  // Unix: the file as created, to remove only ours
+}
+
+// listen starts listening on a, which is not Inproc.
+func listen(a Address, mode fs.FileMode) (*listener, error) {
+	switch a.Kind {
+	case Unix:
+		return listenUnix(a, mode)
+	case Abstract:
+		l, err := net.Listen("unix", "@"+a.Name)
+		if err != nil {
+			return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
+		}
+		return &listener{addr: a, net: l}, nil
+	case TCP:
+		l, err := net.Listen("tcp", a.Name)
+		if err != nil {
+			return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
+		}
+		return &listener{addr: a, net: l}, nil
+	}
+	return nil, &AddressError{Address: a.String(), Reason: "a grpc-go target names servers to dial, not an address to listen on"}
+}
+
+func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
+	path := a.Name
+	if err := clearStaleSocket(a.String(), path); err != nil {
+		return nil, err
+	}
+	if len(path) > maxSocketPath {
+		return nil, addressError(a.String(), "the socket path is %d bytes long; unix sockets allow at most %d", len(path), maxSocketPath)
+	}
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".lgrpc-%08x", rand.Uint32()))
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
+	}
+	l.SetUnlinkOnClose(false) // the socket's name is path, removed by close
+	fail := func(reason string, err error) (*listener, error) {
+		l.Close()
+		os.Remove(tmp)
+		return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("%s: %v", reason, err), Err: err}
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		return fail("cannot set the socket's mode", err)
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fail("another server created the socket meanwhile", err)
+		}
+		return fail("cannot create the socket", err)
+	}
+	os.Remove(tmp)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fail("the socket vanished", err)
+	}
+	return &listener{addr: a, net: l, path: path, file: fi}, nil
+}
+
+// maxSocketPath is the longest path a unix socket address holds on Linux
+// (sun_path is 108 bytes, with a NUL).
+const maxSocketPath = 107
+
+// clearStaleSocket removes a socket file left by a dead server. A file
+// that is not a socket, or a socket a live server answers on, is an error
+// and is left alone.
+func clearStaleSocket(addr, path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &AddressError{Address: addr, Reason: fmt.Sprintf("cannot inspect the socket path: %v", err), Err: err}
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return &AddressError{Address: addr, Reason: fmt.Sprintf("%s exists and is not a socket (%v)", path, fi.Mode().Type())}
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return &AddressError{Address: addr, Reason: fmt.Sprintf("%s is in use: a live server accepts connections on it", path)}
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return &AddressError{Address: addr, Reason: fmt.Sprintf("cannot tell whether the socket %s is in use: %v", path, err), Err: err}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &AddressError{Address: addr, Reason: fmt.Sprintf("cannot remove the stale socket: %v", err), Err: err}
+	}
+	return nil
+}
+
+// String is where l really listens, in the address grammar.
+func (l *listener) String() string {
+	if l.addr.Kind == TCP {
+		return l.net.Addr().String()
+	}
+	return l.addr.String()
+}
+
+// close stops listening and removes the socket file, if it is still the
+// one l created.
+func (l *listener) close() {
+	if l.net != nil {
+		l.net.Close()
+	}
+	if l.path != "" {
+		if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.file) {
+			os.Remove(l.path)
+		}
+	}
+}

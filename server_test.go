@@ -1,0 +1,244 @@
+package localgrpc_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/localgrpc/localgrpc"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+)
+
+// echoCalls make each kind of Echo call and return the texts that came
+// back.
+var echoCalls = []struct {
+	name string
+	call func(ctx context.Context, c echov1.EchoClient) ([]string, error)
+	want []string
+}{
+	{"unary", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
+		r, err := c.Get(ctx, &echov1.EchoRequest{Text: "hello"})
+		return []string{r.GetText()}, err
+	}, []string{"hello"}},
+	{"server-stream", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
+		s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "a b c"})
+		if err != nil {
+			return nil, err
+		}
+		return recvAll(s.Recv)
+	}, []string{"a", "b", "c"}},
+	{"client-stream", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
+		s, err := c.Collect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range []string{"x", "y"} {
+			if err := s.Send(&echov1.EchoRequest{Text: w}); err != nil {
+				return nil, err
+			}
+		}
+		r, err := s.CloseAndRecv()
+		return []string{r.GetText()}, err
+	}, []string{"x y"}},
+	{"bidi", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
+		s, err := c.Update(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var got []string
+		for _, w := range []string{"p", "q"} {
+			if err := s.Send(&echov1.EchoRequest{Text: w}); err != nil {
+				return nil, err
+			}
+			r, err := s.Recv()
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, r.GetText())
+		}
+		if err := s.CloseSend(); err != nil {
+			return nil, err
+		}
+		rest, err := recvAll(s.Recv)
+		return append(got, rest...), err
+	}, []string{"p", "q"}},
+}
+
+// TestEveryCallEveryTransport serves Echo on all four transports at once
+// from one Server and makes every kind of call through each, with the same
+// generated client.
+func TestEveryCallEveryTransport(t *testing.T) {
+	srv := newEchoServer()
+	name := uniqueName(t)
+	addrs := []string{"inproc:" + name, "unix:" + socketPath(t), "unix:@" + name, "127.0.0.1:0"}
+	serve(t, srv, addrs...)
+	got := srv.Addrs()
+	if len(got) != len(addrs) || got[0] != addrs[0] || got[1] != addrs[1] || got[2] != addrs[2] {
+		t.Fatalf("Addrs() = %q, want %q with the TCP port resolved", got, addrs)
+	}
+	if _, port, _ := net.SplitHostPort(got[3]); port == "0" || port == "" {
+		t.Fatalf("Addrs() reports TCP address %q, want its real port", got[3])
+	}
+	for _, addr := range got {
+		c := dial(t, addr)
+		for _, call := range echoCalls {
+			t.Run(transportName(addr)+"/"+call.name, func(t *testing.T) {
+				texts, err := call.call(timeoutCtx(t), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(texts, call.want) {
+					t.Errorf("got %q, want %q", texts, call.want)
+				}
+			})
+		}
+	}
+}
+
+func transportName(addr string) string {
+	switch {
+	case strings.HasPrefix(addr, "inproc:"):
+		return "transport=inproc"
+	case strings.HasPrefix(addr, "unix:@"):
+		return "transport=abstract"
+	case strings.HasPrefix(addr, "unix:"):
+		return "transport=unix"
+	}
+	return "transport=tcp"
+}
+
+// TestHealthOnEveryTransport checks that WithHealth answers on every
+// transport, and that Stop ends the socket file.
+func TestHealthOnEveryTransport(t *testing.T) {
+	srv := newEchoServer(localgrpc.WithHealth(), localgrpc.WithReflection())
+	path := socketPath(t)
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+path, "127.0.0.1:0")
+	for _, addr := range srv.Addrs() {
+		cc, err := localgrpc.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := healthgrpc.NewHealthClient(cc).Check(timeoutCtx(t), &healthgrpc.HealthCheckRequest{})
+		cc.Close()
+		if err != nil || r.GetStatus() != healthgrpc.HealthCheckResponse_SERVING {
+			t.Errorf("%s: health Check = %v, %v; want SERVING", addr, r, err)
+		}
+	}
+}
+
+// TestStopRemovesEverything checks that after Stop no socket file and no
+// in-process name remain, and Serve returns.
+func TestStopRemovesEverything(t *testing.T) {
+	for _, graceful := range []bool{false, true} {
+		srv := newEchoServer()
+		path, name := socketPath(t), uniqueName(t)
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), "unix:"+path, "inproc:"+name, "unix:@"+name) }()
+		<-srv.Ready()
+		if _, err := os.Lstat(path); err != nil {
+			t.Fatalf("the socket file is missing while serving: %v", err)
+		}
+		if fi, _ := os.Lstat(path); fi.Mode().Perm() != 0o600 {
+			t.Errorf("socket mode %v, want 0600", fi.Mode().Perm())
+		}
+		if graceful {
+			srv.GracefulStop()
+		} else {
+			srv.Stop()
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve after stop: %v", err)
+		}
+		if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the socket file remains after stop: %v", err)
+		}
+		if _, err := localgrpc.Dial("inproc:" + name); err == nil {
+			t.Error("Dial finds the in-process name after stop")
+		}
+		// The abstract name is free again.
+		l, err := net.Listen("unix", "@"+name)
+		if err != nil {
+			t.Errorf("the abstract socket is still bound after stop: %v", err)
+		} else {
+			l.Close()
+		}
+	}
+}
+
+// TestServeEndsWithContext checks that Serve returns once its context
+// ends, having stopped the server.
+func TestServeEndsWithContext(t *testing.T) {
+	srv := newEchoServer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, "127.0.0.1:0") }()
+	<-srv.Ready()
+	addr := srv.Addrs()[0]
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	c := dial(t, addr)
+	if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{}); status.Code(err) != codes.Unavailable {
+		t.Errorf("call after Serve's context ended: %v, want Unavailable", err)
+	}
+}
+
+// TestSocketMode checks WithSocketMode.
+func TestSocketMode(t *testing.T) {
+	srv := newEchoServer(localgrpc.WithSocketMode(0o660))
+	path := socketPath(t)
+	serve(t, srv, "unix:"+path)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o660 {
+		t.Errorf("socket mode %v, want 0660", fi.Mode().Perm())
+	}
+}
+
+// TestInterceptorsOnEveryTransport checks that a server interceptor and a
+// client interceptor given once run for calls on every transport.
+func TestInterceptorsOnEveryTransport(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}
+	srv := newEchoServer(localgrpc.WithUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		note("server " + info.FullMethod)
+		return h(ctx, req)
+	}))
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "127.0.0.1:0")
+	clientInt := localgrpc.WithUnaryClientInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, inv grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		note("client " + method)
+		return inv(ctx, method, req, reply, cc, opts...)
+	})
+	for _, addr := range srv.Addrs() {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		if _, err := dial(t, addr, clientInt).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"client /echo.v1.Echo/Get", "server /echo.v1.Echo/Get"}
+		mu.Lock()
+		got := slices.Clone(seen)
+		mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: interceptors saw %q, want %q", addr, got, want)
+		}
+	}
+}
