@@ -1,3 +1,19 @@
 // Package localgrpc serves and calls gRPC services in-process, on unix and
 // abstract sockets and on TCP through one code path.
+//
+// A Server registers services once and serves them on many addresses at
+// once; Dial returns a connection for any of them, so the same generated
+// client talks to a server in the same process or on another machine,
+// chosen by an address string (see ParseAddress for the grammar):
+//
+//	srv := localgrpc.NewServer(localgrpc.WithHealth())
+//	pb.RegisterXServer(srv, impl)
+//	go srv.Serve(ctx, "inproc:x", "unix:/run/x.sock", "unix:@x", "127.0.0.1:8080")
+//	cc, err := localgrpc.Dial("inproc:x")
+//	client := pb.NewXClient(cc)
+//
+// In-process addresses are served by an inproc.Channel: no network and no
+// serialization. Unix socket files get mode 0600 unless WithSocketMode
+// says otherwise; WithPeerCredentials authorizes socket clients by their
+// kernel credentials, the only protection abstract sockets have.
 package localgrpc

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -116,8 +117,8 @@ func transportName(addr string) string {
 	return "transport=tcp"
 }
 
-// TestHealthOnEveryTransport checks that WithHealth answers on every
-// transport, and that Stop ends the socket file.
+// TestHealthOnEveryTransport checks that WithHealth and WithReflection
+// answer on every transport.
 func TestHealthOnEveryTransport(t *testing.T) {
 	srv := newEchoServer(localgrpc.WithHealth(), localgrpc.WithReflection())
 	path := socketPath(t)
@@ -128,11 +129,36 @@ func TestHealthOnEveryTransport(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err := healthgrpc.NewHealthClient(cc).Check(timeoutCtx(t), &healthgrpc.HealthCheckRequest{})
-		cc.Close()
 		if err != nil || r.GetStatus() != healthgrpc.HealthCheckResponse_SERVING {
 			t.Errorf("%s: health Check = %v, %v; want SERVING", addr, r, err)
 		}
+		if got := listServices(t, cc); !slices.Contains(got, "echo.v1.Echo") || !slices.Contains(got, "grpc.health.v1.Health") {
+			t.Errorf("%s: reflection lists %q, want echo.v1.Echo and grpc.health.v1.Health", addr, got)
+		}
+		cc.Close()
 	}
+}
+
+// listServices asks the reflection service for the service names.
+func listServices(t *testing.T, cc grpc.ClientConnInterface) []string {
+	t.Helper()
+	s, err := reflectionpb.NewServerReflectionClient(cc).ServerReflectionInfo(timeoutCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CloseSend()
+	var names []string
+	for _, svc := range r.GetListServicesResponse().GetService() {
+		names = append(names, svc.GetName())
+	}
+	return names
 }
 
 // TestStopRemovesEverything checks that after Stop no socket file and no
