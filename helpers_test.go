@@ -2,9 +2,7 @@ package localgrpc_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,19 +68,4 @@ func dial(t *testing.T, addr string, opts ...localgrpc.DialOption) echov1.EchoCl
 	}
 	t.Cleanup(func() { cc.Close() })
 	return echov1.NewEchoClient(cc)
-}
-
-// recvAll receives until the end and returns the texts.
-func recvAll(recv func() (*echov1.EchoResponse, error)) ([]string, error) {
-	var texts []string
-	for {
-		r, err := recv()
-		if errors.Is(err, io.EOF) {
-			return texts, nil
-		}
-		if err != nil {
-			return texts, err
-		}
-		texts = append(texts, r.GetText())
-	}
 }

@@ -29,19 +29,23 @@ func listen(a Address, mode fs.FileMode) (*listener, error) {
 	case Unix:
 		return listenUnix(a, mode)
 	case Abstract:
-		l, err := net.Listen("unix", "@"+a.Name)
-		if err != nil {
-			return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
-		}
-		return &listener{addr: a, net: l}, nil
+		return listenNet(a, "unix", "@"+a.Name)
 	case TCP:
-		l, err := net.Listen("tcp", a.Name)
-		if err != nil {
-			return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
-		}
-		return &listener{addr: a, net: l}, nil
+		return listenNet(a, "tcp", a.Name)
 	}
 	return nil, &AddressError{Address: a.String(), Reason: "a grpc-go target names servers to dial, not an address to listen on"}
+}
+
+func listenNet(a Address, network, address string) (*listener, error) {
+	l, err := net.Listen(network, address)
+	if err != nil {
+		return nil, listenError(a, err)
+	}
+	return &listener{addr: a, net: l}, nil
+}
+
+func listenError(a Address, err error) error {
+	return &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
 }
 
 func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
@@ -55,7 +59,7 @@ func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".lgrpc-%08x", rand.Uint32()))
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
-		return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
+		return nil, listenError(a, err)
 	}
 	l.SetUnlinkOnClose(false) // the socket's name is path, removed by close
 	fail := func(reason string, err error) (*listener, error) {

@@ -2,7 +2,6 @@ package localgrpc
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -166,5 +165,3 @@ func peerStreamCheck(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h 
 	}
 	return h(srv, ss)
 }
-
-var errNoPeerCred = fmt.Errorf("peer credentials are not supported on this system")

@@ -23,5 +23,3 @@ func readPeerCred(c *net.UnixConn) (PeerCred, error) {
 	}
 	return PeerCred{UID: cred.Uid, GID: cred.Gid, PID: cred.Pid}, nil
 }
-
-const peerCredSupported = true

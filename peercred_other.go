@@ -2,8 +2,11 @@
 
 package localgrpc
 
-import "net"
+import (
+	"errors"
+	"net"
+)
+
+var errNoPeerCred = errors.New("peer credentials are not supported on this system")
 
 func readPeerCred(*net.UnixConn) (PeerCred, error) { return PeerCred{}, errNoPeerCred }
-
-const peerCredSupported = false

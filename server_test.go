@@ -12,6 +12,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
@@ -35,7 +36,7 @@ var echoCalls = []struct {
 		if err != nil {
 			return nil, err
 		}
-		return recvAll(s.Recv)
+		return echotest.RecvAll(s.Recv)
 	}, []string{"a", "b", "c"}},
 	{"client-stream", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
 		s, err := c.Collect(ctx)
@@ -69,7 +70,7 @@ var echoCalls = []struct {
 		if err := s.CloseSend(); err != nil {
 			return nil, err
 		}
-		rest, err := recvAll(s.Recv)
+		rest, err := echotest.RecvAll(s.Recv)
 		return append(got, rest...), err
 	}, []string{"p", "q"}},
 }

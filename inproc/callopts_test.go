@@ -11,6 +11,7 @@ import (
 
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/encoding/gzip" // so that grpc.UseCompressor("gzip") is valid
@@ -37,7 +38,7 @@ var textKinds = []struct {
 		if err != nil {
 			return nil, err
 		}
-		return recvAll(s.Recv)
+		return echotest.RecvAll(s.Recv)
 	}},
 	{"client-stream", func(ctx context.Context, c echov1.EchoClient, text string, opts ...grpc.CallOption) ([]string, error) {
 		s, err := c.Collect(ctx, opts...)
@@ -64,7 +65,7 @@ var textKinds = []struct {
 		if err := s.CloseSend(); err != nil {
 			return nil, err
 		}
-		return recvAll(s.Recv)
+		return echotest.RecvAll(s.Recv)
 	}},
 }
 
@@ -249,7 +250,7 @@ func TestOnFinishStreamOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := recvAll(s.Recv); err != nil {
+		if _, err := echotest.RecvAll(s.Recv); err != nil {
 			t.Fatal(err)
 		}
 		for range 3 {

@@ -14,6 +14,7 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -135,22 +136,6 @@ func wantCode(t *testing.T, what string, err error, want ...codes.Code) {
 	}
 }
 
-// recvAll reads a stream to its end, returning the texts and the error
-// that ended it (nil for io.EOF).
-func recvAll(recv func() (*echov1.EchoResponse, error)) ([]string, error) {
-	var texts []string
-	for {
-		r, err := recv()
-		if errors.Is(err, io.EOF) {
-			return texts, nil
-		}
-		if err != nil {
-			return texts, err
-		}
-		texts = append(texts, r.GetText())
-	}
-}
-
 // funcEcho is an Echo server whose methods the test supplies; a nil
 // function behaves as echo.Server.
 type funcEcho struct {
@@ -239,7 +224,7 @@ var echoKinds = []echoKind{
 		if err != nil {
 			return err
 		}
-		_, err = recvAll(s.Recv)
+		_, err = echotest.RecvAll(s.Recv)
 		return err
 	}},
 	{"client-stream", func(ctx context.Context, c echov1.EchoClient, opts ...grpc.CallOption) error {
@@ -264,7 +249,7 @@ var echoKinds = []echoKind{
 		if err := s.CloseSend(); err != nil {
 			return err
 		}
-		_, err = recvAll(s.Recv)
+		_, err = echotest.RecvAll(s.Recv)
 		return err
 	}},
 }

@@ -12,6 +12,7 @@ import (
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -243,7 +244,7 @@ func TestInterceptorOrder(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return recvAll(s.Recv)
+			return echotest.RecvAll(s.Recv)
 		}},
 		{"client-stream", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
 			s, err := c.Collect(ctx)
@@ -277,7 +278,7 @@ func TestInterceptorOrder(t *testing.T) {
 			if err := s.CloseSend(); err != nil {
 				return texts, err
 			}
-			rest, err := recvAll(s.Recv)
+			rest, err := echotest.RecvAll(s.Recv)
 			return append(texts, rest...), err
 		}},
 	}

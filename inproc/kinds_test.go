@@ -10,6 +10,7 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 )
 
@@ -38,7 +39,7 @@ func TestKinds(t *testing.T) {
 			if err != nil {
 				return result{nil, err}
 			}
-			texts, err := recvAll(s.Recv)
+			texts, err := echotest.RecvAll(s.Recv)
 			return result{texts, err}
 		}, []string{"one", "two", "three"}},
 		{"Expand/empty", func(t *testing.T, c echov1.EchoClient) result {
@@ -46,7 +47,7 @@ func TestKinds(t *testing.T) {
 			if err != nil {
 				return result{nil, err}
 			}
-			texts, err := recvAll(s.Recv)
+			texts, err := echotest.RecvAll(s.Recv)
 			return result{texts, err}
 		}, nil},
 		{"Collect", func(t *testing.T, c echov1.EchoClient) result {
@@ -102,7 +103,7 @@ func TestKinds(t *testing.T) {
 			if err := s.CloseSend(); err != nil {
 				return result{nil, err}
 			}
-			texts, err := recvAll(s.Recv)
+			texts, err := echotest.RecvAll(s.Recv)
 			return result{texts, err}
 		}, nil},
 	}
@@ -175,7 +176,7 @@ func TestBidiFullDuplex(t *testing.T) {
 					return s.CloseSend()
 				})
 				received := async(func() error {
-					texts, err := recvAll(s.Recv)
+					texts, err := echotest.RecvAll(s.Recv)
 					if err != nil {
 						return fmt.Errorf("Recv after %d messages: %w", len(texts), err)
 					}

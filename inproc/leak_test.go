@@ -14,6 +14,7 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -134,7 +135,7 @@ func leakyStream(parent context.Context, c echov1.EchoClient, kind, point int, r
 			if err != nil {
 				return cancelled("Expand", err)
 			}
-			_, err = recvAll(s.Recv)
+			_, err = echotest.RecvAll(s.Recv)
 			wantCanceled := status.Code(err) == codes.Canceled
 			if !wantCanceled {
 				return fmt.Errorf("Recv on a cancelled stream: %v, want Canceled", err)
@@ -156,7 +157,7 @@ func leakyStream(parent context.Context, c echov1.EchoClient, kind, point int, r
 			}
 			cancel()
 		}
-		texts, err := recvAll(s.Recv)
+		texts, err := echotest.RecvAll(s.Recv)
 		if point == cancelAfterLast {
 			if err != nil || len(texts) != streamMessages {
 				return fmt.Errorf("got %d messages and %v, want %d and EOF", len(texts), err, streamMessages)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -180,7 +181,7 @@ func TestStreamHeaderTrailer(t *testing.T) {
 		{"server-stream", false, func(ctx context.Context, c echov1.EchoClient) (stream, error) {
 			return c.Expand(ctx, &echov1.EchoRequest{Text: "hi"})
 		}, func(s stream) error {
-			_, err := recvAll(s.(grpc.ServerStreamingClient[echov1.EchoResponse]).Recv)
+			_, err := echotest.RecvAll(s.(grpc.ServerStreamingClient[echov1.EchoResponse]).Recv)
 			return err
 		}},
 		{"client-stream", true, func(ctx context.Context, c echov1.EchoClient) (stream, error) {
@@ -203,7 +204,7 @@ func TestStreamHeaderTrailer(t *testing.T) {
 			if err := b.CloseSend(); err != nil {
 				return err
 			}
-			_, err := recvAll(b.Recv)
+			_, err := echotest.RecvAll(b.Recv)
 			return err
 		}},
 	}

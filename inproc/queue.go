@@ -79,10 +79,10 @@ func (q *queue) satisfies(n need) bool {
 	return q.head.Load() != q.tail.Load() || q.closed.Load()
 }
 
-// roomReached reports, to the receiver, that the free room is at least the
-// threshold at which a parked sender is woken.
-func (q *queue) roomReached() bool {
-	return q.seenTail-q.head.Load() <= q.window-q.threshold
+// roomAt reports, to the receiver whose head is head, that the free room
+// is at least the threshold at which a waiting sender is woken.
+func (q *queue) roomAt(head uint64) bool {
+	return q.seenTail-head <= q.window-q.threshold
 }
 
 // parker is where the side that needs n parks.
@@ -170,7 +170,7 @@ func (q *queue) pop(w waiter) (m any, ok, aborted bool) {
 	}
 	m = q.slots[h&q.mask]
 	q.head.Store(h + 1)
-	if q.seenTail-h-1 <= q.window-q.threshold {
+	if q.roomAt(h + 1) {
 		q.sender.unpark()
 	}
 	return m, true, false

@@ -10,6 +10,7 @@ import (
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
@@ -122,7 +123,7 @@ func TestStatsHandlers(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = recvAll(s.Recv)
+			_, err = echotest.RecvAll(s.Recv)
 			return err
 		}, []string{"a b c"}, []string{"a", "b", "c"}, codes.OK, ""},
 		{"server-stream/error", echov1.Echo_Expand_FullMethodName, false, true, func(ctx context.Context, c echov1.EchoClient) error {
@@ -130,7 +131,7 @@ func TestStatsHandlers(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = recvAll(s.Recv)
+			_, err = echotest.RecvAll(s.Recv)
 			return err
 		}, []string{"a fail c"}, []string{"a"}, codes.Aborted, "stopped at fail"},
 		{"client-stream", echov1.Echo_Collect_FullMethodName, true, false, func(ctx context.Context, c echov1.EchoClient) error {
@@ -162,7 +163,7 @@ func TestStatsHandlers(t *testing.T) {
 			if err := s.CloseSend(); err != nil {
 				return err
 			}
-			_, err = recvAll(s.Recv)
+			_, err = echotest.RecvAll(s.Recv)
 			return err
 		}, []string{"p", "qq", "rrr"}, []string{"p", "qq", "rrr"}, codes.OK, ""},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -146,7 +147,7 @@ func TestStatusAfterMessages(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				return recvAll(s.Recv)
+				return echotest.RecvAll(s.Recv)
 			}, []string{"a", "b"}},
 			{"bidi", func(ctx context.Context) ([]string, error) {
 				s, err := c.Update(ctx)
@@ -156,7 +157,7 @@ func TestStatusAfterMessages(t *testing.T) {
 				if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
 					return nil, err
 				}
-				return recvAll(s.Recv)
+				return echotest.RecvAll(s.Recv)
 			}, []string{"x"}},
 		}
 		for _, tc := range cases {

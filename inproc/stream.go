@@ -497,7 +497,7 @@ func (ss *serverStream) recv(m any) error {
 	if !ok {
 		return io.EOF
 	}
-	if ss.inline && ss.toServer.roomReached() && !ss.handBack(wantRoom) {
+	if ss.inline && ss.toServer.roomAt(ss.toServer.head.Load()) && !ss.handBack(wantRoom) {
 		return ss.handlerGoneErr()
 	}
 	if err := copyMessage(m, v, ss.info.copy, ss.info.codec); err != nil {
