@@ -199,3 +199,54 @@ func (e credEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoR
 	e.seen <- c
 	return &echov1.EchoResponse{}, nil
 }
+
+// TestServeMisuse checks the errors of Serve called wrongly: with no
+// address, with one address twice, a second time, and after Stop.
+func TestServeMisuse(t *testing.T) {
+	path := socketPath(t)
+	if err := newEchoServer().Serve(context.Background()); err == nil || !strings.Contains(err.Error(), "at least one address") {
+		t.Errorf("Serve with no address: %v", err)
+	}
+	err := newEchoServer().Serve(context.Background(), "unix:"+path, "unix:"+path)
+	if err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("Serve with an address twice: %v", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket of a refused Serve remains: %v", err)
+	}
+
+	srv := newEchoServer()
+	serve(t, srv, "unix:"+path)
+	if err := srv.Serve(context.Background(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "already called") {
+		t.Errorf("second Serve: %v", err)
+	}
+
+	stopped := newEchoServer()
+	stopped.Stop()
+	if err := stopped.Serve(context.Background(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("Serve after Stop: %v", err)
+	}
+}
+
+// TestClosedInprocConn checks that calls on a closed in-process connection
+// fail with Canceled, as on a closed grpc.ClientConn, and that closing it
+// does not stop the server.
+func TestClosedInprocConn(t *testing.T) {
+	name := "inproc:" + uniqueName(t)
+	serve(t, newEchoServer(), name)
+	cc, err := localgrpc.Dial(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.Close()
+	c := echov1.NewEchoClient(cc)
+	if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{}); status.Code(err) != codes.Canceled {
+		t.Errorf("Get on a closed connection: %v, want Canceled", err)
+	}
+	if _, err := c.Update(timeoutCtx(t)); status.Code(err) != codes.Canceled {
+		t.Errorf("Update on a closed connection: %v, want Canceled", err)
+	}
+	if _, err := dial(t, name).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+		t.Errorf("a new connection after Close: %v", err)
+	}
+}

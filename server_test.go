@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -266,6 +268,46 @@ func TestInterceptorsOnEveryTransport(t *testing.T) {
 		mu.Unlock()
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: interceptors saw %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// endNotifier is a stats handler that tells of every call that ends, by
+// method.
+type endNotifier struct{ ended chan string }
+
+type methodKey struct{}
+
+func (n endNotifier) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	return context.WithValue(ctx, methodKey{}, info.FullMethodName)
+}
+
+func (n endNotifier) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.End); ok {
+		n.ended <- ctx.Value(methodKey{}).(string)
+	}
+}
+
+func (endNotifier) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (endNotifier) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// TestStatsHandlerOnEveryTransport checks that a stats handler given once
+// hears of calls on every transport.
+func TestStatsHandlerOnEveryTransport(t *testing.T) {
+	h := endNotifier{ended: make(chan string, 1)}
+	srv := newEchoServer(localgrpc.WithStatsHandler(h))
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "127.0.0.1:0")
+	for _, addr := range srv.Addrs() {
+		if _, err := dial(t, addr).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-h.ended:
+			if m != "/echo.v1.Echo/Get" {
+				t.Errorf("%s: the stats handler saw the end of %q, want /echo.v1.Echo/Get", addr, m)
+			}
+		case <-time.After(waitLimit):
+			t.Errorf("%s: the stats handler saw no end of the call", addr)
 		}
 	}
 }
