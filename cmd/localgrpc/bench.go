@@ -1,171 +1,276 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
+	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/localgrpc/localgrpc/internal/bench"
+	"github.com/localgrpc/localgrpc/internal/report"
 	"github.com/spf13/cobra"
-	"golang.org/x/perf/benchunit"
 )
 
 // benchFlags are the flags of `localgrpc bench`.
 type benchFlags struct {
-	count      int
-	quick      bool
 	workload   string
 	impl       string
-	benchtime  string
 	strings    int
 	size       int
 	callers    int
-	out        string
-	confidence float64
+	count      int
+	cpu        []int
+	benchtime  string
+	quick      bool
 	baseline   string
+	confidence float64
+	format     string
+	outputs    []string
+	list       bool
 }
+
+// Defaults of a full run and of --quick. A full run of every case takes
+// about 2 minutes on 2 cores, --quick about 20 seconds.
+const (
+	defaultBenchtime = "300ms"
+	quickBenchtime   = "40ms"
+	quickStrings     = 1000
+)
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Compare the ways to call a gRPC service in the same process",
-		Long: `Bench runs the benchmark cases of internal/bench — by default workload W1,
-ListStrings, for every impl and respSize 1, 10 and 100 — --count times each,
-one round of all cases after another so that drift of a noisy machine spreads
-over every impl. Each run is a testing.Benchmark call of --benchtime.
+		Use:   "bench [flags]",
+		Short: "Compare the ways to call a gRPC service on one machine, side by side",
+		Long: `Bench runs every way to call a gRPC service locally on the same workloads and
+shows which is fastest, by how much, and what each costs in memory.
 
-It writes the results in the Go benchmark format (to --out), then a table per
-workload and parameters: each impl's median sec/op with its confidence
-interval, B/op, allocs/op, and the ratio of its median to --baseline's with
-the p-value of that difference, fastest first. Progress goes to stderr.`,
+Workloads (DESIGN.md): ListStrings, a server stream of --strings strings of --size
+bytes, 1, 10 or 100 strings per message (respSize); Unary, one small Echo Get;
+PingPong, one Send and Recv on an open bidirectional stream.
+
+Impls: grpc-go over TCP (localhost), unix and abstract sockets and bufconn;
+fullstorydev/grpchan, copying (grpchan) or sharing (grpchan-share) messages;
+hand-written goroutine+channel (chan) and iter.Pull2 (iter) clients; the handler
+called directly (direct, the floor); and this project's inproc channel in each
+copy mode (clone, share) and execution mode (isolated, inline).
+
+Each case runs --count times, a round of every case at a time so that a noisy
+machine's drift spreads over all of them; each run is a benchmark of --benchtime,
+the same code as go test -bench ./internal/bench. The report gives, per workload,
+each impl's median time per op with its confidence interval, B/op, allocs/op and
+the ratio to --baseline with a Mann-Whitney p-value, fastest first: the
+statistics of golang.org/x/perf, as benchstat computes them.
+
+Flags take one dash or two, as go test's do (-count 5, --count 5).
+Interrupting a run (Ctrl-C) reports the runs that finished.`,
+		Example: `  localgrpc bench                                # everything, about 2 minutes
+  localgrpc bench --quick                        # a rough picture in about 20 seconds
+  localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
+  localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt
+  localgrpc bench --format benchfmt > new.txt && benchstat -col /impl new.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.quick {
 				// --quick changes only what the user did not set.
 				fl := cmd.Flags()
 				if !fl.Changed("strings") {
-					f.strings = 1000
+					f.strings = quickStrings
 				}
 				if !fl.Changed("benchtime") {
-					f.benchtime = "50ms"
+					f.benchtime = quickBenchtime
 				}
 			}
-			return f.run(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return f.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.count, "count", "c", 5, "run each case `n` times")
-	fl.BoolVar(&f.quick, "quick", false, "a fast run: --strings 1000 --benchtime 50ms unless set")
-	fl.StringVar(&f.workload, "workload", "^"+bench.ListStrings+"$", "run the workloads matching `regexp` (ListStrings, Unary, PingPong)")
-	fl.StringVar(&f.impl, "impl", "", "run the impls matching `regexp` (default all)")
-	fl.StringVar(&f.benchtime, "benchtime", "1s", "run each case for `d`, or Nx for N ops, as go test -benchtime")
-	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call (default 10000)")
-	fl.IntVar(&f.size, "size", 0, "bytes per string (default 100)")
-	fl.IntVar(&f.callers, "callers", 0, "concurrent callers per op (default 1)")
-	fl.StringVarP(&f.out, "out", "o", "-", "write the results in Go benchmark format to `file`; - is stdout")
+	fl.SortFlags = false
+	fl.StringVar(&f.workload, "workload", "", "run the workloads matching `regexp`: ListStrings, Unary, PingPong (default all)")
+	fl.StringVar(&f.impl, "impl", "", "run the impls matching `regexp` (default all; see --list)")
+	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call, the message count (default 10000)")
+	fl.IntVar(&f.size, "size", 0, "bytes per string in ListStrings and per Echo text in Unary and PingPong (default 100 and 5)")
+	fl.IntVarP(&f.callers, "callers", "c", 1, "parallel callers: each op is `n` calls at once")
+	fl.IntVar(&f.count, "count", 5, "run each case `n` times")
+	fl.IntSliceVar(&f.cpu, "cpu", []int{runtime.GOMAXPROCS(0)}, "run each case with each GOMAXPROCS in `list`, as go test -cpu")
+	fl.StringVar(&f.benchtime, "benchtime", defaultBenchtime, "run each case for `d`, or Nx for exactly N ops, as go test -benchtime")
+	fl.BoolVar(&f.quick, "quick", false, "a rough, fast run: --strings 1000 --benchtime 40ms unless set")
+	fl.StringVar(&f.baseline, "baseline", "localhost", "the `impl` ratios compare with; it runs even if --impl leaves it out")
 	fl.Float64Var(&f.confidence, "confidence", 0.9, "confidence `level` of the intervals; 0.95 needs --count 6 or more")
-	fl.StringVar(&f.baseline, "baseline", "localhost", "the `impl` the ratios compare with")
+	fl.StringVarP(&f.format, "format", "f", "text", "format of standard output: text, markdown, csv, json or benchfmt (the Go benchmark format)")
+	fl.StringArrayVarP(&f.outputs, "output", "o", nil, "also write the report to `file`, in the format its extension names:\n.html (a page with charts), .svg (the charts), .json, .csv, .md,\nor .txt (the Go benchmark format, for benchstat); repeatable")
+	fl.BoolVar(&f.list, "list", false, "list the cases the other flags select, and run nothing")
 	return cmd
 }
 
-// run checks the flags, runs the selected cases and prints the results.
+// run checks the flags, runs the selected cases and writes the report.
 // Errors of the flags are returned as they are, for run's usage message;
-// errors of the benchmarks as failures.
-func (f *benchFlags) run(stdout, stderr io.Writer) error {
+// errors of the work as failures.
+func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
+	cases, err := f.cases()
+	if err != nil {
+		return err
+	}
+	if _, err := formatOf(f.format); err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
 	if f.count < 1 {
 		return fmt.Errorf("--count must be at least 1, not %d", f.count)
 	}
-	if f.strings < 0 || f.size < 0 || f.callers < 0 {
-		return errors.New("--strings, --size and --callers cannot be negative")
+	for _, p := range f.cpu {
+		if p < 1 {
+			return fmt.Errorf("--cpu: GOMAXPROCS must be at least 1, not %d", p)
+		}
 	}
 	if f.confidence <= 0 || f.confidence >= 1 {
 		return fmt.Errorf("--confidence must be between 0 and 1, not %v", f.confidence)
 	}
-	workloads, err := regexp.Compile(f.workload)
-	if err != nil {
-		return fmt.Errorf("--workload: %w", err)
-	}
-	impls, err := regexp.Compile(f.impl)
-	if err != nil {
-		return fmt.Errorf("--impl: %w", err)
-	}
-	var cases []bench.Case
-	for _, c := range bench.Cases(bench.Config{Strings: f.strings, StringSize: f.size, Callers: f.callers}) {
-		if workloads.MatchString(c.Workload) && impls.MatchString(c.Impl) {
-			cases = append(cases, c)
-		}
-	}
-	if len(cases) == 0 {
-		return fmt.Errorf("no case matches --workload %q --impl %q", f.workload, f.impl)
-	}
 	if _, err := bench.SetBenchtime(f.benchtime); err != nil {
-		return fmt.Errorf("--benchtime: %w", err)
+		return fmt.Errorf("--benchtime %q is neither a duration (300ms) nor a count of ops (100x)", f.benchtime)
+	}
+	if f.list {
+		for _, c := range cases {
+			fmt.Fprintf(stdout, "Benchmark%s/%s\n", c.Workload, c.Name())
+		}
+		return nil
+	}
+	outs, err := createOutputs(f.outputs)
+	if err != nil {
+		return err
 	}
 
-	out, closeOut := stdout, func() error { return nil }
-	if f.out != "-" {
-		file, err := os.Create(f.out)
+	env := report.CurrentEnvironment(f.cpu)
+	rec := newRecorder(env, f.config())
+	prog := newProgress(stderr, len(cases)*len(f.cpu), f.count, benchtimeEstimate(f.benchtime))
+	failed, ran := f.runCases(ctx, cases, rec, prog)
+	prog.finish()
+
+	var errs []error
+	if failed > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d cases failed; the report leaves them out", failed, len(cases)*len(f.cpu)))
+	}
+	if ctx.Err() != nil {
+		errs = append(errs, fmt.Errorf("interrupted after %d of %d runs; the report holds those", ran, prog.total))
+	}
+	if ran > 0 {
+		rep, err := rec.report(f.baseline, f.confidence)
 		if err != nil {
 			return failure{err}
 		}
-		out, closeOut = file, file.Close
-	}
-	rw := &resultWriter{w: out}
-	failed := f.runCases(cases, rw, stderr)
-	if err := closeOut(); err != nil {
-		return failure{err}
-	}
-	if f.out == "-" {
-		fmt.Fprintln(stdout) // between the results and the table
-	}
-
-	results, err := rw.results()
-	if err != nil {
-		return failure{err}
-	}
-	if len(results) > 0 {
-		if err := writeTable(stdout, results, f.baseline, f.confidence); err != nil {
-			return failure{err}
+		// Files first: a closed pipe on stdout must not lose them.
+		errs = append(errs, outs.write(rep, rec))
+		if err := writeFormat(stdout, f.format, rep, rec); err != nil {
+			errs = append(errs, fmt.Errorf("writing the report: %w", err))
 		}
+	} else {
+		errs = append(errs, outs.discard())
 	}
-	if failed > 0 {
-		return failure{fmt.Errorf("%d of %d cases failed", failed, len(cases))}
+	if err := errors.Join(errs...); err != nil {
+		return failure{err}
 	}
 	return nil
 }
 
-// runCases runs every case f.count times, a round of all cases at a time,
-// writing each result to w as it comes and progress to progress. A case
-// that fails is reported and not run again. It returns how many cases
-// failed.
-func (f *benchFlags) runCases(cases []bench.Case, w *resultWriter, progress io.Writer) (failed int) {
-	broken := make([]bool, len(cases))
-	total, done := f.count*len(cases), 0
-	start := time.Now()
+// cases returns the cases the flags select, the baseline's included, or a
+// usage error that says what matches nothing.
+func (f *benchFlags) cases() ([]bench.Case, error) {
+	if f.strings < 0 || f.size < 0 {
+		return nil, errors.New("--strings and --size cannot be negative")
+	}
+	if f.callers < 1 {
+		return nil, fmt.Errorf("--callers must be at least 1, not %d", f.callers)
+	}
+	workloads, err := regexp.Compile(f.workload)
+	if err != nil {
+		return nil, fmt.Errorf("--workload: %w", err)
+	}
+	impls, err := regexp.Compile(f.impl)
+	if err != nil {
+		return nil, fmt.Errorf("--impl: %w", err)
+	}
+	known := bench.Impls()
+	if !slices.Contains(known, f.baseline) {
+		return nil, fmt.Errorf("--baseline %q is not an impl; the impls are %s", f.baseline, strings.Join(known, ", "))
+	}
+	if !slices.ContainsFunc(bench.Workloads(), workloads.MatchString) {
+		return nil, fmt.Errorf("--workload %q matches no workload; they are %s", f.workload, strings.Join(bench.Workloads(), ", "))
+	}
+	if !slices.ContainsFunc(known, impls.MatchString) {
+		return nil, fmt.Errorf("--impl %q matches no impl; they are %s", f.impl, strings.Join(known, ", "))
+	}
+	var cases []bench.Case
+	for _, c := range bench.Cases(f.config()) {
+		if workloads.MatchString(c.Workload) && (impls.MatchString(c.Impl) || c.Impl == f.baseline) {
+			cases = append(cases, c)
+		}
+	}
+	return cases, nil
+}
+
+// config is the workloads' sizes as the flags give them.
+func (f *benchFlags) config() bench.Config {
+	return bench.Config{Strings: f.strings, StringSize: f.size, TextSize: f.size, Callers: f.callers}
+}
+
+// runCases runs every case with every GOMAXPROCS f.count times, a round of
+// all of them at a time, recording each result. A case that fails is
+// reported and not run again. It stops early when ctx ends and returns how
+// many cases failed and how many runs were recorded.
+func (f *benchFlags) runCases(ctx context.Context, cases []bench.Case, rec *recorder, prog *progress) (failed, ran int) {
+	type unit struct {
+		c     bench.Case
+		procs int
+	}
+	var units []unit
+	for _, c := range cases {
+		for _, p := range f.cpu {
+			units = append(units, unit{c, p})
+		}
+	}
+	broken := make([]bool, len(units))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for round := 1; round <= f.count; round++ {
-		for i, c := range cases {
-			done++
+		for i, u := range units {
+			if ctx.Err() != nil {
+				return failed, ran
+			}
+			name := fmt.Sprintf("%s/%s", u.c.Workload, u.c.Name())
+			if u.procs != 1 {
+				name += fmt.Sprintf("-%d", u.procs) // as go test names it
+			}
 			if broken[i] {
+				prog.skip(i)
 				continue
 			}
-			name := c.Workload + "/" + c.Name()
-			r, err := c.Benchmark()
+			prog.start(i, name, round)
+			runtime.GOMAXPROCS(u.procs)
+			r, err := u.c.Benchmark()
 			if err != nil {
 				broken[i] = true
 				failed++
-				fmt.Fprintf(progress, "[%d/%d] FAIL %s: %v\n", done, total, name, err)
+				prog.fail(i, err)
 				continue
 			}
-			if err := w.write(c, r); err != nil {
-				fmt.Fprintf(progress, "writing results: %v\n", err)
-			}
-			fmt.Fprintf(progress, "[%d/%d] %s run %d: %ss/op (%s elapsed)\n", done, total, name, round,
-				benchunit.Scale(float64(r.T.Nanoseconds())/float64(r.N)/1e9, benchunit.Decimal), time.Since(start).Round(time.Second))
+			rec.add(u.c, r)
+			ran++
+			prog.done(i, r)
 		}
 	}
-	return failed
+	return failed, ran
+}
+
+// benchtimeEstimate is how long one run of --benchtime d should take, for
+// the progress estimate before the first run ends; 0 for "Nx", which says
+// nothing about time.
+func benchtimeEstimate(d string) time.Duration {
+	t, err := time.ParseDuration(d)
+	if err != nil {
+		return 0
+	}
+	return t
 }

@@ -1,16 +1,25 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// The first SIGINT or SIGTERM ends the work gracefully (bench reports
+	// what it measured); then the signals' default comes back, so a second
+	// one kills.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Exit statuses, as the go command uses them.
@@ -21,12 +30,12 @@ const (
 )
 
 // run runs the command line args and returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
-	root.SetArgs(args)
+	root.SetArgs(goStyleFlags(root, args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	cmd, err := root.ExecuteC()
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -37,6 +46,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "localgrpc: %v\n\n%s", err, cmd.UsageString())
 	return exitUsage
+}
+
+// goStyleFlags rewrites the single-dash long flags that Go programs take
+// (-count 5, -format=json) to the double dash cobra's parser wants, so
+// that both spellings work. An argument is rewritten only if its name is
+// a long flag of the command it is for; shorthands (-c 4, -o x.html) and
+// everything after "--" are left alone.
+func goStyleFlags(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		return args
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if len(name) > 1 && cmd.Flags().Lookup(name) != nil {
+			out[i] = "-" + a
+		}
+	}
+	return out
 }
 
 // failure marks an error of the work a command does. Any other error that

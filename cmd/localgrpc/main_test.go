@@ -2,9 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -15,75 +23,345 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// runCLI runs the command line args with ctx and returns its exit status,
+// stdout and stderr.
+func runCLI(ctx context.Context, args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"nosuch"},
-		{"bench", "--nosuch"},
-		{"bench", "extra"},
-		{"bench", "--count", "0"},
-		{"bench", "--count", "many"},
-		{"bench", "--impl", "("},
-		{"bench", "--impl", "nosuch"},
-		{"bench", "--benchtime", "soon"},
-		{"bench", "--confidence", "1.5"},
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string // in the error
+	}{
+		{[]string{"nosuch"}, `unknown command "nosuch"`},
+		{[]string{"bench", "--nosuch"}, "unknown flag: --nosuch"},
+		{[]string{"bench", "extra"}, `unknown command "extra"`},
+		{[]string{"bench", "--count", "0"}, "--count must be at least 1, not 0"},
+		{[]string{"bench", "-count", "0"}, "--count must be at least 1, not 0"},
+		{[]string{"bench", "-count=many"}, `invalid argument "many" for "--count"`},
+		{[]string{"bench", "--impl", "("}, "--impl: error parsing regexp"},
+		{[]string{"bench", "--impl", "nosuch"}, `--impl "nosuch" matches no impl; they are localhost, unix`},
+		{[]string{"bench", "--workload", "Stream"}, `--workload "Stream" matches no workload; they are ListStrings, Unary, PingPong`},
+		{[]string{"bench", "--baseline", "tcp"}, `--baseline "tcp" is not an impl`},
+		{[]string{"bench", "--benchtime", "soon"}, `--benchtime "soon" is neither a duration (300ms) nor a count of ops (100x)`},
+		{[]string{"bench", "--confidence", "1.5"}, "--confidence must be between 0 and 1, not 1.5"},
+		{[]string{"bench", "-c", "0"}, "--callers must be at least 1, not 0"},
+		{[]string{"bench", "--strings", "-1"}, "--strings and --size cannot be negative"},
+		{[]string{"bench", "--cpu", "0"}, "--cpu: GOMAXPROCS must be at least 1, not 0"},
+		{[]string{"bench", "--cpu", "1,two"}, `invalid argument "1,two" for "--cpu"`},
+		{[]string{"bench", "-format", "yaml"}, `--format: unknown format "yaml"; the formats are text, markdown, csv, json, benchfmt`},
+		{[]string{"bench", "-o", filepath.Join(dir, "report.pdf")}, `unknown extension ".pdf"`},
 	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			if got := run(args, &stdout, &stderr); got != exitUsage {
-				t.Errorf("exit status %d, want %d; stderr:\n%s", got, exitUsage, &stderr)
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t.Context(), tc.args...)
+			if code != exitUsage {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, exitUsage, stderr)
 			}
-			if !strings.Contains(stderr.String(), "Usage:") {
-				t.Errorf("stderr has no usage:\n%s", &stderr)
+			if !strings.HasPrefix(stderr, "localgrpc: ") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr does not start with the error %q:\n%s", tc.want, stderr)
 			}
-			if stdout.Len() > 0 {
-				t.Errorf("stdout is not empty:\n%s", &stdout)
+			if !strings.Contains(stderr, "Usage:") {
+				t.Errorf("stderr has no usage:\n%s", stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout is not empty:\n%s", stdout)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("usage errors left files behind: %v", entries)
+	}
+}
+
+// An --output file that cannot be created fails before anything runs.
+func TestOutputCannotBeCreated(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	bad := filepath.Join(dir, "missing", "report.html")
+	code, stdout, stderr := runCLI(t.Context(), "bench", "--impl", "localhost", "--workload", "Unary", "-o", good, "-o", bad)
+	if code != exitFailure || !strings.Contains(stderr, "missing/report.html") {
+		t.Errorf("exit status %d, stderr:\n%s", code, stderr)
+	}
+	if stdout != "" || strings.Contains(stderr, "run 1") {
+		t.Errorf("it ran anyway; stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if _, err := os.Stat(good); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the good output was left behind: %v", err)
+	}
+}
+
+func TestGoStyleFlags(t *testing.T) {
+	root := newRootCmd()
+	for _, tc := range []struct{ in, want string }{
+		{"bench -count 3 -format=json", "bench --count 3 --format=json"},
+		{"bench -c 4 -o x.html -f csv", "bench -c 4 -o x.html -f csv"},         // shorthands
+		{"bench --count 3 -quick", "bench --count 3 --quick"},                  // both spellings
+		{"bench -cx", "bench -cx"},                                             // not a long flag
+		{"bench --impl x -- -count", "bench --impl x -- -count"},               // after --
+		{"nosuch -count 3", "nosuch -count 3"},                                 // no such command
+		{"bench -impl -count -count 2", "bench --impl --count --count 2"},      // a value that looks like a flag, as cobra sees it
+		{"bench -workload=Unary -cpu=1,2", "bench --workload=Unary --cpu=1,2"}, // with =
+		{"bench -list", "bench --list"},
+	} {
+		got := strings.Join(goStyleFlags(root, strings.Fields(tc.in)), " ")
+		if got != tc.want {
+			t.Errorf("goStyleFlags(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	code, stdout, stderr := runCLI(t.Context(), "bench", "-list", "-workload", "Unary", "-impl", "inproc-share")
+	if code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
+	}
+	want := "BenchmarkUnary/impl=localhost\nBenchmarkUnary/impl=inproc-share-isolated\nBenchmarkUnary/impl=inproc-share-inline\n"
+	if stdout != want {
+		t.Errorf("stdout:\n%s\nwant (the baseline, localhost, included):\n%s", stdout, want)
+	}
+}
+
+// TestBench runs the command end to end on a small workload, writing every
+// format, and checks that each parses and holds every impl.
+func TestBench(t *testing.T) {
+	dir := t.TempDir()
+	out := func(name string) string { return filepath.Join(dir, name) }
+	impls := []string{"localhost", "iter", "inproc-share-isolated"}
+	const runs = 2
+	args := []string{"bench", "--quick", "--workload", "ListStrings|PingPong", "--impl", "^(iter|inproc-share-isolated)$",
+		"--strings", "50", "--benchtime", "3x", "-count", "2", "--cpu", "1,2", "-format", "json"}
+	for _, name := range []string{"report.html", "charts.svg", "results.txt", "table.csv", "table.md", "report.json"} {
+		args = append(args, "-o", out(name))
+	}
+	code, stdout, stderr := runCLI(t.Context(), args...)
+	if code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
+	}
+	// ListStrings has 3 respSizes, PingPong 1; each at 2 GOMAXPROCS.
+	groups := (3 + 1) * 2
+	cells := groups * len(impls)
+
+	t.Run("progress", func(t *testing.T) {
+		total := cells * runs
+		for _, want := range []string{"[1/48] ListStrings/impl=localhost/respSize=1 run 1: ", " left\n", "[48/48] PingPong/impl=inproc-share-isolated-2 run 2: ", "ran 48 of 48 runs in "} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr (of %d runs) lacks %q:\n%s", total, want, stderr)
+			}
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		report, err := os.ReadFile(out("report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(report) != stdout {
+			t.Error("stdout (-format json) differs from report.json")
+		}
+		var got struct {
+			Environment struct {
+				GoVersion  string
+				GOMAXPROCS []int
+				Modules    []struct{ Name, Version string }
+			}
+			Baseline string
+			Groups   []struct {
+				Name string
+				Rows []struct {
+					Impl     string
+					Runs     int
+					SecPerOp float64
+				}
+			}
+		}
+		if err := json.Unmarshal(report, &got); err != nil {
+			t.Fatal(err)
+		}
+		env := got.Environment
+		if env.GoVersion == "" || !slices.Equal(env.GOMAXPROCS, []int{1, 2}) || got.Baseline != "localhost" {
+			t.Errorf("environment %+v, baseline %q", env, got.Baseline)
+		}
+		versions := make(map[string]string)
+		for _, m := range env.Modules {
+			versions[m.Name] = m.Version
+		}
+		if !strings.HasPrefix(versions["grpc-go"], "v1.") || !strings.HasPrefix(versions["grpchan"], "v1.") {
+			t.Errorf("module versions %v", versions)
+		}
+		if len(got.Groups) != groups {
+			t.Fatalf("%d groups, want %d", len(got.Groups), groups)
+		}
+		for _, g := range got.Groups {
+			if len(g.Rows) != len(impls) {
+				t.Errorf("%s: %d rows, want %d", g.Name, len(g.Rows), len(impls))
+			}
+			for _, r := range g.Rows {
+				if r.Runs != runs || r.SecPerOp <= 0 {
+					t.Errorf("%s/%s: %+v", g.Name, r.Impl, r)
+				}
+			}
+		}
+	})
+	t.Run("benchfmt", func(t *testing.T) {
+		f, err := os.Open(out("results.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		n := 0
+		for r := benchfmt.NewReader(f, "results.txt"); r.Scan(); {
+			switch rec := r.Result().(type) {
+			case *benchfmt.Result:
+				n++
+				if rec.Iters != 3 {
+					t.Errorf("%s: %d iterations, want 3", rec.Name, rec.Iters)
+				}
+				for _, key := range []string{"goos", "goarch", "pkg", "go", "grpc-go", "grpchan", "strings"} {
+					if rec.GetConfig(key) == "" {
+						t.Errorf("%s: no %q configuration", rec.Name, key)
+					}
+				}
+				if got := rec.GetConfig("strings"); got != "50" {
+					t.Errorf("strings: %s, want 50", got)
+				}
+			case *benchfmt.SyntaxError:
+				t.Error(rec)
+			}
+		}
+		if n != cells*runs {
+			t.Errorf("%d results, want %d", n, cells*runs)
+		}
+	})
+	t.Run("csv", func(t *testing.T) {
+		f, err := os.Open(out("table.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		records, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(records) == 0 || records[0][0] != "workload" || records[0][3] != "impl" {
+			t.Fatalf("no header: %q", records)
+		}
+		if len(records) != 1+cells {
+			t.Errorf("%d records, want a header and one row per cell, %d", len(records), cells)
+		}
+	})
+	t.Run("markdown", func(t *testing.T) {
+		md, err := os.ReadFile(out("table.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(md), "\n| impl | time/op |"); got != groups {
+			t.Errorf("%d tables, want %d:\n%s", got, groups, md)
+		}
+	})
+	for _, name := range []string{"report.html", "charts.svg"} {
+		t.Run(name, func(t *testing.T) {
+			doc, err := os.ReadFile(out(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := xml.NewDecoder(bytes.NewReader(doc))
+			d.Strict = true
+			charts := 0
+			for {
+				tok, err := d.Token()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("not well-formed: %v", err)
+				}
+				if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "svg" {
+					charts++
+				}
+			}
+			if name == "charts.svg" {
+				charts-- // the root
+			}
+			if charts != 2*groups {
+				t.Errorf("%d charts, want 2 per group, %d", charts, 2*groups)
+			}
+			for _, impl := range impls {
+				if got := strings.Count(string(doc), ">"+impl+"<"); got < 2*groups {
+					t.Errorf("%s is in %d places, want every chart", impl, got)
+				}
 			}
 		})
 	}
 }
 
-func TestBench(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "results.txt")
-	var stdout, stderr bytes.Buffer
-	args := []string{"bench", "--impl", "^(localhost|iter)$", "--strings", "50", "--benchtime", "3x", "--count", "2", "-o", out}
-	if got := run(args, &stdout, &stderr); got != exitOK {
-		t.Fatalf("exit status %d; stderr:\n%s", got, &stderr)
+// TestBenchText checks the default format: a table per group, the fastest
+// impl first.
+func TestBenchText(t *testing.T) {
+	code, stdout, stderr := runCLI(t.Context(), "bench", "--workload", "ListStrings", "--impl", "^(iter|localhost)$",
+		"--strings", "50", "--benchtime", "3x", "--count", "2")
+	if code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
 	}
+	for _, want := range []string{"environment: go", "ListStrings respSize=1 (GOMAXPROCS", "ListStrings respSize=100 (GOMAXPROCS", "vs localhost", "base"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, table := range strings.Split(stdout, "\n\n") {
+		if !strings.HasPrefix(table, "ListStrings") {
+			continue // the environment, or notes
+		}
+		if i, l := strings.Index(table, "\n  iter "), strings.Index(table, "\n  localhost "); i < 0 || i > l {
+			t.Errorf("iter is not listed before localhost:\n%s", table)
+		}
+	}
+}
 
-	// The results file is in the Go benchmark format: 2 impls × 3
-	// respSizes × 2 runs.
-	f, err := os.Open(out)
+// cancelOnWrite is a writer that cancels a context once what was written
+// to it contains a string.
+type cancelOnWrite struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	after  string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnWrite) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.after) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// An interrupted run reports the runs that finished and fails.
+func TestBenchInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stderr := &cancelOnWrite{after: "[2/", cancel: cancel} // after the second run
+	out := filepath.Join(t.TempDir(), "results.txt")
+	var stdout bytes.Buffer
+	code := run(ctx, []string{"bench", "--workload", "Unary", "--impl", "inproc", "--benchtime", "3x", "-o", out}, &stdout, stderr)
+	if code != exitFailure {
+		t.Errorf("exit status %d, want %d", code, exitFailure)
+	}
+	total := 5 * 5 // localhost and 4 inproc modes, 5 runs each
+	if want := "interrupted after 2 of 25 runs"; !strings.Contains(stderr.buf.String(), want) {
+		t.Errorf("stderr lacks %q (of %d runs):\n%s", want, total, &stderr.buf)
+	}
+	results, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	n := 0
-	for r := benchfmt.NewReader(f, out); r.Scan(); {
-		switch rec := r.Result().(type) {
-		case *benchfmt.Result:
-			if rec.Iters != 3 {
-				t.Errorf("%s: %d iterations, want 3", rec.Name, rec.Iters)
-			}
-			n++
-		case *benchfmt.SyntaxError:
-			t.Error(rec)
-		}
+	if n := strings.Count(string(results), "\nBenchmarkUnary/"); n != 2 {
+		t.Errorf("%d results saved, want 2:\n%s", n, results)
 	}
-	if n != 12 {
-		t.Errorf("%d results, want 12", n)
-	}
-
-	// stdout is the table alone; the fastest impl comes first.
-	table := stdout.String()
-	for _, want := range []string{"ListStrings/respSize=1", "ListStrings/respSize=100", "vs localhost", "base"} {
-		if !strings.Contains(table, want) {
-			t.Errorf("table lacks %q:\n%s", want, table)
-		}
-	}
-	if strings.Index(table, "  iter ") > strings.Index(table, "  localhost ") {
-		t.Errorf("iter is not listed before localhost:\n%s", table)
-	}
-	if !strings.Contains(stderr.String(), "[12/12]") {
-		t.Errorf("stderr lacks the last progress line:\n%s", &stderr)
+	if !strings.Contains(stdout.String(), "Unary (GOMAXPROCS") {
+		t.Errorf("no report of the runs that finished:\n%s", &stdout)
 	}
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/internal/bench"
+	"github.com/localgrpc/localgrpc/internal/report"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -16,43 +17,62 @@ import (
 // compare results of either.
 const benchPkg = "github.com/localgrpc/localgrpc/internal/bench"
 
-// resultWriter writes results in the Go benchmark format, formatted by the
-// testing package itself, and keeps a copy to read back.
-type resultWriter struct {
-	w      io.Writer
-	copy   bytes.Buffer
-	header bool
+// A recorder keeps the results of a run as the text `go test -bench`
+// prints: configuration lines that record the environment and the
+// workloads' sizes, then a line per result. That text is the run's one
+// record: the benchfmt output is it verbatim, and the report is built
+// from it as benchstat would read it.
+type recorder struct {
+	env  report.Environment
+	text bytes.Buffer
 }
 
-// write writes r as the line `go test -bench` prints for case c.
-func (rw *resultWriter) write(c bench.Case, r testing.BenchmarkResult) error {
-	var line bytes.Buffer
-	if !rw.header {
-		fmt.Fprintf(&line, "goos: %s\ngoarch: %s\npkg: %s\n", runtime.GOOS, runtime.GOARCH, benchPkg)
-		rw.header = true
+// newRecorder returns a recorder whose text starts with env and cfg.
+func newRecorder(env report.Environment, cfg bench.Config) *recorder {
+	rec := &recorder{env: env}
+	w := &rec.text
+	for _, c := range env.Config() {
+		fmt.Fprintf(w, "%s: %s\n", c.Key, c.Value)
+		if c.Key == "goarch" {
+			fmt.Fprintf(w, "pkg: %s\n", benchPkg)
+		}
 	}
+	cfg = cfg.WithDefaults()
+	fmt.Fprintf(w, "strings: %d\nstring-size: %d\ntext-size: %d\n", cfg.Strings, cfg.StringSize, cfg.TextSize)
+	return rec
+}
+
+// add records r as the line `go test -bench` prints for case c at the
+// current GOMAXPROCS.
+func (rec *recorder) add(c bench.Case, r testing.BenchmarkResult) {
 	name := "Benchmark" + c.Workload + "/" + c.Name()
 	if p := runtime.GOMAXPROCS(0); p != 1 {
-		name += fmt.Sprintf("-%d", p)
+		name += "-" + strconv.Itoa(p)
 	}
-	fmt.Fprintf(&line, "%s\t%s\t%s\n", name, r.String(), r.MemString())
-	rw.copy.Write(line.Bytes())
-	_, err := rw.w.Write(line.Bytes())
-	return err
+	fmt.Fprintf(&rec.text, "%s\t%s\t%s\n", name, r.String(), r.MemString())
 }
 
-// results parses what was written, with units tidied (ns/op becomes
-// sec/op), as benchstat reads it.
-func (rw *resultWriter) results() ([]*benchfmt.Result, error) {
+// results parses the text, with units tidied (ns/op becomes sec/op) as
+// benchstat reads it.
+func (rec *recorder) results() ([]*benchfmt.Result, error) {
 	var results []*benchfmt.Result
-	r := benchfmt.NewReader(bytes.NewReader(rw.copy.Bytes()), "results")
+	r := benchfmt.NewReader(bytes.NewReader(rec.text.Bytes()), "results")
 	for r.Scan() {
-		switch rec := r.Result().(type) {
+		switch rr := r.Result().(type) {
 		case *benchfmt.Result:
-			results = append(results, rec.Clone()) // the reader reuses rec
+			results = append(results, rr.Clone()) // the reader reuses rr
 		case *benchfmt.SyntaxError:
-			return nil, rec
+			return nil, rr
 		}
 	}
 	return results, r.Err()
+}
+
+// report compares the recorded results.
+func (rec *recorder) report(baseline string, confidence float64) (*report.Report, error) {
+	results, err := rec.results()
+	if err != nil {
+		return nil, err
+	}
+	return report.Build(rec.env, results, baseline, confidence)
 }

@@ -91,7 +91,7 @@ func SetBenchtime(d string) (previous string, err error) {
 // each of its parameters, one case per impl that takes part in it (see
 // impls).
 func Cases(cfg Config) []Case {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	params := func(p ...string) string {
 		if cfg.Callers > 1 {
 			p = append(p, fmt.Sprintf("callers=%d", cfg.Callers))
@@ -121,4 +121,18 @@ func Cases(cfg Config) []Case {
 		}
 	}
 	return cases
+}
+
+// Workloads returns the names of the suite's workloads, in the order
+// Cases lists them.
+func Workloads() []string { return []string{ListStrings, Unary, PingPong} }
+
+// Impls returns the names of the impls that work on this operating system,
+// in the order Cases lists them.
+func Impls() []string {
+	var names []string
+	for _, im := range availableImpls() {
+		names = append(names, im.name)
+	}
+	return names
 }

@@ -1,5 +1,7 @@
 package bench
 
+import "strings"
+
 // Config sizes the workloads. Zero fields take the defaults, so Config{}
 // is the suite of DESIGN.md.
 type Config struct {
@@ -9,22 +11,35 @@ type Config struct {
 	// StringSize is the length of each of those strings in bytes.
 	// The default is 100.
 	StringSize int
+	// TextSize is the length in bytes of the Echo text that Unary sends
+	// and PingPong sends each round. The default is 5, a small message.
+	TextSize int
 	// Callers is how many goroutines make calls at once: one op is
 	// Callers concurrent calls (or rounds), and sub-benchmark names gain
 	// "callers=N" when it is above 1. The default is 1.
 	Callers int
 }
 
-// withDefaults returns c with its zero fields set to the defaults.
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with its zero fields set to the defaults: the
+// sizes Cases runs with.
+func (c Config) WithDefaults() Config {
 	if c.Strings <= 0 {
 		c.Strings = 10_000
 	}
 	if c.StringSize <= 0 {
 		c.StringSize = 100
 	}
+	if c.TextSize <= 0 {
+		c.TextSize = 5
+	}
 	if c.Callers <= 0 {
 		c.Callers = 1
 	}
 	return c
+}
+
+// text returns the Echo text of Unary and PingPong: TextSize bytes.
+func (c Config) text() string {
+	const word = "hello "
+	return strings.Repeat(word, c.TextSize/len(word)+1)[:c.TextSize]
 }

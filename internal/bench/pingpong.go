@@ -19,7 +19,7 @@ func pingPongCase(cfg Config, im impl) func(b *testing.B) error {
 		if err != nil {
 			return err
 		}
-		req := &echov1.EchoRequest{Text: "ping"}
+		req := &echov1.EchoRequest{Text: cfg.text()}
 		ops := make([]func() error, cfg.Callers)
 		for i := range ops {
 			stream, err := cl.update.Update(ctx)

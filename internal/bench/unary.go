@@ -15,7 +15,7 @@ func unaryCase(cfg Config, im impl) func(b *testing.B) error {
 		if err != nil {
 			return err
 		}
-		req := &echov1.EchoRequest{Text: "hello"}
+		req := &echov1.EchoRequest{Text: cfg.text()}
 		ops := make([]func() error, cfg.Callers)
 		for i := range ops {
 			ops[i] = func() error {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchunit"
+	"golang.org/x/term"
+)
+
+// progress reports a run's progress on stderr with an estimate of the time
+// left. On a terminal it is one bar redrawn in place; elsewhere (a log, a
+// pipe) a line per run.
+//
+// The estimate learns as it goes: every round runs the same units (a case
+// at a GOMAXPROCS), so once a unit has run, its last duration predicts its
+// next; units not yet run are guessed at the mean of those that have, or
+// at --benchtime before any has.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	width int // of the terminal, in columns
+
+	total, finished int             // runs planned; runs finished or skipped
+	runsLeft        []int           // per unit
+	took            []time.Duration // per unit: its last run, 0 before it ran
+	guess           time.Duration   // of a run, before any has finished
+	startedAt       time.Time       // of the whole run
+	began           time.Time       // of the run in progress
+	name            string          // of the run in progress
+	round           int
+}
+
+// newProgress returns a progress for count rounds of units units, each run
+// of which should take about guess.
+func newProgress(w io.Writer, units, count int, guess time.Duration) *progress {
+	p := &progress{w: w, total: units * count, runsLeft: make([]int, units), took: make([]time.Duration, units), guess: guess, startedAt: time.Now()}
+	for i := range p.runsLeft {
+		p.runsLeft[i] = count
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.tty = true
+		p.width = 80
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+			p.width = width
+		}
+	}
+	return p
+}
+
+// start notes that unit i starts its run of round round.
+func (p *progress) start(i int, name string, round int) {
+	p.began, p.name, p.round = time.Now(), name, round
+	if p.tty {
+		p.draw()
+	}
+}
+
+// done notes that unit i's run ended with r.
+func (p *progress) done(i int, r testing.BenchmarkResult) {
+	p.took[i] = time.Since(p.began)
+	p.end(i)
+	perOp := benchunit.Scale(float64(r.T.Nanoseconds())/float64(max(r.N, 1))/1e9, benchunit.Decimal) + "s/op"
+	if p.tty {
+		p.draw()
+		return
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %s run %d: %s, %s\n", p.finished, p.total, p.name, p.round, perOp, p.left())
+}
+
+// fail notes that unit i failed with err; its other runs are skipped.
+func (p *progress) fail(i int, err error) {
+	p.end(i)
+	p.skipRest(i)
+	fmt.Fprintf(p.w, "%s[%d/%d] FAIL %s: %v\n", p.clear(), p.finished, p.total, p.name, err)
+}
+
+// skip notes that a run of unit i, which failed before, is left out.
+func (p *progress) skip(i int) { p.skipRest(i) }
+
+func (p *progress) end(i int) {
+	p.finished++
+	p.runsLeft[i]--
+}
+
+func (p *progress) skipRest(i int) {
+	p.finished += p.runsLeft[i]
+	p.runsLeft[i] = 0
+}
+
+// finish ends the report with the time the run took.
+func (p *progress) finish() {
+	fmt.Fprintf(p.w, "%sran %d of %d runs in %s\n", p.clear(), p.finished, p.total, time.Since(p.startedAt).Round(time.Second))
+}
+
+// clear is what erases the bar on a terminal: nothing elsewhere.
+func (p *progress) clear() string {
+	if p.tty {
+		return "\r\x1b[K"
+	}
+	return ""
+}
+
+// draw redraws the bar: "[=====>    ]  37% 117/315  ~1m02s left  NAME #3",
+// cut to the terminal's width so that it never wraps.
+func (p *progress) draw() {
+	const barWidth = 24
+	filled := barWidth * p.finished / max(p.total, 1)
+	bar := strings.Repeat("=", filled)
+	if filled < barWidth {
+		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
+	}
+	line := fmt.Sprintf("[%s] %3d%% %d/%d  %s  %s #%d", bar, 100*p.finished/max(p.total, 1), p.finished, p.total, p.left(), p.name, p.round)
+	if r := []rune(line); len(r) > p.width-1 {
+		line = string(r[:p.width-1])
+	}
+	fmt.Fprint(p.w, p.clear()+line)
+}
+
+// left is the estimate of the time left: "~1m02s left", or "time left
+// unknown" before anything suggests one.
+func (p *progress) left() string {
+	var sum, n time.Duration
+	for _, d := range p.took {
+		if d > 0 {
+			sum, n = sum+d, n+1
+		}
+	}
+	mean := p.guess
+	if n > 0 {
+		mean = sum / n
+	}
+	if mean == 0 {
+		return "time left unknown"
+	}
+	var left time.Duration
+	for i, runs := range p.runsLeft {
+		d := p.took[i]
+		if d == 0 {
+			d = mean
+		}
+		left += time.Duration(runs) * d
+	}
+	if !p.began.IsZero() && p.name != "" {
+		// The run in progress has used some of its share already.
+		left -= min(time.Since(p.began), left)
+	}
+	return "~" + left.Round(time.Second).String() + " left"
+}

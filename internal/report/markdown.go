@@ -1,0 +1,48 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report as GitHub-flavoured markdown: the
+// environment, then a section with a table per group.
+func (r *Report) WriteMarkdown(out io.Writer) error {
+	w := &errWriter{w: out}
+	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", escapeMarkdown(r.Environment.Summary()), escapeMarkdown(r.legend()))
+	for _, g := range r.Groups {
+		fmt.Fprintf(w, "\n### %s, %d runs\n\n", escapeMarkdown(g.Title()), maxRuns(g))
+		row := func(cells []string) {
+			for i := range cells {
+				cells[i] = escapeMarkdown(cells[i])
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		row(r.tableHeader())
+		align := make([]string, len(numericColumns))
+		for i, numeric := range numericColumns {
+			align[i] = "---"
+			if numeric {
+				align[i] = "--:"
+			}
+		}
+		fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
+		for _, gr := range g.Rows {
+			row(tableRow(gr))
+		}
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "- %s\n", escapeMarkdown(n))
+		}
+	}
+	return w.err
+}
+
+// markdownSpecial are the characters that would break a table cell or
+// start markup.
+var markdownSpecial = strings.NewReplacer(`|`, `\|`, `*`, `\*`, `_`, `\_`, "`", "\\`", `<`, `&lt;`)
+
+func escapeMarkdown(s string) string { return markdownSpecial.Replace(s) }

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"golang.org/x/perf/benchunit"
+)
+
+// tableHeader and tableRow are the columns of a group's table, shared by
+// the text, markdown and HTML forms so that all three say the same.
+func (r *Report) tableHeader() []string {
+	return []string{"impl", "time/op", "±", "B/op", "allocs/op", "vs " + r.Baseline, "p"}
+}
+
+func tableRow(row Row) []string {
+	return []string{
+		row.Impl,
+		formatTime(row.Time.Median),
+		row.Time.Percent(),
+		formatBytes(row.Bytes),
+		formatCount(row.Allocs),
+		formatRatio(row),
+		formatP(row),
+	}
+}
+
+// numericColumns says which of the table's columns hold numbers, to align
+// them right.
+var numericColumns = []bool{false, true, true, true, true, true, true}
+
+func formatTime(sec float64) string  { return benchunit.Scale(sec, benchunit.Decimal) + "s" }
+func formatBytes(b float64) string   { return benchunit.Scale(b, benchunit.Binary) + "B" }
+func formatCount(n float64) string   { return benchunit.Scale(n, benchunit.Decimal) }
+func formatPercent(c float64) string { return strconv.FormatFloat(100*c, 'g', -1, 64) + "%" }
+
+// formatRatio is the row's ratio to the baseline: "base" for the
+// baseline, "-" without one, and "~" after a ratio that is within noise.
+func formatRatio(row Row) string {
+	switch {
+	case row.IsBaseline:
+		return "base"
+	case row.Ratio == 0:
+		return "-"
+	}
+	s := fmt.Sprintf("%.3g×", row.Ratio)
+	if !row.Significant {
+		s += " ~"
+	}
+	return s
+}
+
+// formatP is the row's p-value, or "-" when it was not compared.
+func formatP(row Row) string {
+	if row.IsBaseline || row.Ratio == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("p=%.3f", row.P)
+}
+
+// legend explains the table's columns in a sentence.
+func (r *Report) legend() string {
+	return fmt.Sprintf("Medians of each impl's runs, fastest first; ± is the %s confidence interval; "+
+		"\"vs %s\" is the ratio of medians, with ~ where a Mann-Whitney U test finds no significant difference (p ≥ 0.05).",
+		formatPercent(r.Confidence), r.Baseline)
+}
