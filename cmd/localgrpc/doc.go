@@ -2,16 +2,19 @@
 //
 // For now it has one subcommand, bench, which runs the benchmark suite of
 // internal/bench — the same code as `go test -bench ./internal/bench` — and
-// compares the ways to call a gRPC service in the same process:
+// compares every way to call a gRPC service on one machine:
 //
-//	localgrpc bench            # W1 ListStrings, every impl, 5 runs each
-//	localgrpc bench --quick    # a smaller, shorter run
-//	localgrpc bench --workload . --impl 'inproc|iter' -o results.txt
+//	localgrpc bench                        # every workload and impl, about 2 minutes
+//	localgrpc bench --quick                # a rougher run, about 20 seconds
+//	localgrpc bench --impl 'inproc|iter' -o report.html -o results.txt
 //
-// It writes the results in the Go benchmark format, for benchstat, and
-// then a table of each impl's median time per op, its confidence interval,
-// its allocations, and its ratio to grpc-go over localhost TCP.
+// For each workload it prints each impl's median time per op with its
+// confidence interval, its memory per op and its ratio to grpc-go over
+// localhost TCP, fastest first, as text, markdown, CSV, JSON or the Go
+// benchmark format (--format); -o writes the same report to files, an HTML
+// page with charts among them. Flags take one dash or two, as go test's
+// do.
 //
-// The exit status is 0 on success, 1 if a benchmark failed and 2 for a bad
-// command line.
+// The exit status is 0 on success, 1 if the work failed or was
+// interrupted, and 2 for a bad command line.
 package main
