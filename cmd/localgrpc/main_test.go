@@ -55,6 +55,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--cpu", "1,two"}, `invalid argument "1,two" for "--cpu"`},
 		{[]string{"bench", "-format", "yaml"}, `--format: unknown format "yaml"; the formats are text, markdown, csv, json, benchfmt`},
 		{[]string{"bench", "-o", filepath.Join(dir, "report.pdf")}, `unknown extension ".pdf"`},
+		{[]string{"bench", "-o", "-"}, `--output "-": no extension to choose the format by`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t.Context(), tc.args...)

@@ -85,10 +85,15 @@ type outputs []output
 func createOutputs(paths []string) (outputs, error) {
 	var outs outputs
 	for _, p := range paths {
-		format, ok := extensionFormats[strings.ToLower(filepath.Ext(p))]
+		ext := filepath.Ext(p)
+		format, ok := extensionFormats[strings.ToLower(ext)]
 		if !ok {
 			outs.discard()
-			return nil, fmt.Errorf("--output %q: unknown extension %q; use .html, .svg, .json, .csv, .md or .txt (the Go benchmark format)", p, filepath.Ext(p))
+			problem := fmt.Sprintf("unknown extension %q", ext)
+			if ext == "" {
+				problem = "no extension to choose the format by"
+			}
+			return nil, fmt.Errorf("--output %q: %s; use .html, .svg, .json, .csv, .md or .txt (the Go benchmark format)", p, problem)
 		}
 		f, err := os.Create(p)
 		if err != nil {

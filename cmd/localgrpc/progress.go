@@ -31,8 +31,9 @@ type progress struct {
 	guess           time.Duration   // of a run, before any has finished
 	startedAt       time.Time       // of the whole run
 	began           time.Time       // of the run in progress
-	name            string          // of the run in progress
+	name            string          // of the run in progress, or the last
 	round           int
+	running         bool // whether a run is in progress
 }
 
 // newProgress returns a progress for count rounds of units units, each run
@@ -54,7 +55,7 @@ func newProgress(w io.Writer, units, count int, guess time.Duration) *progress {
 
 // start notes that unit i starts its run of round round.
 func (p *progress) start(i int, name string, round int) {
-	p.began, p.name, p.round = time.Now(), name, round
+	p.began, p.name, p.round, p.running = time.Now(), name, round, true
 	if p.tty {
 		p.draw()
 	}
@@ -83,6 +84,7 @@ func (p *progress) fail(i int, err error) {
 func (p *progress) skip(i int) { p.skipRest(i) }
 
 func (p *progress) end(i int) {
+	p.running = false
 	p.finished++
 	p.runsLeft[i]--
 }
@@ -145,7 +147,7 @@ func (p *progress) left() string {
 		}
 		left += time.Duration(runs) * d
 	}
-	if !p.began.IsZero() && p.name != "" {
+	if p.running {
 		// The run in progress has used some of its share already.
 		left -= min(time.Since(p.began), left)
 	}

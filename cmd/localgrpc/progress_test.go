@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The estimate uses each unit's last duration once it has run, and the
+// mean of those that have for the others.
+func TestProgressEstimate(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, 3, 2, 0) // 3 units, 2 rounds, no guess
+	if got := p.left(); got != "time left unknown" {
+		t.Errorf("before any run: %q", got)
+	}
+	p.guess = time.Second
+	if got := p.left(); got != "~6s left" {
+		t.Errorf("from the guess alone: %q, want 6 runs of 1s", got)
+	}
+	// Unit 0 ran once, in 2s; unit 1 failed, so its runs are skipped.
+	p.took[0] = 2 * time.Second
+	p.end(0)
+	p.skipRest(1)
+	// Left: unit 0 once more (2s) and unit 2 twice at the mean (2s each).
+	if got := p.left(); got != "~6s left" {
+		t.Errorf("after one run: %q", got)
+	}
+	if p.finished != 3 || p.total != 6 {
+		t.Errorf("finished %d of %d, want 3 of 6", p.finished, p.total)
+	}
+}
+
+// On a terminal the bar is redrawn in place and never wider than the
+// terminal.
+func TestProgressBar(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, 4, 1, time.Second)
+	p.tty, p.width = true, 60
+	p.start(0, "ListStrings/impl=inproc-share-isolated/respSize=100-2", 1)
+	p.took[0] = time.Second
+	p.end(0)
+	out.Reset()
+	p.draw()
+	line := out.String()
+	if !strings.HasPrefix(line, "\r\x1b[K[======>") || strings.Contains(line, "\n") {
+		t.Errorf("bar %q", line)
+	}
+	if n := len([]rune(strings.TrimPrefix(line, "\r\x1b[K"))); n > 59 {
+		t.Errorf("bar of %d columns on a terminal of 60: %q", n, line)
+	}
+	if !strings.Contains(line, " 25% 1/4  ~3s left  ListStrings/") {
+		t.Errorf("bar %q lacks the count and estimate", line)
+	}
+}
