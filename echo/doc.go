@@ -1,4 +1,7 @@
-// Package echo implements the Echo API of proto/echo/v1: Get returns the
-// request's text, Expand streams one response per word, Collect joins a
-// stream of texts, Update answers each request as it arrives.
+// Package echo implements the Echo API of proto/echo/v1 on both Go gRPC
+// stacks: Get returns the request's text, Expand streams one response per
+// word, Collect joins a stream of texts, Update answers each request as it
+// arrives. Server is the service for grpc-go (and so for inproc and
+// localgrpc.Server); ConnectServer is the same service for connect-go,
+// which serves the Connect, gRPC and gRPC-Web protocols.
 package echo
