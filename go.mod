@@ -3,6 +3,8 @@ module github.com/localgrpc/localgrpc
 go 1.26.0
 
 require (
+	connectrpc.com/connect v1.20.0
+	connectrpc.com/grpcreflect v1.3.1
 	github.com/fullstorydev/grpchan v1.1.2
 	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
@@ -31,8 +33,6 @@ require (
 	buf.build/go/standard v0.1.1-0.20260325175353-2b287e071df5 // indirect
 	cel.dev/expr v0.25.3 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
-	connectrpc.com/connect v1.20.0 // indirect
-	connectrpc.com/grpcreflect v1.3.1 // indirect
 	connectrpc.com/otelconnect v0.9.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect

@@ -1,0 +1,40 @@
+package connectserve_test
+
+import (
+	"context"
+	"fmt"
+
+	"connectrpc.com/connect"
+	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/internal/connectserve"
+)
+
+// Serving Echo on connect-go on a TCP port, and calling it with the gRPC
+// protocol.
+func Example() {
+	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{})
+	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), "127.0.0.1:0") }()
+	<-srv.Ready()
+	defer func() {
+		srv.Shutdown(context.Background())
+		<-served
+	}()
+
+	hc, base, err := localgrpc.HTTPClient(srv.Addrs()[0])
+	if err != nil {
+		panic(err)
+	}
+	defer hc.CloseIdleConnections()
+	client := echov1connect.NewEchoClient(hc, base, connect.WithGRPC())
+	resp, err := client.Get(context.Background(), connect.NewRequest(&echov1.EchoRequest{Text: "hello"}))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.Msg.GetText())
+	// Output: hello
+}

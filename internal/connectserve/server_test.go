@@ -1,0 +1,188 @@
+package connectserve_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/internal/connectserve"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// serveEcho serves Echo on addrs until the test ends and returns the
+// addresses it listens on.
+func serveEcho(t *testing.T, addrs ...string) []string {
+	t.Helper()
+	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{})
+	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), addrs...) }()
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		t.Fatalf("Serve: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return srv.Addrs()
+}
+
+func socketAddrs(t *testing.T) []string {
+	return []string{
+		"127.0.0.1:0",
+		"unix:" + filepath.Join(t.TempDir(), "echo.sock"),
+		"unix:@localgrpc-test-" + rand.Text(),
+	}
+}
+
+// Every connect-go protocol, and grpc-go, call every method on every kind
+// of address.
+func TestEveryProtocolEveryAddress(t *testing.T) {
+	addrs := serveEcho(t, socketAddrs(t)...)
+	protocols := map[string][]connect.ClientOption{
+		"connect":          nil,
+		"connect-grpc":     {connect.WithGRPC()},
+		"connect-grpc-web": {connect.WithGRPCWeb()},
+	}
+	for _, addr := range addrs {
+		for name, opts := range protocols {
+			t.Run(name+"/"+addr, func(t *testing.T) {
+				hc, base, err := localgrpc.HTTPClient(addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer hc.CloseIdleConnections()
+				c := echov1connect.NewEchoClient(hc, base, opts...)
+				ctx := t.Context()
+				resp, err := c.Get(ctx, connect.NewRequest(&echov1.EchoRequest{Text: "hi"}))
+				if err != nil || resp.Msg.GetText() != "hi" {
+					t.Fatalf("Get: %v, %v", resp, err)
+				}
+				ss, err := c.Expand(ctx, connect.NewRequest(&echov1.EchoRequest{Text: "a b c"}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var words []string
+				for ss.Receive() {
+					words = append(words, ss.Msg().GetText())
+				}
+				if err := ss.Err(); err != nil || strings.Join(words, ",") != "a,b,c" {
+					t.Errorf("Expand: %q, %v", words, err)
+				}
+				ss.Close()
+				cs := c.Collect(ctx)
+				for _, w := range []string{"x", "y"} {
+					if err := cs.Send(&echov1.EchoRequest{Text: w}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				joined, err := cs.CloseAndReceive()
+				if err != nil || joined.Msg.GetText() != "x y" {
+					t.Errorf("Collect: %v, %v", joined, err)
+				}
+				bs := c.Update(ctx)
+				for _, w := range []string{"p", "q"} {
+					if err := bs.Send(&echov1.EchoRequest{Text: w}); err != nil {
+						t.Fatal(err)
+					}
+					got, err := bs.Receive()
+					if err != nil || got.GetText() != w {
+						t.Fatalf("Update: %v, %v", got, err)
+					}
+				}
+				bs.CloseRequest()
+				if _, err := bs.Receive(); !errors.Is(err, io.EOF) {
+					t.Errorf("Update's end: %v", err)
+				}
+				bs.CloseResponse()
+			})
+		}
+		t.Run("grpc-go/"+addr, func(t *testing.T) {
+			cc, err := localgrpc.Dial(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close()
+			resp, err := echov1.NewEchoClient(cc).Get(t.Context(), &echov1.EchoRequest{Text: "hi"})
+			if err != nil || resp.GetText() != "hi" {
+				t.Fatalf("Get: %v, %v", resp, err)
+			}
+			health, err := healthpb.NewHealthClient(cc).Check(t.Context(), &healthpb.HealthCheckRequest{Service: echov1connect.EchoName})
+			if err != nil || health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Errorf("health: %v, %v", health, err)
+			}
+			if _, err := healthpb.NewHealthClient(cc).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "nosuch.Service"}); status.Code(err) != codes.NotFound {
+				t.Errorf("health of an unknown service: %v", err)
+			}
+			rs, err := reflectionpb.NewServerReflectionClient(cc).ServerReflectionInfo(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+				t.Fatal(err)
+			}
+			list, err := rs.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, s := range list.GetListServicesResponse().GetService() {
+				names = append(names, s.GetName())
+			}
+			if got := strings.Join(names, " "); !strings.Contains(got, "echo.v1.Echo") || !strings.Contains(got, "grpc.health.v1.Health") {
+				t.Errorf("reflection lists %q", got)
+			}
+			rs.CloseSend()
+		})
+	}
+}
+
+// A bad address among good ones: Serve names it and nothing listens.
+func TestServeRejects(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.sock")
+	notSocket := filepath.Join(dir, "file")
+	if err := os.WriteFile(notSocket, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := connectserve.New(nil, 0o600)
+	err := srv.Serve(context.Background(), "unix:"+good, "unix:"+notSocket, "inproc:x", "127.0.0.1:99999")
+	if err == nil {
+		t.Fatal("Serve accepted bad addresses")
+	}
+	for _, want := range []string{"exists and is not a socket", "in-process address", "99999"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if _, err := os.Stat(good); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the good socket was left behind: %v", err)
+	}
+}
