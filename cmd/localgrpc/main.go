@@ -94,6 +94,6 @@ func newRootCmd() *cobra.Command {
 		// No completion subcommand until the command line settles.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.AddCommand(newBenchCmd())
+	root.AddCommand(newBenchCmd(), newServeCmd())
 	return root
 }

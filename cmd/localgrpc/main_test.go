@@ -189,7 +189,7 @@ func TestBench(t *testing.T) {
 		for _, m := range env.Modules {
 			versions[m.Name] = m.Version
 		}
-		if !strings.HasPrefix(versions["grpc-go"], "v1.") || !strings.HasPrefix(versions["grpchan"], "v1.") {
+		if !strings.HasPrefix(versions["grpc-go"], "v1.") || !strings.HasPrefix(versions["connect-go"], "v1.") || !strings.HasPrefix(versions["grpchan"], "v1.") {
 			t.Errorf("module versions %v", versions)
 		}
 		if len(got.Groups) != groups {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/internal/connectserve"
+	"github.com/spf13/cobra"
+)
+
+// The stacks that serve Echo.
+const (
+	stackGRPC    = "grpc"
+	stackConnect = "connect"
+)
+
+// drainTimeout is how long a stopping server waits for calls in flight.
+const drainTimeout = 10 * time.Second
+
+// serveFlags are the flags of `localgrpc serve`.
+type serveFlags struct {
+	stack    string
+	verbose  bool
+	compress bool
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags] ADDRESS...",
+		Short: "Serve the Echo API on grpc-go or connect-go, on any addresses at once",
+		Long: `Serve serves the Echo API (echo.v1.Echo: Get, Expand, Collect, Update), with gRPC
+health checking and server reflection, on every ADDRESS at once:
+
+  unix:PATH, unix://ABSPATH    a unix socket file (mode 0600)
+  unix:@NAME, unix-abstract:NAME  a Linux abstract socket
+  HOST:PORT, :PORT             TCP
+  inproc:NAME                  in-process (grpc stack only; for this process)
+
+--stack grpc serves with grpc-go; --stack connect with connect-go, which answers
+the Connect, gRPC and gRPC-Web protocols over HTTP/2 without TLS (and HTTP/1.1).
+Compression is off unless --compress. It prints each address it listens on, TCP
+ports resolved, and stops gracefully on SIGINT or SIGTERM: no new calls, and up
+to 10s for the calls in flight.`,
+		Example: `  localgrpc serve unix:@echo 127.0.0.1:8080
+  localgrpc serve --stack connect -v unix:/tmp/echo.sock :8081`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, addrs []string) error {
+			return f.run(cmd.Context(), addrs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.stack, "stack", stackGRPC, "the server: grpc (grpc-go) or connect (connect-go)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log each call: method, status code, duration")
+	fl.BoolVar(&f.compress, "compress", false, "allow gzip (connect-go; grpc-go compresses only if the client asks)")
+	return cmd
+}
+
+func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.Writer) error {
+	var bad []error
+	for _, a := range addrs {
+		if _, err := localgrpc.ParseAddress(a); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) > 0 {
+		return errors.Join(bad...)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var s echoServer
+	switch f.stack {
+	case stackGRPC:
+		s = f.grpcServer(log)
+	case stackConnect:
+		s = f.connectServer(log)
+	default:
+		return fmt.Errorf("--stack %q: the stacks are %s and %s", f.stack, stackGRPC, stackConnect)
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- s.serve(addrs) }()
+	select {
+	case err := <-served:
+		return failure{err}
+	case <-s.ready():
+	}
+	for _, a := range s.addrs() {
+		fmt.Fprintf(stdout, "serving echo.v1.Echo with %s on %s\n", f.stack, a)
+	}
+	select {
+	case err := <-served:
+		return failure{err}
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "stopping: waiting for the calls in flight")
+	s.drain()
+	if err := <-served; err != nil {
+		return failure{err}
+	}
+	return nil
+}
+
+// echoServer is Echo served by one of the stacks.
+type echoServer struct {
+	serve func(addrs []string) error
+	ready func() <-chan struct{}
+	addrs func() []string
+	drain func() // stops gracefully, closing what is left after drainTimeout
+}
+
+func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
+	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log)}
+	if f.verbose {
+		opts = append(opts, localgrpc.WithUnaryInterceptor(grpcUnaryLogger(log)), localgrpc.WithStreamInterceptor(grpcStreamLogger(log)))
+	}
+	srv := localgrpc.NewServer(opts...)
+	echov1.RegisterEchoServer(srv, echo.Server{})
+	return echoServer{
+		serve: func(addrs []string) error { return srv.Serve(context.Background(), addrs...) },
+		ready: srv.Ready,
+		addrs: srv.Addrs,
+		drain: func() {
+			t := time.AfterFunc(drainTimeout, srv.Stop)
+			defer t.Stop()
+			srv.GracefulStop()
+		},
+	}
+}
+
+func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
+	var opts []connect.HandlerOption
+	if !f.compress {
+		opts = append(opts, connect.WithCompression("gzip", nil, nil))
+	}
+	if f.verbose {
+		opts = append(opts, connect.WithInterceptors(connectLogger{log}))
+	}
+	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{}, opts...)
+	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600, opts...)
+	return echoServer{
+		serve: func(addrs []string) error { return srv.Serve(context.Background(), addrs...) },
+		ready: srv.Ready,
+		addrs: srv.Addrs,
+		drain: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			defer cancel()
+			srv.Shutdown(ctx)
+		},
+	}
+}
