@@ -1,8 +1,10 @@
 // Command localgrpc is the command line of the localgrpc project.
 //
-// For now it has one subcommand, bench, which runs the benchmark suite of
-// internal/bench — the same code as `go test -bench ./internal/bench` — and
-// compares every way to call a gRPC service on one machine:
+// Its subcommand serve serves the Echo API on grpc-go or connect-go on any
+// addresses at once (`localgrpc serve --stack connect unix:@echo :8080`).
+// Its subcommand bench runs the benchmark suite of internal/bench — the
+// same code as `go test -bench ./internal/bench` — and compares every way
+// to call a gRPC service on one machine:
 //
 //	localgrpc bench                        # every workload and impl, about 2 minutes
 //	localgrpc bench --quick                # a rougher run, about 20 seconds
