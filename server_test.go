@@ -3,6 +3,7 @@ package localgrpc_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"slices"
@@ -46,7 +47,9 @@ var echoCalls = []struct {
 			return nil, err
 		}
 		for _, w := range []string{"x", "y"} {
-			if err := s.Send(&echov1.EchoRequest{Text: w}); err != nil {
+			if err := s.Send(&echov1.EchoRequest{Text: w}); errors.Is(err, io.EOF) {
+				break // the server ended the call: CloseAndRecv has its status
+			} else if err != nil {
 				return nil, err
 			}
 		}
@@ -60,7 +63,9 @@ var echoCalls = []struct {
 		}
 		var got []string
 		for _, w := range []string{"p", "q"} {
-			if err := s.Send(&echov1.EchoRequest{Text: w}); err != nil {
+			// Send's io.EOF means the server ended the call; as grpc-go
+			// documents, Recv then returns its status.
+			if err := s.Send(&echov1.EchoRequest{Text: w}); err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
 			r, err := s.Recv()
