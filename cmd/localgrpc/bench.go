@@ -116,7 +116,7 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := formatOf(f.format); err != nil {
+	if err := checkFormat(f.format); err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
 	if f.count < 1 {
@@ -168,7 +168,7 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 			errs = append(errs, fmt.Errorf("writing the report: %w", err))
 		}
 	} else {
-		errs = append(errs, outs.discard())
+		outs.discard()
 	}
 	if err := errors.Join(errs...); err != nil {
 		return failure{err}
@@ -239,10 +239,7 @@ func (f *benchFlags) runCases(ctx context.Context, cases []bench.Case, rec *reco
 			if ctx.Err() != nil {
 				return failed, ran
 			}
-			name := fmt.Sprintf("%s/%s", u.c.Workload, u.c.Name())
-			if u.procs != 1 {
-				name += fmt.Sprintf("-%d", u.procs) // as go test names it
-			}
+			name := caseName(u.c, u.procs)
 			if broken[i] {
 				prog.skip(i)
 				continue

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/localgrpc/localgrpc/internal/report"
@@ -25,14 +26,12 @@ const (
 // stdoutFormats are the formats --format takes.
 var stdoutFormats = []string{formatText, formatMarkdown, formatCSV, formatJSON, formatBenchfmt}
 
-// formatOf checks a --format value.
-func formatOf(name string) (string, error) {
-	for _, f := range stdoutFormats {
-		if name == f {
-			return f, nil
-		}
+// checkFormat checks a --format value.
+func checkFormat(name string) error {
+	if slices.Contains(stdoutFormats, name) {
+		return nil
 	}
-	return "", fmt.Errorf("unknown format %q; the formats are %s", name, strings.Join(stdoutFormats, ", "))
+	return fmt.Errorf("unknown format %q; the formats are %s", name, strings.Join(stdoutFormats, ", "))
 }
 
 // extensionFormats map the extension of an --output file to its format.
@@ -66,7 +65,7 @@ func writeFormat(w io.Writer, format string, rep *report.Report, rec *recorder) 
 		_, err := w.Write(rec.text.Bytes())
 		return err
 	}
-	panic("unknown format " + format) // formatOf and extensionFormats check
+	panic("unknown format " + format) // checkFormat and extensionFormats check
 }
 
 // An output is an --output file, created before the run so that a path
@@ -121,10 +120,9 @@ func (outs outputs) write(rep *report.Report, rec *recorder) error {
 }
 
 // discard closes and removes the files: there is nothing to write.
-func (outs outputs) discard() error {
+func (outs outputs) discard() {
 	for _, o := range outs {
 		o.file.Close()
 		os.Remove(o.file.Name())
 	}
-	return nil
 }

@@ -76,12 +76,9 @@ func (p *progress) done(i int, r testing.BenchmarkResult) {
 // fail notes that unit i failed with err; its other runs are skipped.
 func (p *progress) fail(i int, err error) {
 	p.end(i)
-	p.skipRest(i)
+	p.skip(i)
 	fmt.Fprintf(p.w, "%s[%d/%d] FAIL %s: %v\n", p.clear(), p.finished, p.total, p.name, err)
 }
-
-// skip notes that a run of unit i, which failed before, is left out.
-func (p *progress) skip(i int) { p.skipRest(i) }
 
 func (p *progress) end(i int) {
 	p.running = false
@@ -89,7 +86,8 @@ func (p *progress) end(i int) {
 	p.runsLeft[i]--
 }
 
-func (p *progress) skipRest(i int) {
+// skip notes that the runs left of unit i, which failed, are left out.
+func (p *progress) skip(i int) {
 	p.finished += p.runsLeft[i]
 	p.runsLeft[i] = 0
 }

@@ -22,7 +22,7 @@ func TestProgressEstimate(t *testing.T) {
 	// Unit 0 ran once, in 2s; unit 1 failed, so its runs are skipped.
 	p.took[0] = 2 * time.Second
 	p.end(0)
-	p.skipRest(1)
+	p.skip(1)
 	// Left: unit 0 once more (2s) and unit 2 twice at the mean (2s each).
 	if got := p.left(); got != "~6s left" {
 		t.Errorf("after one run: %q", got)

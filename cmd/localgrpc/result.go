@@ -45,11 +45,17 @@ func newRecorder(env report.Environment, cfg bench.Config) *recorder {
 // add records r as the line `go test -bench` prints for case c at the
 // current GOMAXPROCS.
 func (rec *recorder) add(c bench.Case, r testing.BenchmarkResult) {
-	name := "Benchmark" + c.Workload + "/" + c.Name()
-	if p := runtime.GOMAXPROCS(0); p != 1 {
-		name += "-" + strconv.Itoa(p)
+	fmt.Fprintf(&rec.text, "Benchmark%s\t%s\t%s\n", caseName(c, runtime.GOMAXPROCS(0)), r.String(), r.MemString())
+}
+
+// caseName is c's benchmark name without "Benchmark" at GOMAXPROCS procs,
+// as `go test` names it: the suffix "-procs" unless procs is 1.
+func caseName(c bench.Case, procs int) string {
+	name := c.Workload + "/" + c.Name()
+	if procs != 1 {
+		name += "-" + strconv.Itoa(procs)
 	}
-	fmt.Fprintf(&rec.text, "%s\t%s\t%s\n", name, r.String(), r.MemString())
+	return name
 }
 
 // results parses the text, with units tidied (ns/op becomes sec/op) as

@@ -129,9 +129,8 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 		values map[string][]float64 // by unit
 	}
 	cells := make(map[cellKey]*cell)
-	groupOf := make(map[string]*Group)
 	var groups []*Group
-	var implOrder = make(map[string][]string) // per group, as results came
+	implOrder := make(map[string][]string) // per group, as results came
 	for _, r := range results {
 		g, impl, err := parseName(r.Name)
 		if err != nil {
@@ -142,8 +141,7 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 		if c == nil {
 			c = &cell{values: make(map[string][]float64)}
 			cells[key] = c
-			if groupOf[key.group] == nil {
-				groupOf[key.group] = &g
+			if implOrder[key.group] == nil {
 				groups = append(groups, &g)
 			}
 			implOrder[key.group] = append(implOrder[key.group], impl)
