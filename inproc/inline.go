@@ -48,16 +48,49 @@ func (s *stream) wantFor(q *queue, n need) want {
 // would wait, and reports whether it ran. It does not wait for a handler
 // another goroutine is running.
 func (s *stream) step(w want) bool {
-	if !s.drive.TryLock() {
+	if !s.tryDrive() {
 		return false
 	}
-	defer s.drive.Unlock()
+	defer s.letGo()
 	if !s.canRun() {
 		return false
 	}
 	s.waitQueue = nil
 	s.clientWants = w
 	s.resume()
+	if s.waiters.Load() > 0 && s.canRun() {
+		// The handler stopped where it could go on, having given what w
+		// asked for: a goroutine that parked when it could not must look
+		// again, or nothing resumes the handler for it.
+		s.poked.Store(true)
+	}
+	return true
+}
+
+// tryDrive takes drive if no other goroutine holds it. If one does, it
+// leaves a poke for that goroutine to act on when it lets go: what made
+// this one try (input it gave, a wait it is about to begin) must not be
+// lost because the other held drive only to look.
+func (s *stream) tryDrive() bool {
+	if s.drive.TryLock() {
+		return true
+	}
+	s.poked.Store(true)
+	// The holder may have let go before the poke was there to see.
+	return s.drive.TryLock()
+}
+
+// letGo releases drive and reports whether another goroutine poked
+// meanwhile; then every waiting side of the client looks again, since the
+// handler may be able to go on, or may have gone on.
+func (s *stream) letGo() bool {
+	s.drive.Unlock()
+	if !s.poked.Load() || !s.poked.Swap(false) {
+		return false
+	}
+	s.toClient.receiver.unpark()
+	s.toServer.sender.unpark()
+	s.headerWait.unpark()
 	return true
 }
 
@@ -73,13 +106,15 @@ func (ss *serverStream) handBack(got want) bool {
 	return ss.yield(struct{}{})
 }
 
-// runnable reports whether step would resume the handler.
+// runnable reports whether step would resume the handler, or whether
+// another goroutine poked while this one looked, so that it is worth
+// looking again.
 func (s *stream) runnable() bool {
-	if !s.drive.TryLock() {
-		return false
+	if !s.tryDrive() {
+		return false // the holder lets go with the poke tryDrive left
 	}
-	defer s.drive.Unlock()
-	return s.canRun()
+	ok := s.canRun()
+	return s.letGo() || ok
 }
 
 func (s *stream) canRun() bool {
@@ -95,6 +130,39 @@ func (s *stream) wakeHandler() {
 	}
 }
 
+// awaitHeaderInline resumes the handler until it sends its header. While
+// another of the client's goroutines drives it, this one parks on
+// headerWait until that one lets go (see letGo) or the header comes.
+func (s *stream) awaitHeaderInline() error {
+	// Waiting counts, so the client's other goroutine resumes the handler
+	// when it gives input, if this one cannot.
+	s.waiters.Add(1)
+	defer s.waiters.Add(-1)
+	p := &s.headerWait
+	for !s.headerIsReady() {
+		if s.step(wantHeader) {
+			continue
+		}
+		p.parked.Store(true)
+		if s.headerIsReady() || s.runnable() {
+			p.parked.Store(false)
+			continue
+		}
+		select {
+		case <-p.wake:
+		case <-s.headerReady:
+			p.parked.Store(false)
+		case <-s.clientCtx.Done():
+			p.parked.Store(false)
+			return s.clientGoneErr()
+		case <-s.ch.quit:
+			p.parked.Store(false)
+			return errStopped
+		}
+	}
+	return nil
+}
+
 func (s *stream) headerIsReady() bool {
 	select {
 	case <-s.headerReady:
@@ -108,7 +176,7 @@ func (s *stream) headerIsReady() bool {
 // Send or Recv returns an error. A handler that never ran is finished here.
 func (s *stream) stopCoroutine() {
 	s.drive.Lock()
-	defer s.drive.Unlock()
+	defer s.letGo()
 	s.stopHandler()
 	if !s.started {
 		s.started = true

@@ -12,6 +12,7 @@ import (
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
 // TestKinds calls each kind of method of the Echo service and checks the
@@ -197,6 +198,64 @@ func TestBidiFullDuplex(t *testing.T) {
 					t.Error(err)
 				}
 			})
+		}
+	})
+}
+
+// TestHeaderWhileAnotherReceives waits for the header on one goroutine
+// while another waits for a message, and the handler sends both only after
+// the client's input: whichever goroutine resumes an inline handler, the
+// other must see what it gave.
+func TestHeaderWhileAnotherReceives(t *testing.T) {
+	srv := &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+		r, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		if err := s.SendHeader(metadata.Pairs("got", r.GetText())); err != nil {
+			return err
+		}
+		return s.Send(&echov1.EchoResponse{Text: r.GetText()})
+	}}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		for i := range 20 {
+			c, _ := newEcho(t, m, srv)
+			s, err := c.Update(timeoutCtx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			header := async(func() error {
+				md, err := s.Header()
+				if err != nil {
+					return fmt.Errorf("Header: %w", err)
+				}
+				if got := md.Get("got"); !slices.Equal(got, []string{fmt.Sprint(i)}) {
+					return fmt.Errorf("header got=%q, want %q", got, fmt.Sprint(i))
+				}
+				return nil
+			})
+			received := async(func() error {
+				texts, err := echotest.RecvAll(s.Recv)
+				if err != nil {
+					return fmt.Errorf("Recv: %w", err)
+				}
+				if !slices.Equal(texts, []string{fmt.Sprint(i)}) {
+					return fmt.Errorf("received %q, want [%d]", texts, i)
+				}
+				return nil
+			})
+			if err := s.Send(&echov1.EchoRequest{Text: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+			if err := receive(t, header, "the header"); err != nil {
+				t.Error(err)
+			}
+			if err := receive(t, received, "the receiver"); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 }

@@ -54,6 +54,8 @@ type stream struct {
 	started     bool
 	handlerEnd  bool
 	waiters     atomic.Int32 // client goroutines waiting for the handler
+	poked       atomic.Bool  // a goroutine found drive held; see tryDrive
+	headerWait  parker       // where Header waits while another drives
 
 	// The client's side.
 	cstats     clientStats
@@ -105,6 +107,9 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.inline = ch.cfg.execution == Inline
 	s.toServer.init(ch.cfg.window, !s.inline)
 	s.toClient.init(ch.cfg.window, !s.inline)
+	if s.inline {
+		s.headerWait.init()
+	}
 	s.headerReady = make(chan struct{})
 	var parent context.Context
 	if d, ok := ctx.Deadline(); ok {
@@ -289,11 +294,8 @@ func (c *clientStream) Header() (metadata.MD, error) {
 		return nil, s.finishErr
 	}
 	if s.inline {
-		// Waiting counts, so the client's other goroutine resumes the
-		// handler when it gives input, if this one cannot.
-		s.waiters.Add(1)
-		defer s.waiters.Add(-1)
-		for !s.headerIsReady() && s.step(wantHeader) {
+		if err := s.awaitHeaderInline(); err != nil {
+			return nil, err
 		}
 	}
 	select {
