@@ -2,9 +2,11 @@ package localgrpc
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -48,6 +50,10 @@ func (s *socketListener) Close() error {
 // give it: what a connect-go client needs to reach any of the addresses a
 // Server or Listen serves, sockets included. Transparent compression is
 // off. Call CloseIdleConnections on the client when done with it.
+//
+// A Server (grpc-go) speaks only the gRPC protocol. A call to it in the
+// Connect or gRPC-Web protocol fails at once with a *ProtocolError that
+// says so, not with the bare HTTP status connect-go would report.
 func HTTPClient(addr string) (*http.Client, string, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -83,5 +89,49 @@ func HTTPClient(addr string) (*http.Client, string, error) {
 	if a.Kind == TCP {
 		base = "http://" + address
 	}
-	return &http.Client{Transport: transport}, base, nil
+	return &http.Client{Transport: grpcOnlyCheck{transport, addr}}, base, nil
+}
+
+// A ProtocolError reports a call in a protocol the server does not speak.
+type ProtocolError struct {
+	Addr        string // the server's address
+	ContentType string // the request's, which names its protocol
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("localgrpc: the server at %s speaks only the gRPC protocol, as grpc-go servers do, and refused a call of content type %s (Connect or gRPC-Web): call it with the gRPC protocol (connect.WithGRPC())", e.Addr, e.ContentType)
+}
+
+// grpcOnlyCheck recognizes a gRPC-only server's refusal of another
+// protocol: HTTP 415 with a gRPC content type, as grpc-go answers.
+type grpcOnlyCheck struct {
+	next http.RoundTripper
+	addr string
+}
+
+func (c grpcOnlyCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		return resp, err
+	}
+	sent := req.Header.Get("Content-Type")
+	if !isGRPCContentType(resp.Header.Get("Content-Type")) || isGRPCContentType(sent) {
+		return resp, nil
+	}
+	resp.Body.Close()
+	return nil, &ProtocolError{Addr: c.addr, ContentType: sent}
+}
+
+func (c grpcOnlyCheck) CloseIdleConnections() {
+	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// isGRPCContentType reports whether ct is the gRPC protocol's:
+// application/grpc, optionally +codec or with parameters, but not
+// gRPC-Web's application/grpc-web.
+func isGRPCContentType(ct string) bool {
+	rest, ok := strings.CutPrefix(ct, "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }
