@@ -41,10 +41,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var f failure
 	if errors.As(err, &f) {
-		fmt.Fprintf(stderr, "localgrpc: %v\n", err)
+		fmt.Fprintf(stderr, "localgrpc: %s\n", withoutPrefix(err))
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "localgrpc: %v\n\n%s", err, cmd.UsageString())
+	fmt.Fprintf(stderr, "localgrpc: %s\n\n%s", withoutPrefix(err), cmd.UsageString())
 	return exitUsage
 }
 
@@ -75,6 +75,12 @@ func goStyleFlags(root *cobra.Command, args []string) []string {
 	return out
 }
 
+// withoutPrefix is err's message without the "localgrpc: " the library's
+// errors begin with, which the command puts in front of every message.
+func withoutPrefix(err error) string {
+	return strings.TrimPrefix(err.Error(), "localgrpc: ")
+}
+
 // failure marks an error of the work a command does. Any other error that
 // reaches run — from cobra's parsing or from a command's checks of its
 // flags — is one of usage.
@@ -94,6 +100,6 @@ func newRootCmd() *cobra.Command {
 		// No completion subcommand until the command line settles.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.AddCommand(newBenchCmd(), newServeCmd())
+	root.AddCommand(newBenchCmd(), newServeCmd(), newCallCmd())
 	return root
 }

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/localgrpc/localgrpc"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// callFlags are the flags of `localgrpc call`.
+type callFlags struct {
+	address  string
+	stack    string
+	message  string
+	count    int
+	data     string
+	n        int
+	c        int
+	warmup   int
+	timeout  time.Duration
+	compress bool
+}
+
+func newCallCmd() *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call get|expand|collect|update --address ADDRESS [flags]",
+		Short: "Call the Echo API on any address with grpc-go or connect-go, or measure calls",
+		Long: `Call calls a method of the Echo API (echo.v1.Echo) served at --address, a socket or
+TCP address (unix:PATH, unix:@NAME, HOST:PORT), and prints each response as
+protojson, one per line, as it arrives:
+
+  get      one request, one response: the text
+  expand   one request, a response per space-separated word
+  collect  a stream of requests, one response: the texts joined with spaces
+  update   a stream of requests, a response per request as it arrives
+
+The requests are -m's text (--count times for collect and update), or the
+protojson objects -d gives: -d - reads them from standard input as they come
+(update answers each one at once), -d @FILE from a file, -d '{"text":"hi"}' as
+written.
+
+--stack picks the client: grpc (grpc-go), or connect-go speaking the Connect
+(connect), gRPC (connect-grpc) or gRPC-Web (connect-grpc-web) protocol. A
+grpc-go server speaks gRPC alone: a connect or connect-grpc-web call to one
+fails at once and says so. Compression is off unless --compress.
+
+With -n, call measures instead of printing: it makes --warmup calls, then n
+calls, c at a time, and prints how many, their mean, p50, p90, p99 and max
+latency (of the calls that succeeded), and the errors by status code.
+
+The exit status is 1 if a call fails.`,
+		Example: `  localgrpc call get --address unix:@echo -m 'hello'
+  localgrpc call expand --address :8080 --stack connect -m 'a b c'
+  echo '{"text":"x"} {"text":"y"}' | localgrpc call update --address unix:/tmp/echo.sock -d -
+  localgrpc call update --address unix:@echo --count 3 -n 10000 -c 4`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("call takes one method, get, expand, collect or update; got %d arguments", len(args))
+			}
+			_, err := parseMethod(args[0])
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, _ := parseMethod(args[0])
+			return f.run(cmd, m)
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVar(&f.address, "address", "", "the server's `address`: unix:PATH, unix:@NAME or HOST:PORT (required)")
+	fl.StringVar(&f.stack, "stack", clientGRPC, "the client: "+strings.Join(clientStacks, ", "))
+	fl.StringVarP(&f.message, "message", "m", "hello", "the request's `text`")
+	fl.IntVar(&f.count, "count", 1, "send the -m request `k` times (collect and update)")
+	fl.StringVarP(&f.data, "data", "d", "", "the requests as protojson: - (standard input), @FILE, or the JSON itself")
+	fl.IntVarP(&f.n, "calls", "n", 0, "measure `n` calls instead of printing responses")
+	fl.IntVarP(&f.c, "concurrency", "c", 1, "with -n, make `c` calls at a time")
+	fl.IntVar(&f.warmup, "warmup", 0, "with -n, make `w` calls first that are not measured")
+	fl.DurationVar(&f.timeout, "timeout", 0, "fail a call that takes longer than `d` (0: no limit)")
+	fl.BoolVar(&f.compress, "compress", false, "compress requests with gzip and accept gzip responses")
+	return cmd
+}
+
+// check checks the flags that do not depend on one another's values.
+func (f *callFlags) check(cmd *cobra.Command, m method) error {
+	fl := cmd.Flags()
+	if f.address == "" {
+		return errors.New("--address is required: unix:PATH, unix:@NAME or HOST:PORT")
+	}
+	a, err := localgrpc.ParseAddress(f.address)
+	if err != nil {
+		return fmt.Errorf("--address: %s", withoutPrefix(err))
+	}
+	if a.Kind == localgrpc.Inproc {
+		return fmt.Errorf("--address %s: an in-process address names a server in its own process; call runs in a process of its own, so use a socket or TCP address", f.address)
+	}
+	switch {
+	case !slices.Contains(clientStacks, f.stack):
+		return fmt.Errorf("--stack %q: the client stacks are %s", f.stack, strings.Join(clientStacks, ", "))
+	case f.count < 1:
+		return fmt.Errorf("--count %d: it must be at least 1", f.count)
+	case fl.Changed("count") && !m.clientStreams():
+		return fmt.Errorf("--count: %s sends one request; --count is for collect and update", m)
+	case fl.Changed("data") && (fl.Changed("message") || fl.Changed("count")):
+		return errors.New("-d gives the requests: it does not go with -m or --count")
+	case f.n < 0:
+		return fmt.Errorf("-n %d: it must be at least 1", f.n)
+	case f.n == 0 && (fl.Changed("concurrency") || fl.Changed("warmup")):
+		return errors.New("-c and --warmup measure: they go with -n")
+	case f.c < 1:
+		return fmt.Errorf("-c %d: it must be at least 1", f.c)
+	case f.c > f.n && f.n > 0:
+		return fmt.Errorf("-c %d is more calls at a time than -n %d calls", f.c, f.n)
+	case f.warmup < 0:
+		return fmt.Errorf("--warmup %d: it must be 0 or more", f.warmup)
+	case f.timeout < 0:
+		return fmt.Errorf("--timeout %v: it must be 0 (no limit) or more", f.timeout)
+	}
+	return nil
+}
+
+func (f *callFlags) run(cmd *cobra.Command, m method) error {
+	if err := f.check(cmd, m); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel() // ends the reader of -d -
+	data := dataSource{f.data, cmd.InOrStdin()}
+	var next func() (requests, error)
+	switch {
+	case f.data != "" && (f.data != "-" || f.n > 0):
+		reqs, err := data.readAll()
+		if err != nil {
+			return fmt.Errorf("-d: %w", err)
+		}
+		next = func() (requests, error) { return listRequests(reqs), nil }
+	case f.data != "":
+		next = func() (requests, error) { return data.stream(ctx) }
+	default:
+		count := 1
+		if m.clientStreams() {
+			count = f.count
+		}
+		reqs := repeated(f.message, count)
+		next = func() (requests, error) { return listRequests(reqs), nil }
+	}
+	client, err := newEchoClient(f.stack, f.address, f.compress)
+	if err != nil {
+		return err
+	}
+	defer client.close()
+
+	if f.n > 0 {
+		l := load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+		r := l.run(ctx, func(ctx context.Context) error {
+			reqs, _ := next()
+			return client.call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })
+		})
+		fmt.Fprintf(cmd.OutOrStdout(), "%s over %s to %s\n", m, f.stack, f.address)
+		r.write(cmd.OutOrStdout(), l)
+		if r.calls < f.n {
+			return failure{fmt.Errorf("interrupted after %d of %d calls", r.calls, f.n)}
+		}
+		if failed := r.failed(); failed > 0 {
+			return failure{fmt.Errorf("%d of %d calls failed", failed, r.calls)}
+		}
+		return nil
+	}
+
+	reqs, err := next()
+	if err != nil {
+		return fmt.Errorf("-d: %w", err)
+	}
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	out := cmd.OutOrStdout()
+	err = client.call(ctx, m, reqs, func(resp *echov1.EchoResponse) error {
+		line, err := responseJSON(resp)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(line)
+		return err
+	})
+	if err != nil {
+		return failure{callError(err, f)}
+	}
+	return nil
+}
+
+// responseJSON is resp as protojson on one line. protojson varies its
+// spacing on purpose, so that no one relies on it; compacted, the line is
+// the same every time.
+func responseJSON(resp *echov1.EchoResponse) ([]byte, error) {
+	b, err := protojson.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	var line bytes.Buffer
+	if err := json.Compact(&line, b); err != nil {
+		return nil, err
+	}
+	line.WriteByte('\n')
+	return line.Bytes(), nil
+}
+
+// callError says what went wrong with a call, and where.
+func callError(err error, f *callFlags) error {
+	var in inputError
+	if errors.As(err, &in) {
+		return in.err
+	}
+	var pe *localgrpc.ProtocolError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("--stack %s: the server at %s speaks only the gRPC protocol (a grpc-go server): call it with --stack grpc or connect-grpc", f.stack, f.address)
+	}
+	return fmt.Errorf("%s to %s: %v: %s", f.stack, f.address, codeOf(err), callMessage(err))
+}
+
+// callMessage is a call error's message without the code each stack puts
+// in front of it.
+func callMessage(err error) string {
+	if s, ok := status.FromError(err); ok {
+		return s.Message()
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce.Message()
+	}
+	return err.Error()
+}

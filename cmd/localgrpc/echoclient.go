@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"connectrpc.com/connect"
+	"github.com/localgrpc/localgrpc"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding/gzip"
+	"google.golang.org/grpc/status"
+)
+
+// The client stacks that call Echo: grpc-go, and connect-go in each of its
+// three protocols.
+const (
+	clientGRPC           = "grpc"
+	clientConnect        = "connect"
+	clientConnectGRPC    = "connect-grpc"
+	clientConnectGRPCWeb = "connect-grpc-web"
+)
+
+var clientStacks = []string{clientGRPC, clientConnect, clientConnectGRPC, clientConnectGRPCWeb}
+
+// method is one of the Echo API's four.
+type method string
+
+const (
+	methodGet     method = "get"
+	methodExpand  method = "expand"
+	methodCollect method = "collect"
+	methodUpdate  method = "update"
+)
+
+var methods = []method{methodGet, methodExpand, methodCollect, methodUpdate}
+
+// parseMethod takes a method as the command line names it, in any case.
+func parseMethod(s string) (method, error) {
+	for _, m := range methods {
+		if strings.EqualFold(s, string(m)) {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown method %q: the methods are get, expand, collect and update", s)
+}
+
+// clientStreams reports whether m takes a stream of requests.
+func (m method) clientStreams() bool { return m == methodCollect || m == methodUpdate }
+
+// requests gives a call's requests in order, then io.EOF.
+type requests func(ctx context.Context) (*echov1.EchoRequest, error)
+
+// echoClient calls Echo on one client stack. call sends what next gives
+// and hands each response to each as it arrives; it returns the call's
+// error, whose code the status package or connect.CodeOf reads.
+type echoClient interface {
+	call(ctx context.Context, m method, next requests, each func(*echov1.EchoResponse) error) error
+	close()
+}
+
+// newEchoClient returns a client of stack for the server at addr.
+func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
+	if stack == clientGRPC {
+		var opts []grpc.CallOption
+		if compress {
+			opts = append(opts, grpc.UseCompressor(gzip.Name))
+		}
+		cc, err := localgrpc.Dial(addr)
+		if err != nil {
+			return nil, err
+		}
+		return grpcEchoClient{cc, echov1.NewEchoClient(cc), opts}, nil
+	}
+	var opts []connect.ClientOption
+	switch stack {
+	case clientConnect:
+	case clientConnectGRPC:
+		opts = append(opts, connect.WithGRPC())
+	case clientConnectGRPCWeb:
+		opts = append(opts, connect.WithGRPCWeb())
+	default:
+		return nil, fmt.Errorf("--stack %q: the client stacks are %s", stack, strings.Join(clientStacks, ", "))
+	}
+	if compress {
+		opts = append(opts, connect.WithSendGzip())
+	} else {
+		// connect-go accepts gzip unless told not to; off, a server
+		// that compresses does not for us.
+		opts = append(opts, connect.WithAcceptCompression("gzip", nil, nil))
+	}
+	hc, base, err := localgrpc.HTTPClient(addr)
+	if err != nil {
+		return nil, err
+	}
+	return connectEchoClient{hc.CloseIdleConnections, echov1connect.NewEchoClient(hc, base, opts...)}, nil
+}
+
+// one takes the single request of a method that is not client streaming.
+func one(ctx context.Context, m method, next requests) (*echov1.EchoRequest, error) {
+	req, err := next(ctx)
+	if err == io.EOF {
+		return nil, inputError{fmt.Errorf("%s takes one request, and none was given", m)}
+	}
+	if err != nil {
+		return nil, inputError{err}
+	}
+	if _, err := next(ctx); err != io.EOF {
+		if err != nil {
+			return nil, inputError{err}
+		}
+		return nil, inputError{fmt.Errorf("%s takes one request, and more were given", m)}
+	}
+	return req, nil
+}
+
+// sendEach sends what next gives until its end. A send that fails means
+// the call ended, and the receiving side tells why, so sendEach stops
+// without an error; its errors are the input's.
+func sendEach(ctx context.Context, next requests, send func(*echov1.EchoRequest) error) error {
+	for {
+		req, err := next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // the call ended; the receiving side tells why
+			}
+			return inputError{err}
+		}
+		if send(req) != nil {
+			return nil
+		}
+	}
+}
+
+// bidi runs a bidirectional call: it sends on a goroutine of its own while
+// receive receives, closing the sending side at the end of the input. Bad
+// input cancels the call and is the error; otherwise the call's is.
+func bidi(ctx context.Context, cancel context.CancelFunc, next requests, send func(*echov1.EchoRequest) error, closeSend func() error, receive func() error) error {
+	sent := make(chan error, 1)
+	go func() {
+		err := sendEach(ctx, next, send)
+		if err != nil {
+			cancel()
+		} else {
+			closeSend() // if it fails, the call did: receive tells
+		}
+		sent <- err
+	}()
+	received := receive()
+	cancel() // a call that ended before its input stops the sender
+	if err := <-sent; err != nil {
+		return err
+	}
+	return received
+}
+
+type grpcEchoClient struct {
+	cc   localgrpc.ClientConn
+	echo echov1.EchoClient
+	opts []grpc.CallOption
+}
+
+func (g grpcEchoClient) close() { g.cc.Close() }
+
+func (g grpcEchoClient) call(ctx context.Context, m method, next requests, each func(*echov1.EchoResponse) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	switch m {
+	case methodGet, methodExpand:
+		req, err := one(ctx, m, next)
+		if err != nil {
+			return err
+		}
+		if m == methodGet {
+			resp, err := g.echo.Get(ctx, req, g.opts...)
+			if err != nil {
+				return err
+			}
+			return each(resp)
+		}
+		s, err := g.echo.Expand(ctx, req, g.opts...)
+		if err != nil {
+			return err
+		}
+		return receiveAll(s.Recv, each)
+	case methodCollect:
+		s, err := g.echo.Collect(ctx, g.opts...)
+		if err != nil {
+			return err
+		}
+		if err := sendEach(ctx, next, s.Send); err != nil {
+			return err
+		}
+		resp, err := s.CloseAndRecv()
+		if err != nil {
+			return err
+		}
+		return each(resp)
+	default:
+		s, err := g.echo.Update(ctx, g.opts...)
+		if err != nil {
+			return err
+		}
+		return bidi(ctx, cancel, next, s.Send, s.CloseSend, func() error { return receiveAll(s.Recv, each) })
+	}
+}
+
+// receiveAll hands each message recv gives to each, until the end.
+func receiveAll(recv func() (*echov1.EchoResponse, error), each func(*echov1.EchoResponse) error) error {
+	for {
+		resp, err := recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := each(resp); err != nil {
+			return err
+		}
+	}
+}
+
+type connectEchoClient struct {
+	closeIdle func()
+	echo      echov1connect.EchoClient
+}
+
+func (c connectEchoClient) close() { c.closeIdle() }
+
+func (c connectEchoClient) call(ctx context.Context, m method, next requests, each func(*echov1.EchoResponse) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	switch m {
+	case methodGet, methodExpand:
+		req, err := one(ctx, m, next)
+		if err != nil {
+			return err
+		}
+		if m == methodGet {
+			resp, err := c.echo.Get(ctx, connect.NewRequest(req))
+			if err != nil {
+				return err
+			}
+			return each(resp.Msg)
+		}
+		s, err := c.echo.Expand(ctx, connect.NewRequest(req))
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		for s.Receive() {
+			if err := each(s.Msg()); err != nil {
+				return err
+			}
+		}
+		return s.Err()
+	case methodCollect:
+		s := c.echo.Collect(ctx)
+		if err := sendEach(ctx, next, s.Send); err != nil {
+			return err
+		}
+		resp, err := s.CloseAndReceive()
+		if err != nil {
+			return err
+		}
+		return each(resp.Msg)
+	default:
+		s := c.echo.Update(ctx)
+		defer s.CloseResponse()
+		return bidi(ctx, cancel, next, s.Send, s.CloseRequest, func() error {
+			return receiveAll(func() (*echov1.EchoResponse, error) {
+				resp, err := s.Receive()
+				if errors.Is(err, io.EOF) {
+					return nil, io.EOF
+				}
+				return resp, err
+			}, each)
+		})
+	}
+}
+
+// An inputError is an error of the requests a call was given, not of the
+// call itself.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+// codeOf is the status code of a call's error, on either stack: their
+// codes are the same numbers.
+func codeOf(err error) codes.Code {
+	if err == nil {
+		return codes.OK
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Code()
+	}
+	if c := connect.CodeOf(err); c != connect.CodeUnknown {
+		return codes.Code(c)
+	}
+	return status.FromContextError(err).Code()
+}
