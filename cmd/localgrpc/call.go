@@ -142,7 +142,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 	case f.data != "" && (f.data != "-" || f.n > 0):
 		reqs, err := data.readAll()
 		if err != nil {
-			return fmt.Errorf("-d: %w", err)
+			return failure{fmt.Errorf("-d: %w", err)}
 		}
 		next = func() (requests, error) { return listRequests(reqs), nil }
 	case f.data != "":
@@ -180,7 +180,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 
 	reqs, err := next()
 	if err != nil {
-		return fmt.Errorf("-d: %w", err)
+		return failure{fmt.Errorf("-d: %w", err)}
 	}
 	if f.timeout > 0 {
 		var cancel context.CancelFunc

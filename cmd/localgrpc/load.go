@@ -159,7 +159,7 @@ func (r loadResult) write(w io.Writer, l load) {
 	}
 	fmt.Fprintf(w, "errors  %d", r.failed())
 	for _, c := range r.codesByCount() {
-		fmt.Fprintf(w, "\n  %-18v %d, the first: %v", c, r.errors[c], r.firstErr[c])
+		fmt.Fprintf(w, "\n  %-18v %d, the first: %s", c, r.errors[c], callMessage(r.firstErr[c]))
 	}
 	fmt.Fprintln(w)
 }

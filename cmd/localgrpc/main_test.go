@@ -26,8 +26,13 @@ func TestMain(m *testing.M) {
 // runCLI runs the command line args with ctx and returns its exit status,
 // stdout and stderr.
 func runCLI(ctx context.Context, args ...string) (int, string, string) {
+	return runCLIWithInput(ctx, strings.NewReader(""), args...)
+}
+
+// runCLIWithInput is runCLI with stdin.
+func runCLIWithInput(ctx context.Context, stdin io.Reader, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, args, &stdout, &stderr)
+	code := run(ctx, args, stdin, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -347,7 +352,7 @@ func TestBenchInterrupted(t *testing.T) {
 	stderr := &cancelOnWrite{after: "[2/", cancel: cancel} // after the second run
 	out := filepath.Join(t.TempDir(), "results.txt")
 	var stdout bytes.Buffer
-	code := run(ctx, []string{"bench", "--workload", "Unary", "--impl", "inproc", "--benchtime", "3x", "-o", out}, &stdout, stderr)
+	code := run(ctx, []string{"bench", "--workload", "Unary", "--impl", "inproc", "--benchtime", "3x", "-o", out}, nil, &stdout, stderr)
 	if code != exitFailure {
 		t.Errorf("exit status %d, want %d", code, exitFailure)
 	}

@@ -49,7 +49,7 @@ func startServe(t *testing.T, want int, args ...string) ([]string, *lockedBuffer
 	stderr := &lockedBuffer{}
 	exit := make(chan int, 1)
 	go func() {
-		code := run(ctx, append([]string{"serve"}, args...), stdoutW, stderr)
+		code := run(ctx, append([]string{"serve"}, args...), nil, stdoutW, stderr)
 		stdoutW.Close()
 		exit <- code
 	}()

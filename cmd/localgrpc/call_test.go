@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/internal/connectserve"
+	"google.golang.org/grpc"
+)
+
+// addressKinds names the three kinds of address servers listen on, in the
+// order startServe is given them.
+var addressKinds = []string{"tcp", "unix", "abstract"}
+
+// serveEverywhere starts `localgrpc serve --stack stack` on a TCP port, a
+// unix socket file and an abstract socket, and returns the addresses by
+// kind.
+func serveEverywhere(t *testing.T, stack string) map[string]string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "echo.sock")
+	addrs, _, _ := startServe(t, 3, "--stack", stack, "127.0.0.1:0", "unix:"+sock, "unix:@localgrpc-test-"+rand.Text())
+	byKind := make(map[string]string)
+	for i, k := range addressKinds {
+		byKind[k] = addrs[i]
+	}
+	return byKind
+}
+
+// TestCallMatrix calls every method with every client stack on both
+// servers over every address kind, and checks the exact output: the
+// responses as protojson lines, or, for a pair that cannot work, the
+// error that says why, at once.
+func TestCallMatrix(t *testing.T) {
+	const text = "hello big world"
+	want := map[method]string{
+		methodGet:     `{"text":"hello big world"}` + "\n",
+		methodExpand:  `{"text":"hello"}` + "\n" + `{"text":"big"}` + "\n" + `{"text":"world"}` + "\n",
+		methodCollect: `{"text":"hello big world hello big world"}` + "\n",
+		methodUpdate:  strings.Repeat(`{"text":"hello big world"}`+"\n", 2),
+	}
+	for _, server := range []string{stackGRPC, stackConnect} {
+		addrs := serveEverywhere(t, server)
+		for _, kind := range addressKinds {
+			addr := addrs[kind]
+			for _, client := range clientStacks {
+				supported := server == stackConnect || client == clientGRPC || client == clientConnectGRPC
+				for _, m := range methods {
+					t.Run(fmt.Sprintf("server=%s/client=%s/address=%s/method=%s", server, client, kind, m), func(t *testing.T) {
+						t.Parallel()
+						args := []string{"call", string(m), "--address", addr, "--stack", client, "-m", text, "--timeout", "10s"}
+						if m.clientStreams() {
+							args = append(args, "--count", "2")
+						}
+						code, stdout, stderr := runCLI(t.Context(), args...)
+						wantCode, wantOut, wantErr := exitOK, want[m], ""
+						if !supported {
+							wantCode, wantOut = exitFailure, ""
+							wantErr = fmt.Sprintf("localgrpc: --stack %s: the server at %s speaks only the gRPC protocol (a grpc-go server): call it with --stack grpc or connect-grpc\n", client, addr)
+						}
+						if code != wantCode || stdout != wantOut || stderr != wantErr {
+							t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr, wantCode, wantOut, wantErr)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestCallData sends requests given with -d: from standard input as they
+// come, from a file, and as written.
+func TestCallData(t *testing.T) {
+	addr := serveEverywhere(t, stackConnect)["abstract"]
+	file := filepath.Join(t.TempDir(), "requests.json")
+	if err := os.WriteFile(file, []byte("{\"text\": \"from\"}\n{\"text\": \"a file\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"stdin", "{\"text\":\"p\"}\n{\"text\":\"q\"}\n{}", []string{"update", "-d", "-"}, "{\"text\":\"p\"}\n{\"text\":\"q\"}\n{}\n"},
+		{"file", "", []string{"collect", "-d", "@" + file, "--stack", clientConnect}, "{\"text\":\"from a file\"}\n"},
+		{"literal", "", []string{"expand", "-d", `{"text":"x y"}`, "--stack", clientConnectGRPCWeb}, "{\"text\":\"x\"}\n{\"text\":\"y\"}\n"},
+		{"stdin-one", `{"text":"one"}`, []string{"get", "-d", "-", "--stack", clientConnectGRPC}, "{\"text\":\"one\"}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"call", "--address", addr}, tc.args...)
+			code, stdout, stderr := runCLIWithInput(t.Context(), strings.NewReader(tc.stdin), args...)
+			if code != exitOK || stdout != tc.want || stderr != "" {
+				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant stdout:\n%s", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestCallErrors gives call what a user can get wrong, and a server that
+// fails it: each gives a clear error and a non-zero exit status.
+func TestCallErrors(t *testing.T) {
+	addr := serveEverywhere(t, stackGRPC)["unix"]
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string // the whole first line of stderr
+	}{
+		{[]string{"call", "get"}, "", exitUsage, "localgrpc: --address is required: unix:PATH, unix:@NAME or HOST:PORT"},
+		{[]string{"call", "--address", addr}, "", exitUsage, "localgrpc: call takes one method, get, expand, collect or update; got 0 arguments"},
+		{[]string{"call", "get", "put", "--address", addr}, "", exitUsage, "localgrpc: call takes one method, get, expand, collect or update; got 2 arguments"},
+		{[]string{"call", "list", "--address", addr}, "", exitUsage, `localgrpc: unknown method "list": the methods are get, expand, collect and update`},
+		{[]string{"call", "get", "--address", "nosuch:x"}, "", exitUsage, `localgrpc: --address: address "nosuch:x": port "x" is not a number, and "nosuch" is not a known scheme`},
+		{[]string{"call", "get", "--address", "inproc:echo"}, "", exitUsage, "localgrpc: --address inproc:echo: an in-process address names a server in its own process; call runs in a process of its own, so use a socket or TCP address"},
+		{[]string{"call", "get", "--address", addr, "--stack", "http"}, "", exitUsage, `localgrpc: --stack "http": the client stacks are grpc, connect, connect-grpc, connect-grpc-web`},
+		{[]string{"call", "collect", "--address", addr, "--count", "0"}, "", exitUsage, "localgrpc: --count 0: it must be at least 1"},
+		{[]string{"call", "get", "--address", addr, "--count", "2"}, "", exitUsage, "localgrpc: --count: get sends one request; --count is for collect and update"},
+		{[]string{"call", "get", "--address", addr, "-m", "x", "-d", "-"}, "", exitUsage, "localgrpc: -d gives the requests: it does not go with -m or --count"},
+		{[]string{"call", "get", "--address", addr, "-n", "-1"}, "", exitUsage, "localgrpc: -n -1: it must be at least 1"},
+		{[]string{"call", "get", "--address", addr, "-c", "2"}, "", exitUsage, "localgrpc: -c and --warmup measure: they go with -n"},
+		{[]string{"call", "get", "--address", addr, "-n", "2", "-c", "3"}, "", exitUsage, "localgrpc: -c 3 is more calls at a time than -n 2 calls"},
+		{[]string{"call", "get", "--address", addr, "--timeout", "-1s"}, "", exitUsage, "localgrpc: --timeout -1s: it must be 0 (no limit) or more"},
+		{[]string{"call", "get", "--address", addr, "--timeout", "soon"}, "", exitUsage, `localgrpc: invalid argument "soon" for "--timeout" flag: time: invalid duration "soon"`},
+		{[]string{"call", "get", "--address", addr, "-d", "@" + missing}, "", exitFailure, "localgrpc: -d: open " + missing + ": no such file or directory"},
+		{[]string{"call", "get", "--address", addr, "-d", "text"}, "", exitFailure, `localgrpc: -d: -d: request 1 is not JSON: invalid character 'e' in literal true (expecting 'r') (requests are protojson objects such as {"text": "hello"}; -d @FILE reads a file)`},
+		{[]string{"call", "get", "--address", addr, "-d", `{"txt":"x"}`}, "", exitFailure, `localgrpc: -d: -d: request 1 is not an echo.v1.EchoRequest: proto:`},
+		{[]string{"call", "get", "--address", addr, "-d", "-"}, `{"text":"a"} {"text":"b"}`, exitFailure, "localgrpc: get takes one request, and more were given"},
+		{[]string{"call", "get", "--address", addr, "-d", "-"}, "", exitFailure, "localgrpc: get takes one request, and none was given"},
+		{[]string{"call", "update", "--address", addr, "-d", "-"}, "{\"text\":\"a\"}\n{\"text\":1}", exitFailure, `localgrpc: standard input: request 2 is not an echo.v1.EchoRequest: proto:`},
+		{[]string{"call", "get", "--address", "unix:@localgrpc-test-nothing-" + rand.Text()}, "", exitFailure, "localgrpc: grpc to unix:@localgrpc-test-nothing-"},
+		{[]string{"call", "get", "--address", "unix:@localgrpc-test-nothing-" + rand.Text(), "--stack", "connect"}, "", exitFailure, "localgrpc: connect to unix:@localgrpc-test-nothing-"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := runCLIWithInput(t.Context(), strings.NewReader(tc.stdin), tc.args...)
+			first, _, _ := strings.Cut(stderr, "\n")
+			if code != tc.code || !strings.HasPrefix(first, tc.want) {
+				t.Errorf("exit status %d, stderr:\n%s\nwant %d, stderr starting:\n%s", code, stderr, tc.code, tc.want)
+			}
+			switch {
+			case strings.HasSuffix(tc.want, "proto:"):
+				// protobuf-go varies its messages' spacing on purpose, so
+				// that no one matches them: what follows is its own.
+			case strings.HasPrefix(tc.want, "localgrpc: grpc to"), strings.HasPrefix(tc.want, "localgrpc: connect to"):
+				if !strings.Contains(first, "connect: connection refused") || !strings.Contains(first, ": Unavailable: ") {
+					t.Errorf("a call to nothing: %s", first)
+				}
+			case first != tc.want:
+				t.Errorf("stderr:\n%s\nwant:\n%s", first, tc.want)
+			}
+		})
+	}
+}
+
+// stalling is an Echo whose Get waits for the end of the call, and whose
+// Expand sends the first word and then waits.
+type stalling struct{ echo.Server }
+
+func (s stalling) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s stalling) Expand(req *echov1.EchoRequest, stream grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+	word, _, _ := strings.Cut(req.GetText(), " ")
+	if err := stream.Send(&echov1.EchoResponse{Text: word}); err != nil {
+		return err
+	}
+	<-stream.Context().Done()
+	return stream.Context().Err()
+}
+
+// stallingConnect is stalling on connect-go.
+type stallingConnect struct{ echo.ConnectServer }
+
+func (s stallingConnect) Get(ctx context.Context, _ *connect.Request[echov1.EchoRequest]) (*connect.Response[echov1.EchoResponse], error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s stallingConnect) Expand(ctx context.Context, req *connect.Request[echov1.EchoRequest], stream *connect.ServerStream[echov1.EchoResponse]) error {
+	word, _, _ := strings.Cut(req.Msg.GetText(), " ")
+	if err := stream.Send(&echov1.EchoResponse{Text: word}); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// startStalling serves a stalling Echo on stack at a fresh abstract
+// socket, and returns its address and a function that kills it at once,
+// closing every connection.
+func startStalling(t *testing.T, stack string) (string, func()) {
+	t.Helper()
+	addr := "unix:@localgrpc-test-" + rand.Text()
+	type server interface {
+		Serve(ctx context.Context, addrs ...string) error
+		Ready() <-chan struct{}
+	}
+	var srv server
+	var kill func()
+	if stack == stackGRPC {
+		s := localgrpc.NewServer()
+		echov1.RegisterEchoServer(s, stalling{})
+		srv, kill = s, s.Stop
+	} else {
+		path, h := echov1connect.NewEchoHandler(stallingConnect{})
+		s := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: h}}, 0o600)
+		srv = s
+		kill = func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // no time for calls in flight: the connections close now
+			s.Shutdown(ctx)
+		}
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), addr) }()
+	select {
+	case <-srv.Ready():
+	case err := <-served:
+		t.Fatal(err)
+	}
+	var once bool
+	stop := func() {
+		if !once {
+			once = true
+			kill()
+			<-served
+		}
+	}
+	t.Cleanup(stop)
+	return addr, stop
+}
+
+// TestCallServerFails loses the server in the middle of a stream, and
+// waits past --timeout for one that does not answer: each call fails with
+// the status that says so, having printed what came before.
+func TestCallServerFails(t *testing.T) {
+	for _, stack := range []string{stackGRPC, stackConnect} {
+		client := clientGRPC
+		if stack == stackConnect {
+			client = clientConnect
+		}
+		t.Run("server="+stack+"/gone-mid-stream", func(t *testing.T) {
+			addr, kill := startStalling(t, stack)
+			type result struct {
+				code           int
+				stdout, stderr string
+			}
+			stdout := &lineWriter{line: make(chan struct{}, 1)}
+			done := make(chan result, 1)
+			go func() {
+				var stderr strings.Builder
+				code := run(t.Context(), []string{"call", "expand", "--address", addr, "--stack", client, "-m", "first second"}, nil, stdout, &stderr)
+				done <- result{code, stdout.String(), stderr.String()}
+			}()
+			select {
+			case <-stdout.line:
+			case r := <-done:
+				t.Fatalf("the call ended before it printed a response: %+v", r)
+			case <-time.After(10 * time.Second):
+				t.Fatal("no response came")
+			}
+			kill()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call did not end when its server went away")
+			}
+			// grpc-go says Unavailable; connect-go, seeing the stream cut
+			// short, reports a protocol error (as InvalidArgument), with the
+			// GOAWAY or the reset it read. Either way the call fails and
+			// says why, after printing what came before.
+			wantErr := fmt.Sprintf("localgrpc: %s to %s: Unavailable: ", client, addr)
+			if stack == stackConnect {
+				wantErr = fmt.Sprintf("localgrpc: %s to %s: InvalidArgument: protocol error: incomplete envelope: ", client, addr)
+			}
+			if r.code != exitFailure || r.stdout != "{\"text\":\"first\"}\n" || !strings.HasPrefix(r.stderr, wantErr) {
+				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d, the first word, and an error starting %q", r.code, r.stdout, r.stderr, exitFailure, wantErr)
+			}
+		})
+		t.Run("server="+stack+"/timeout", func(t *testing.T) {
+			addr, _ := startStalling(t, stack)
+			start := time.Now()
+			code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "--stack", client, "--timeout", "200ms")
+			took := time.Since(start)
+			wantErr := fmt.Sprintf("localgrpc: %s to %s: DeadlineExceeded: ", client, addr)
+			if code != exitFailure || stdout != "" || !strings.HasPrefix(stderr, wantErr) {
+				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d and an error starting %q", code, stdout, stderr, exitFailure, wantErr)
+			}
+			if took < 200*time.Millisecond || took > 5*time.Second {
+				t.Errorf("a call with --timeout 200ms took %v", took)
+			}
+		})
+	}
+}
+
+// lineWriter is a lockedBuffer that says on line when a line is written.
+type lineWriter struct {
+	lockedBuffer
+	line chan struct{}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n, err := w.lockedBuffer.Write(p)
+	if bytes.IndexByte(p, '\n') >= 0 {
+		select {
+		case w.line <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+// TestCallMeasure measures with -n: the report's lines, and the errors by
+// status code when calls fail.
+func TestCallMeasure(t *testing.T) {
+	addr := serveEverywhere(t, stackConnect)["unix"]
+	for _, client := range clientStacks {
+		t.Run("client="+client, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t.Context(), "call", "update", "--address", addr, "--stack", client, "--count", "3", "-n", "20", "-c", "2", "--warmup", "2")
+			if code != exitOK || stderr != "" {
+				t.Fatalf("exit status %d, stderr:\n%s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			want := []string{"update over " + client + " to " + addr, "count   20 calls, 2 at a time, in ", "mean    ", "p50     ", "p90     ", "p99     ", "max     ", "errors  0"}
+			if len(lines) != len(want) {
+				t.Fatalf("output:\n%s\nwant %d lines", stdout, len(want))
+			}
+			for i, w := range want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("line %d is %q, want it to start %q", i+1, lines[i], w)
+				}
+			}
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		addr, _ := startStalling(t, stackGRPC)
+		code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "-n", "3", "-c", "3", "--timeout", "50ms")
+		wantOut := "errors  3\n  DeadlineExceeded   3, the first: context deadline exceeded\n"
+		if code != exitFailure || !strings.HasSuffix(stdout, wantOut) || strings.Contains(stdout, "mean") {
+			t.Errorf("exit status %d, stdout:\n%s\nwant %d, no latencies, and the end:\n%s", code, stdout, exitFailure, wantOut)
+		}
+		if stderr != "localgrpc: 3 of 3 calls failed\n" {
+			t.Errorf("stderr: %s", stderr)
+		}
+	})
+}
