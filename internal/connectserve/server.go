@@ -53,6 +53,9 @@ func New(services []Service, mode fs.FileMode, opts ...connect.HandlerOption) *S
 		hs.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
 	}
 	mux.Handle("/"+healthService+"/", healthHandler(hs, opts...))
+	// Reflection lists itself too, as grpc-go's does, so that a client
+	// sees the same services on either stack.
+	names = append(names, "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection")
 	reflector := grpcreflect.NewStaticReflector(names...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
