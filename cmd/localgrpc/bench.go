@@ -255,7 +255,7 @@ func (f *benchFlags) runCases(ctx context.Context, cases []bench.Case, rec *reco
 			}
 			rec.add(u.c, r)
 			ran++
-			prog.done(i, r)
+			prog.done(i, perOp(r))
 		}
 	}
 	return failed, ran

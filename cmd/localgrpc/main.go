@@ -101,6 +101,6 @@ func newRootCmd() *cobra.Command {
 		// No completion subcommand until the command line settles.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.AddCommand(newBenchCmd(), newServeCmd(), newCallCmd(), newDescriptorsCmd())
+	root.AddCommand(newBenchCmd(), newServeCmd(), newCallCmd(), newMeasureCmd(), newDescriptorsCmd())
 	return root
 }

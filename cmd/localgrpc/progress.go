@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,13 +34,14 @@ type progress struct {
 	began           time.Time       // of the run in progress
 	name            string          // of the run in progress, or the last
 	round           int
+	rounds          int  // planned; with one, runs are not numbered
 	running         bool // whether a run is in progress
 }
 
 // newProgress returns a progress for count rounds of units units, each run
 // of which should take about guess.
 func newProgress(w io.Writer, units, count int, guess time.Duration) *progress {
-	p := &progress{w: w, total: units * count, runsLeft: make([]int, units), took: make([]time.Duration, units), guess: guess, startedAt: time.Now()}
+	p := &progress{w: w, total: units * count, rounds: count, runsLeft: make([]int, units), took: make([]time.Duration, units), guess: guess, startedAt: time.Now()}
 	for i := range p.runsLeft {
 		p.runsLeft[i] = count
 	}
@@ -61,16 +63,20 @@ func (p *progress) start(i int, name string, round int) {
 	}
 }
 
-// done notes that unit i's run ended with r.
-func (p *progress) done(i int, r testing.BenchmarkResult) {
+// done notes that unit i's run ended, with result to show.
+func (p *progress) done(i int, result string) {
 	p.took[i] = time.Since(p.began)
 	p.end(i)
-	perOp := benchunit.Scale(float64(r.T.Nanoseconds())/float64(max(r.N, 1))/1e9, benchunit.Decimal) + "s/op"
 	if p.tty {
 		p.draw()
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s run %d: %s, %s\n", p.finished, p.total, p.name, p.round, perOp, p.left())
+	fmt.Fprintf(p.w, "[%d/%d] %s%s: %s, %s\n", p.finished, p.total, p.name, p.numbered(" run "), result, p.left())
+}
+
+// perOp is a benchmark's time per op: "1.234µs/op".
+func perOp(r testing.BenchmarkResult) string {
+	return benchunit.Scale(float64(r.T.Nanoseconds())/float64(max(r.N, 1))/1e9, benchunit.Decimal) + "s/op"
 }
 
 // fail notes that unit i failed with err; its other runs are skipped.
@@ -97,6 +103,15 @@ func (p *progress) finish() {
 	fmt.Fprintf(p.w, "%sran %d of %d runs in %s\n", p.clear(), p.finished, p.total, time.Since(p.startedAt).Round(time.Second))
 }
 
+// numbered is the run's round after prefix, or nothing if there is one
+// round.
+func (p *progress) numbered(prefix string) string {
+	if p.rounds == 1 {
+		return ""
+	}
+	return prefix + strconv.Itoa(p.round)
+}
+
 // clear is what erases the bar on a terminal: nothing elsewhere.
 func (p *progress) clear() string {
 	if p.tty {
@@ -114,7 +129,7 @@ func (p *progress) draw() {
 	if filled < barWidth {
 		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
 	}
-	line := fmt.Sprintf("[%s] %3d%% %d/%d  %s  %s #%d", bar, 100*p.finished/max(p.total, 1), p.finished, p.total, p.left(), p.name, p.round)
+	line := fmt.Sprintf("[%s] %3d%% %d/%d  %s  %s%s", bar, 100*p.finished/max(p.total, 1), p.finished, p.total, p.left(), p.name, p.numbered(" #"))
 	if r := []rune(line); len(r) > p.width-1 {
 		line = string(r[:p.width-1])
 	}

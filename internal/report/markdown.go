@@ -10,12 +10,12 @@ import (
 // environment, then a section with a table per group.
 func (r *Report) WriteMarkdown(out io.Writer) error {
 	w := &errWriter{w: out}
-	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", escapeMarkdown(r.Environment.Summary()), escapeMarkdown(r.legend()))
+	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", EscapeMarkdown(r.Environment.Summary()), EscapeMarkdown(r.legend()))
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "\n### %s, %d runs\n\n", escapeMarkdown(g.Title()), maxRuns(g))
+		fmt.Fprintf(w, "\n### %s, %d runs\n\n", EscapeMarkdown(g.Title()), maxRuns(g))
 		row := func(cells []string) {
 			for i := range cells {
-				cells[i] = escapeMarkdown(cells[i])
+				cells[i] = EscapeMarkdown(cells[i])
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
@@ -35,7 +35,7 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w, "\nNotes:")
 		for _, n := range r.Notes {
-			fmt.Fprintf(w, "- %s\n", escapeMarkdown(n))
+			fmt.Fprintf(w, "- %s\n", EscapeMarkdown(n))
 		}
 	}
 	return w.err
@@ -45,4 +45,5 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 // start markup.
 var markdownSpecial = strings.NewReplacer(`|`, `\|`, `*`, `\*`, `_`, `\_`, "`", "\\`", `<`, `&lt;`)
 
-func escapeMarkdown(s string) string { return markdownSpecial.Replace(s) }
+// EscapeMarkdown escapes s for a markdown table cell or paragraph.
+func EscapeMarkdown(s string) string { return markdownSpecial.Replace(s) }

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/localgrpc/localgrpc"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/internal/report"
+	"github.com/spf13/cobra"
+)
+
+// measureFlags are the flags of `localgrpc measure`.
+type measureFlags struct {
+	n, c, warmup, count int
+	message             string
+	timeout             time.Duration
+	format              string
+	compress            bool
+}
+
+func newMeasureCmd() *cobra.Command {
+	var f measureFlags
+	cmd := &cobra.Command{
+		Use:   "measure [flags]",
+		Short: "Measure every Echo server, client and address against one another",
+		Long: `Measure starts the Echo API on grpc-go and on connect-go itself, on TCP, a unix
+socket, an abstract socket and (grpc-go) in-process, and calls every method
+with every client that can call each server: grpc-go, and connect-go in the
+Connect, gRPC and gRPC-Web protocols (a grpc-go server speaks gRPC alone; the
+in-process channel takes grpc-go clients). For each it makes --warmup calls,
+then -n calls, -c at a time, and prints the matrix of the mean time per call,
+then of the p99, as markdown, or every statistic as CSV (--format csv), with
+the machine and versions measured on. Collect and update send --count
+requests each. Compression is off unless --compress.
+
+Servers and clients run in this process, sharing its processors, as two
+processes on one machine share the machine's.`,
+		Example: `  localgrpc measure
+  localgrpc measure -n 5000 -c 4 --format csv > echo.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return f.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.IntVarP(&f.n, "calls", "n", 1000, "measure `n` calls of each method in each pairing")
+	fl.IntVarP(&f.c, "concurrency", "c", 1, "make `c` calls at a time")
+	fl.IntVar(&f.warmup, "warmup", 100, "make `w` calls first that are not measured")
+	fl.IntVar(&f.count, "count", 3, "requests per collect and update call")
+	fl.StringVarP(&f.message, "message", "m", "hello world", "the requests' `text`")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "fail a call that takes longer than `d`")
+	fl.StringVarP(&f.format, "format", "f", "markdown", "output format: markdown or csv")
+	fl.BoolVar(&f.compress, "compress", false, "compress with gzip on every stack")
+	return cmd
+}
+
+// measuredKinds are the kinds of address measured, in the table's order.
+var measuredKinds = []string{"inproc", "abstract", "unix", "tcp"}
+
+// kindName is what the table calls each kind of address.
+var kindName = map[localgrpc.Kind]string{localgrpc.Inproc: "inproc", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
+
+// pairing is a row of the matrix: a client calling a server at an
+// address of a kind.
+type pairing struct {
+	server, client, kind, addr string
+}
+
+// pairings are the rows the servers at addrs (by stack, then kind) allow.
+func pairings(addrs map[string]map[string]string) []pairing {
+	var rows []pairing
+	for _, kind := range measuredKinds {
+		for _, server := range []string{stackGRPC, stackConnect} {
+			addr, ok := addrs[server][kind]
+			if !ok {
+				continue
+			}
+			for _, client := range clientStacks {
+				if !pairs(server, client, kind) {
+					continue
+				}
+				rows = append(rows, pairing{server, client, kind, addr})
+			}
+		}
+	}
+	return rows
+}
+
+// pairs reports whether client can call server on an address of kind: a
+// grpc-go server takes the gRPC protocol alone, and in-process calls take
+// grpc-go clients.
+func pairs(server, client, kind string) bool {
+	if kind == "inproc" {
+		return client == clientGRPC
+	}
+	return server == stackConnect || client == clientGRPC || client == clientConnectGRPC
+}
+
+func (f *measureFlags) check() error {
+	switch {
+	case f.n < 1:
+		return fmt.Errorf("-n %d: it must be at least 1", f.n)
+	case f.c < 1:
+		return fmt.Errorf("-c %d: it must be at least 1", f.c)
+	case f.c > f.n:
+		return fmt.Errorf("-c %d is more calls at a time than -n %d calls", f.c, f.n)
+	case f.warmup < 0:
+		return fmt.Errorf("--warmup %d: it must be 0 or more", f.warmup)
+	case f.count < 1:
+		return fmt.Errorf("--count %d: it must be at least 1", f.count)
+	case f.timeout <= 0:
+		return fmt.Errorf("--timeout %v: it must be more than 0", f.timeout)
+	case f.format != "markdown" && f.format != "csv":
+		return fmt.Errorf("--format %q: the formats are markdown and csv", f.format)
+	}
+	return nil
+}
+
+func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	addrs, stop, err := f.startServers()
+	if err != nil {
+		return failure{err}
+	}
+	defer stop()
+
+	rows := pairings(addrs)
+	results := make([][]loadResult, len(rows))
+	prog := newProgress(stderr, len(rows)*len(methods), 1, 0)
+	l := load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+	interrupted := false
+	for i, row := range rows {
+		client, err := newEchoClient(row.client, row.addr, f.compress)
+		if err != nil {
+			return failure{err}
+		}
+		for j, m := range methods {
+			if ctx.Err() != nil {
+				interrupted = true
+				break
+			}
+			reqs := repeated(f.message, 1)
+			if m.clientStreams() {
+				reqs = repeated(f.message, f.count)
+			}
+			prog.start(i*len(methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.server, row.client, row.kind, m), 1)
+			r := l.run(ctx, func(ctx context.Context) error {
+				return client.call(ctx, m, listRequests(reqs), func(*echov1.EchoResponse) error { return nil })
+			})
+			results[i] = append(results[i], r)
+			prog.done(i*len(methods)+j, fmt.Sprintf("mean %s, %d errors", formatDuration(r.mean()), r.failed()))
+		}
+		client.close()
+	}
+	prog.finish()
+
+	m := measurement{env: report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}), flags: *f, rows: rows, results: results}
+	if f.format == "csv" {
+		err = m.writeCSV(stdout)
+	} else {
+		err = m.writeMarkdown(stdout)
+	}
+	if err != nil {
+		return failure{err}
+	}
+	switch failed := m.failed(); {
+	case interrupted:
+		return failure{errors.New("interrupted: the tables hold what was measured before")}
+	case failed > 0:
+		return failure{fmt.Errorf("%d calls failed", failed)}
+	}
+	return nil
+}
+
+// startServers serves Echo on grpc-go and on connect-go on every kind of
+// address, each its own, and returns them by stack and kind once every
+// server listens, with a function that stops them all.
+func (f *measureFlags) startServers() (map[string]map[string]string, func(), error) {
+	dir, err := os.MkdirTemp("", "localgrpc-measure-")
+	if err != nil {
+		return nil, nil, err
+	}
+	unique := fmt.Sprintf("localgrpc-measure-%d-%s", os.Getpid(), rand.Text()[:8])
+	sf := serveFlags{compress: f.compress}
+	log := slog.New(slog.DiscardHandler)
+	var stops []func()
+	stopAll := func() {
+		for _, s := range stops {
+			s()
+		}
+		os.RemoveAll(dir)
+	}
+	addrs := make(map[string]map[string]string)
+	for _, stack := range []string{stackGRPC, stackConnect} {
+		listen := []string{"127.0.0.1:0", "unix:" + filepath.Join(dir, stack+".sock"), "unix:@" + unique + "-" + stack}
+		var s echoServer
+		if stack == stackGRPC {
+			s = sf.grpcServer(log)
+			listen = append(listen, "inproc:"+unique)
+		} else {
+			s = sf.connectServer(log)
+		}
+		served := make(chan error, 1)
+		go func() { served <- s.serve(listen) }()
+		select {
+		case err := <-served:
+			stopAll()
+			return nil, nil, fmt.Errorf("%s server: %w", stack, err)
+		case <-s.ready():
+		}
+		stops = append(stops, func() {
+			s.drain()
+			<-served
+		})
+		addrs[stack] = make(map[string]string)
+		for _, a := range s.addrs() {
+			parsed, err := localgrpc.ParseAddress(a)
+			if err != nil {
+				stopAll()
+				return nil, nil, err
+			}
+			addrs[stack][kindName[parsed.Kind]] = a
+		}
+	}
+	return addrs, stopAll, nil
+}

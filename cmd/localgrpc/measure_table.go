@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/localgrpc/localgrpc/internal/report"
+)
+
+// measurement is what measure measured: per row, a result per method, in
+// the order of methods (fewer if interrupted).
+type measurement struct {
+	env     report.Environment
+	flags   measureFlags
+	rows    []pairing
+	results [][]loadResult
+}
+
+func (m measurement) failed() int {
+	n := 0
+	for _, rs := range m.results {
+		for _, r := range rs {
+			n += r.failed()
+		}
+	}
+	return n
+}
+
+// conditions says, in a sentence, how the calls were made.
+func (m measurement) conditions() string {
+	f := m.flags
+	at := "one at a time"
+	if f.c > 1 {
+		at = fmt.Sprintf("%d at a time", f.c)
+	}
+	compression := "off"
+	if f.compress {
+		compression = "gzip"
+	}
+	return fmt.Sprintf("%d calls of each method, %s, after %d warm-up calls; get and expand send one request of %q, collect and update %d; compression %s.", f.n, at, f.warmup, f.message, f.count, compression)
+}
+
+// writeMarkdown writes the environment, then a matrix of the mean time per
+// call and one of the p99, as the Echo API's reference measures them: a
+// row per server, client and address, a column per method.
+func (m measurement) writeMarkdown(out io.Writer) error {
+	w := new(strings.Builder)
+	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", report.EscapeMarkdown(m.env.Summary()), report.EscapeMarkdown(m.conditions()))
+	for _, table := range []struct {
+		title string
+		stat  func(loadResult) time.Duration
+	}{
+		{"Mean time per call", loadResult.mean},
+		{"p99 time per call", func(r loadResult) time.Duration { return r.percentile(99) }},
+	} {
+		fmt.Fprintf(w, "\n### %s\n\n| server | client | address |", table.title)
+		for _, meth := range methods {
+			fmt.Fprintf(w, " %s |", meth)
+		}
+		fmt.Fprintf(w, "\n|---|---|---|%s\n", strings.Repeat("--:|", len(methods)))
+		for i, row := range m.rows {
+			fmt.Fprintf(w, "| %s | %s | %s |", row.server, row.client, row.kind)
+			for j := range methods {
+				cell := "not run"
+				if j < len(m.results[i]) {
+					cell = markdownCell(m.results[i][j], table.stat)
+				}
+				fmt.Fprintf(w, " %s |", cell)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	_, err := io.WriteString(out, w.String())
+	return err
+}
+
+// markdownCell is a result's statistic, with its errors if any.
+func markdownCell(r loadResult, stat func(loadResult) time.Duration) string {
+	if len(r.latencies) == 0 {
+		return "failed: " + r.errorCounts()
+	}
+	cell := formatDuration(stat(r))
+	if r.failed() > 0 {
+		cell += " (errors: " + r.errorCounts() + ")"
+	}
+	return cell
+}
+
+// writeCSV writes a row per server, client, address and method with every
+// statistic, times in seconds, and the environment in the last columns.
+func (m measurement) writeCSV(out io.Writer) error {
+	cw := csv.NewWriter(out)
+	header := []string{"server", "client", "address", "method", "calls", "errors", "error_codes",
+		"mean_sec", "p50_sec", "p90_sec", "p99_sec", "max_sec", "calls_per_sec",
+		"concurrency", "requests_per_stream", "compression", "go", "goos", "goarch", "cpu", "numcpu", "gomaxprocs"}
+	for _, mod := range m.env.Modules {
+		header = append(header, mod.Name)
+	}
+	cw.Write(header)
+	env := []string{m.env.GoVersion, m.env.GOOS, m.env.GOARCH, m.env.CPU, strconv.Itoa(m.env.NumCPU), strconv.Itoa(m.env.GOMAXPROCS[0])}
+	for _, mod := range m.env.Modules {
+		env = append(env, mod.Version)
+	}
+	sec := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'g', 6, 64) }
+	for i, row := range m.rows {
+		for j, r := range m.results[i] {
+			stats := []string{"", "", "", "", ""}
+			if len(r.latencies) > 0 {
+				stats = []string{sec(r.mean()), sec(r.percentile(50)), sec(r.percentile(90)), sec(r.percentile(99)), sec(r.latencies[len(r.latencies)-1])}
+			}
+			codes := ""
+			if r.failed() > 0 {
+				codes = r.errorCounts()
+			}
+			rec := []string{row.server, row.client, row.kind, string(methods[j]), strconv.Itoa(r.calls), strconv.Itoa(r.failed()), codes}
+			rec = append(rec, stats...)
+			rec = append(rec, strconv.FormatFloat(float64(r.calls)/r.elapsed.Seconds(), 'g', 6, 64),
+				strconv.Itoa(m.flags.c), strconv.Itoa(m.flags.count), strconv.FormatBool(m.flags.compress))
+			cw.Write(append(rec, env...))
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
