@@ -1,7 +1,14 @@
 // Command localgrpc is the command line of the localgrpc project.
 //
-// Its subcommand serve serves the Echo API on grpc-go or connect-go on any
-// addresses at once (`localgrpc serve --stack connect unix:@echo :8080`).
+// Its subcommands serve, call and measure run the Echo API on grpc-go and
+// connect-go:
+//
+//	localgrpc serve --stack connect unix:@echo :8080   # on any addresses at once
+//	localgrpc call expand --address unix:@echo -m 'a b' --stack connect-grpc
+//	localgrpc call update --address :8080 --count 3 -n 10000 -c 4   # measure
+//	localgrpc measure                                   # every server, client, address and method
+//	localgrpc descriptors -o echo.protoset              # for grpcurl, ghz and proxies
+//
 // Its subcommand bench runs the benchmark suite of internal/bench — the
 // same code as `go test -bench ./internal/bench` — and compares every way
 // to call a gRPC service on one machine:
