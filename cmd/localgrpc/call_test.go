@@ -358,3 +358,18 @@ func TestCallMeasure(t *testing.T) {
 		}
 	})
 }
+
+// TestCallMeasureInterrupted ends -n before any call: the report says no
+// calls, at no rate, and the exit status says it was cut short.
+func TestCallMeasureInterrupted(t *testing.T) {
+	addr := serveEverywhere(t, stackGRPC)["abstract"]
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	code, stdout, stderr := runCLI(ctx, "call", "get", "--address", addr, "-n", "5")
+	if code != exitFailure || stderr != "localgrpc: interrupted after 0 of 5 calls\n" {
+		t.Errorf("exit status %d, stderr:\n%s", code, stderr)
+	}
+	if want := "count   0 calls, 1 at a time, in "; !strings.Contains(stdout, want) || !strings.Contains(stdout, "(0 calls/s)\nerrors  0\n") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}

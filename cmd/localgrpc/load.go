@@ -88,6 +88,14 @@ func (l load) calls(ctx context.Context, n int, call func(ctx context.Context) e
 	return r
 }
 
+// rate is the calls made per second, 0 if none were.
+func (r loadResult) rate() float64 {
+	if r.calls == 0 {
+		return 0
+	}
+	return float64(r.calls) / r.elapsed.Seconds()
+}
+
 // failed is how many calls failed.
 func (r loadResult) failed() int {
 	n := 0
@@ -149,7 +157,7 @@ func (r loadResult) errorCounts() string {
 
 // write prints the measurement as `call -n` shows it.
 func (r loadResult) write(w io.Writer, l load) {
-	fmt.Fprintf(w, "count   %d calls, %d at a time, in %s (%.0f calls/s)\n", r.calls, l.c, formatDuration(r.elapsed), float64(r.calls)/r.elapsed.Seconds())
+	fmt.Fprintf(w, "count   %d calls, %d at a time, in %s (%.0f calls/s)\n", r.calls, l.c, formatDuration(r.elapsed), r.rate())
 	if len(r.latencies) > 0 {
 		fmt.Fprintf(w, "mean    %s\n", formatDuration(r.mean()))
 		for _, p := range []float64{50, 90, 99} {

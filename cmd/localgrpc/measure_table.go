@@ -118,7 +118,7 @@ func (m measurement) writeCSV(out io.Writer) error {
 			}
 			rec := []string{row.server, row.client, row.kind, string(methods[j]), strconv.Itoa(r.calls), strconv.Itoa(r.failed()), codes}
 			rec = append(rec, stats...)
-			rec = append(rec, strconv.FormatFloat(float64(r.calls)/r.elapsed.Seconds(), 'g', 6, 64),
+			rec = append(rec, strconv.FormatFloat(r.rate(), 'g', 6, 64),
 				strconv.Itoa(m.flags.c), strconv.Itoa(m.flags.count), strconv.FormatBool(m.flags.compress))
 			cw.Write(append(rec, env...))
 		}
