@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
@@ -150,21 +149,9 @@ func TestHealthOnEveryTransport(t *testing.T) {
 // listServices asks the reflection service for the service names.
 func listServices(t *testing.T, cc grpc.ClientConnInterface) []string {
 	t.Helper()
-	s, err := reflectionpb.NewServerReflectionClient(cc).ServerReflectionInfo(timeoutCtx(t))
+	names, err := echotest.ListServices(timeoutCtx(t), cc)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.CloseSend()
-	var names []string
-	for _, svc := range r.GetListServicesResponse().GetService() {
-		names = append(names, svc.GetName())
 	}
 	return names
 }

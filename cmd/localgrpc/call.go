@@ -114,20 +114,19 @@ func (f *callFlags) check(cmd *cobra.Command, m method) error {
 		return fmt.Errorf("--count: %s sends one request; --count is for collect and update", m)
 	case fl.Changed("data") && (fl.Changed("message") || fl.Changed("count")):
 		return errors.New("-d gives the requests: it does not go with -m or --count")
-	case f.n < 0:
-		return fmt.Errorf("-n %d: it must be at least 1", f.n)
 	case f.n == 0 && (fl.Changed("concurrency") || fl.Changed("warmup")):
 		return errors.New("-c and --warmup measure: they go with -n")
-	case f.c < 1:
-		return fmt.Errorf("-c %d: it must be at least 1", f.c)
-	case f.c > f.n && f.n > 0:
-		return fmt.Errorf("-c %d is more calls at a time than -n %d calls", f.c, f.n)
-	case f.warmup < 0:
-		return fmt.Errorf("--warmup %d: it must be 0 or more", f.warmup)
 	case f.timeout < 0:
 		return fmt.Errorf("--timeout %v: it must be 0 (no limit) or more", f.timeout)
+	case f.n != 0:
+		return f.load().check()
 	}
 	return nil
+}
+
+// load is the measurement -n asks for.
+func (f *callFlags) load() load {
+	return load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
 }
 
 func (f *callFlags) run(cmd *cobra.Command, m method) error {
@@ -148,11 +147,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 	case f.data != "":
 		next = func() (requests, error) { return data.stream(ctx) }
 	default:
-		count := 1
-		if m.clientStreams() {
-			count = f.count
-		}
-		reqs := repeated(f.message, count)
+		reqs := repeated(m, f.message, f.count)
 		next = func() (requests, error) { return listRequests(reqs), nil }
 	}
 	client, err := newEchoClient(f.stack, f.address, f.compress)
@@ -162,7 +157,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 	defer client.close()
 
 	if f.n > 0 {
-		l := load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+		l := f.load()
 		r := l.run(ctx, func(ctx context.Context) error {
 			reqs, _ := next()
 			return client.call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })

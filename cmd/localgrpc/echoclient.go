@@ -75,7 +75,7 @@ func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		return grpcEchoClient{cc, echov1.NewEchoClient(cc), opts}, nil
+		return stackClient{grpcStack{cc, echov1.NewEchoClient(cc), opts}}, nil
 	}
 	var opts []connect.ClientOption
 	switch stack {
@@ -98,7 +98,7 @@ func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return connectEchoClient{hc.CloseIdleConnections, echov1connect.NewEchoClient(hc, base, opts...)}, nil
+	return stackClient{connectStack{hc.CloseIdleConnections, echov1connect.NewEchoClient(hc, base, opts...)}}, nil
 }
 
 // one takes the single request of a method that is not client streaming.
@@ -162,55 +162,44 @@ func bidi(ctx context.Context, cancel context.CancelFunc, next requests, send fu
 	return received
 }
 
-type grpcEchoClient struct {
-	cc   localgrpc.ClientConn
-	echo echov1.EchoClient
-	opts []grpc.CallOption
+// echoStack is what each client stack does its own way: the four calls,
+// given their requests. call does the rest, the same for every stack.
+type echoStack interface {
+	get(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error)
+	expand(ctx context.Context, req *echov1.EchoRequest, each func(*echov1.EchoResponse) error) error
+	collect(ctx context.Context, next requests) (*echov1.EchoResponse, error)
+	update(ctx context.Context, cancel context.CancelFunc, next requests, each func(*echov1.EchoResponse) error) error
+	close()
 }
 
-func (g grpcEchoClient) close() { g.cc.Close() }
+// stackClient is an echoClient on an echoStack.
+type stackClient struct{ echoStack }
 
-func (g grpcEchoClient) call(ctx context.Context, m method, next requests, each func(*echov1.EchoResponse) error) error {
+func (c stackClient) call(ctx context.Context, m method, next requests, each func(*echov1.EchoResponse) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	switch m {
-	case methodGet, methodExpand:
-		req, err := one(ctx, m, next)
-		if err != nil {
-			return err
-		}
-		if m == methodGet {
-			resp, err := g.echo.Get(ctx, req, g.opts...)
-			if err != nil {
-				return err
-			}
-			return each(resp)
-		}
-		s, err := g.echo.Expand(ctx, req, g.opts...)
-		if err != nil {
-			return err
-		}
-		return receiveAll(s.Recv, each)
 	case methodCollect:
-		s, err := g.echo.Collect(ctx, g.opts...)
-		if err != nil {
-			return err
-		}
-		if err := sendEach(ctx, next, s.Send); err != nil {
-			return err
-		}
-		resp, err := s.CloseAndRecv()
+		resp, err := c.collect(ctx, next)
 		if err != nil {
 			return err
 		}
 		return each(resp)
-	default:
-		s, err := g.echo.Update(ctx, g.opts...)
-		if err != nil {
-			return err
-		}
-		return bidi(ctx, cancel, next, s.Send, s.CloseSend, func() error { return receiveAll(s.Recv, each) })
+	case methodUpdate:
+		return c.update(ctx, cancel, next, each)
 	}
+	req, err := one(ctx, m, next)
+	if err != nil {
+		return err
+	}
+	if m == methodExpand {
+		return c.expand(ctx, req, each)
+	}
+	resp, err := c.get(ctx, req)
+	if err != nil {
+		return err
+	}
+	return each(resp)
 }
 
 // receiveAll hands each message recv gives to each, until the end.
@@ -229,63 +218,100 @@ func receiveAll(recv func() (*echov1.EchoResponse, error), each func(*echov1.Ech
 	}
 }
 
-type connectEchoClient struct {
+// grpcStack is grpc-go's client.
+type grpcStack struct {
+	cc   localgrpc.ClientConn
+	echo echov1.EchoClient
+	opts []grpc.CallOption
+}
+
+func (g grpcStack) close() { g.cc.Close() }
+
+func (g grpcStack) get(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	return g.echo.Get(ctx, req, g.opts...)
+}
+
+func (g grpcStack) expand(ctx context.Context, req *echov1.EchoRequest, each func(*echov1.EchoResponse) error) error {
+	s, err := g.echo.Expand(ctx, req, g.opts...)
+	if err != nil {
+		return err
+	}
+	return receiveAll(s.Recv, each)
+}
+
+func (g grpcStack) collect(ctx context.Context, next requests) (*echov1.EchoResponse, error) {
+	s, err := g.echo.Collect(ctx, g.opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := sendEach(ctx, next, s.Send); err != nil {
+		return nil, err
+	}
+	return s.CloseAndRecv()
+}
+
+func (g grpcStack) update(ctx context.Context, cancel context.CancelFunc, next requests, each func(*echov1.EchoResponse) error) error {
+	s, err := g.echo.Update(ctx, g.opts...)
+	if err != nil {
+		return err
+	}
+	return bidi(ctx, cancel, next, s.Send, s.CloseSend, func() error { return receiveAll(s.Recv, each) })
+}
+
+// connectStack is connect-go's client, in any of its protocols.
+type connectStack struct {
 	closeIdle func()
 	echo      echov1connect.EchoClient
 }
 
-func (c connectEchoClient) close() { c.closeIdle() }
+func (c connectStack) close() { c.closeIdle() }
 
-func (c connectEchoClient) call(ctx context.Context, m method, next requests, each func(*echov1.EchoResponse) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	switch m {
-	case methodGet, methodExpand:
-		req, err := one(ctx, m, next)
-		if err != nil {
-			return err
-		}
-		if m == methodGet {
-			resp, err := c.echo.Get(ctx, connect.NewRequest(req))
-			if err != nil {
-				return err
-			}
-			return each(resp.Msg)
-		}
-		s, err := c.echo.Expand(ctx, connect.NewRequest(req))
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		for s.Receive() {
-			if err := each(s.Msg()); err != nil {
-				return err
-			}
-		}
-		return s.Err()
-	case methodCollect:
-		s := c.echo.Collect(ctx)
-		if err := sendEach(ctx, next, s.Send); err != nil {
-			return err
-		}
-		resp, err := s.CloseAndReceive()
-		if err != nil {
-			return err
-		}
-		return each(resp.Msg)
-	default:
-		s := c.echo.Update(ctx)
-		defer s.CloseResponse()
-		return bidi(ctx, cancel, next, s.Send, s.CloseRequest, func() error {
-			return receiveAll(func() (*echov1.EchoResponse, error) {
-				resp, err := s.Receive()
-				if errors.Is(err, io.EOF) {
-					return nil, io.EOF
-				}
-				return resp, err
-			}, each)
-		})
+func (c connectStack) get(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	resp, err := c.echo.Get(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, err
 	}
+	return resp.Msg, nil
+}
+
+func (c connectStack) expand(ctx context.Context, req *echov1.EchoRequest, each func(*echov1.EchoResponse) error) error {
+	s, err := c.echo.Expand(ctx, connect.NewRequest(req))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for s.Receive() {
+		if err := each(s.Msg()); err != nil {
+			return err
+		}
+	}
+	return s.Err()
+}
+
+func (c connectStack) collect(ctx context.Context, next requests) (*echov1.EchoResponse, error) {
+	s := c.echo.Collect(ctx)
+	if err := sendEach(ctx, next, s.Send); err != nil {
+		return nil, err
+	}
+	resp, err := s.CloseAndReceive()
+	if err != nil {
+		return nil, err
+	}
+	return resp.Msg, nil
+}
+
+func (c connectStack) update(ctx context.Context, cancel context.CancelFunc, next requests, each func(*echov1.EchoResponse) error) error {
+	s := c.echo.Update(ctx)
+	defer s.CloseResponse()
+	return bidi(ctx, cancel, next, s.Send, s.CloseRequest, func() error {
+		return receiveAll(func() (*echov1.EchoResponse, error) {
+			resp, err := s.Receive()
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
+			return resp, err
+		}, each)
+	})
 }
 
 // An inputError is an error of the requests a call was given, not of the

@@ -23,6 +23,21 @@ type load struct {
 	timeout time.Duration // of each call; 0 is none
 }
 
+// check says what is wrong with the flags that gave l, if anything.
+func (l load) check() error {
+	switch {
+	case l.n < 1:
+		return fmt.Errorf("-n %d: it must be at least 1", l.n)
+	case l.c < 1:
+		return fmt.Errorf("-c %d: it must be at least 1", l.c)
+	case l.c > l.n:
+		return fmt.Errorf("-c %d is more calls at a time than -n %d calls", l.c, l.n)
+	case l.warmup < 0:
+		return fmt.Errorf("--warmup %d: it must be 0 or more", l.warmup)
+	}
+	return nil
+}
+
 // loadResult is what a load measured.
 type loadResult struct {
 	calls     int             // calls made, as many as asked unless interrupted

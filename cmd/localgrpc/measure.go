@@ -106,16 +106,16 @@ func pairs(server, client, kind string) bool {
 	return server == stackConnect || client == clientGRPC || client == clientConnectGRPC
 }
 
+// load is the measurement of each cell.
+func (f *measureFlags) load() load {
+	return load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+}
+
 func (f *measureFlags) check() error {
+	if err := f.load().check(); err != nil {
+		return err
+	}
 	switch {
-	case f.n < 1:
-		return fmt.Errorf("-n %d: it must be at least 1", f.n)
-	case f.c < 1:
-		return fmt.Errorf("-c %d: it must be at least 1", f.c)
-	case f.c > f.n:
-		return fmt.Errorf("-c %d is more calls at a time than -n %d calls", f.c, f.n)
-	case f.warmup < 0:
-		return fmt.Errorf("--warmup %d: it must be 0 or more", f.warmup)
 	case f.count < 1:
 		return fmt.Errorf("--count %d: it must be at least 1", f.count)
 	case f.timeout <= 0:
@@ -139,7 +139,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	rows := pairings(addrs)
 	results := make([][]loadResult, len(rows))
 	prog := newProgress(stderr, len(rows)*len(methods), 1, 0)
-	l := load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+	l := f.load()
 	interrupted := false
 	for i, row := range rows {
 		client, err := newEchoClient(row.client, row.addr, f.compress)
@@ -151,10 +151,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 				interrupted = true
 				break
 			}
-			reqs := repeated(f.message, 1)
-			if m.clientStreams() {
-				reqs = repeated(f.message, f.count)
-			}
+			reqs := repeated(m, f.message, f.count)
 			prog.start(i*len(methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.server, row.client, row.kind, m), 1)
 			r := l.run(ctx, func(ctx context.Context) error {
 				return client.call(ctx, m, listRequests(reqs), func(*echov1.EchoResponse) error { return nil })

@@ -25,8 +25,12 @@ func listRequests(reqs []*echov1.EchoRequest) requests {
 	}
 }
 
-// repeated is count requests of text.
-func repeated(text string, count int) []*echov1.EchoRequest {
+// repeated is the requests of a call of m: one of text, or, if m takes a
+// stream, count.
+func repeated(m method, text string, count int) []*echov1.EchoRequest {
+	if !m.clientStreams() {
+		count = 1
+	}
 	reqs := make([]*echov1.EchoRequest, count)
 	for i := range reqs {
 		reqs[i] = &echov1.EchoRequest{Text: text}

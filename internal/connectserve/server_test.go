@@ -18,10 +18,10 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
 	"github.com/localgrpc/localgrpc/internal/connectserve"
+	"github.com/localgrpc/localgrpc/internal/echotest"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -142,26 +142,13 @@ func TestEveryProtocolEveryAddress(t *testing.T) {
 			if _, err := healthpb.NewHealthClient(cc).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "nosuch.Service"}); status.Code(err) != codes.NotFound {
 				t.Errorf("health of an unknown service: %v", err)
 			}
-			rs, err := reflectionpb.NewServerReflectionClient(cc).ServerReflectionInfo(t.Context())
+			names, err := echotest.ListServices(t.Context(), cc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := rs.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
-				t.Fatal(err)
-			}
-			list, err := rs.Recv()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, s := range list.GetListServicesResponse().GetService() {
-				names = append(names, s.GetName())
-			}
-			slices.Sort(names)
 			if want := []string{"echo.v1.Echo", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"}; !slices.Equal(names, want) {
 				t.Errorf("reflection lists %q, want %q, as grpc-go's does", names, want)
 			}
-			rs.CloseSend()
 		})
 	}
 }
