@@ -1,0 +1,20 @@
+// Package fanin merges many channels or sequences into one: unordered, as
+// items arrive (Merge for channels, MergeSeq for iter.Seq2 sources), and
+// ordered, as a stable k-way merge of sorted sources on a loser tree
+// (MergeSorted), with Dedup to fold the adjacent duplicates a merge of
+// replicas produces.
+//
+// Merge is built to be as fast as the best of the usual ways to merge
+// channels at every number of inputs without spinning: one goroutine watches
+// each group of four inputs in a select, and when a group turns out to be
+// busy it is handed to one sweeper goroutine that takes from every busy
+// input in turn without blocking, yielding the processor between sweeps so
+// the senders can run. A group that stays empty goes back to its watcher.
+// The benchmark in this package compares it with the four ways the fan-in
+// reference text measures (a goroutine per input, reflect.Select, groups of
+// four in one select, a polling loop), in time and in CPU time per op.
+//
+// The sequence merges report a source's error as a *SourceError that names
+// the source, and let the caller choose: break out of the loop to stop at
+// the first error, or go on to read the other sources.
+package fanin

@@ -1,0 +1,35 @@
+package fanin
+
+import "fmt"
+
+// SourceError is an error one of the merged sequences yielded, with the index
+// of that sequence among the arguments of MergeSeq or MergeSorted, so the
+// caller can tell which source failed. Use errors.As to get it; it unwraps to
+// the source's own error.
+//
+// A merged sequence yields a SourceError in place of an item and goes on: a
+// loop that breaks on it stops the merge (and every source) at the first
+// error, one that continues reads the other sources to the end.
+type SourceError struct {
+	Source int
+	Err    error
+}
+
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("fanin: source %d: %v", e.Source, e.Err)
+}
+
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// entry is one item or error of a source, as read ahead of the consumer.
+type entry[T any] struct {
+	v   T
+	err error
+}
+
+func (e *entry[T]) from(source int) error {
+	if e.err == nil {
+		return nil
+	}
+	return &SourceError{Source: source, Err: e.err}
+}

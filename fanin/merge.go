@@ -1,0 +1,235 @@
+package fanin
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+)
+
+// Merge returns a channel that delivers every value received from ins, in the
+// order they arrive, and closes when every input is closed or ctx ends; by
+// then every goroutine Merge started has ended.
+//
+// The output is buffered (64 values), so senders are not held up by a
+// consumer that takes a moment. Values already in the buffer when ctx ends
+// are still delivered before the close; a value a goroutine of Merge has
+// received but not yet put in the buffer is dropped. Inputs are not drained
+// after ctx ends: their senders should watch ctx too.
+//
+// A nil input is skipped: a nil channel never delivers and never closes, so
+// waiting on it would only keep the output open until ctx ends. With no
+// non-nil inputs the output is closed at once.
+func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
+	var groups []*group[T]
+	var g *group[T]
+	for _, in := range ins {
+		if in == nil {
+			continue
+		}
+		if g == nil || g.open == groupSize {
+			g = &group[T]{back: make(chan struct{}, 1)}
+			groups = append(groups, g)
+		}
+		g.ins[g.open] = in
+		g.open++
+	}
+	out := make(chan T, outBuffer)
+	if len(groups) == 0 {
+		close(out)
+		return out
+	}
+	m := &merger[T]{done: ctx.Done(), out: out}
+	if len(groups) == 1 {
+		m.running.Store(1)
+		go m.watch(groups[0])
+		return out
+	}
+	m.busy = make(chan *group[T], len(groups))
+	m.running.Store(int32(len(groups)) + 1)
+	m.watching.Store(int32(len(groups)))
+	for _, g := range groups {
+		go m.watch(g)
+	}
+	go m.sweep()
+	return out
+}
+
+const (
+	outBuffer = 64
+	// idleSweeps is how many sweeps in a row may find a group empty before
+	// the sweeper hands it back to its watcher.
+	idleSweeps = 2
+	// drainLimit bounds how many values one sweep takes from one input, so a
+	// fast buffered input cannot starve the others.
+	drainLimit = 32
+)
+
+type merger[T any] struct {
+	done     <-chan struct{}
+	out      chan T
+	busy     chan *group[T]
+	watching atomic.Int32 // watchers still running; the last closes busy
+	running  atomic.Int32 // goroutines still running; the last closes out
+}
+
+func (m *merger[T]) exit() {
+	if m.running.Add(-1) == 0 {
+		close(m.out)
+	}
+}
+
+func (m *merger[T]) watch(g *group[T]) {
+	defer m.exit()
+	if m.busy != nil {
+		defer func() {
+			if m.watching.Add(-1) == 0 {
+				close(m.busy)
+			}
+		}()
+	}
+	for g.open > 0 {
+		i, v, ok := g.wait(m.done)
+		switch {
+		case i < 0:
+			return
+		case !ok:
+			g.drop(i)
+			continue
+		case !m.send(v):
+			return
+		}
+		got, live := m.take(g)
+		if !live {
+			return
+		}
+		if !got || g.open == 0 {
+			continue
+		}
+		if m.busy == nil {
+			if !m.spin(g) {
+				return
+			}
+			continue
+		}
+		m.busy <- g
+		select {
+		case <-g.back:
+		case <-m.done:
+			return
+		}
+	}
+}
+
+func (m *merger[T]) sweep() {
+	defer m.exit()
+	var active []*group[T]
+	for {
+		if len(active) == 0 {
+			select {
+			case g, ok := <-m.busy:
+				if !ok {
+					return
+				}
+				active = append(active, g)
+			case <-m.done:
+				return
+			}
+		}
+	more:
+		for {
+			select {
+			case g, ok := <-m.busy:
+				if !ok {
+					break more
+				}
+				active = append(active, g)
+			default:
+				break more
+			}
+		}
+		for j := 0; j < len(active); {
+			g := active[j]
+			got, live := m.take(g)
+			if !live {
+				return
+			}
+			if got {
+				g.idle = 0
+			} else {
+				g.idle++
+			}
+			if g.open == 0 || g.idle > idleSweeps {
+				g.idle = 0
+				g.back <- struct{}{}
+				last := len(active) - 1
+				active[j], active[last] = active[last], nil
+				active = active[:last]
+				continue
+			}
+			j++
+		}
+		runtime.Gosched()
+	}
+}
+
+// spin keeps taking from a busy group, yielding the processor between sweeps
+// so its senders can run, until it has been empty idleSweeps times in a row.
+func (m *merger[T]) spin(g *group[T]) bool {
+	for idle := 0; idle <= idleSweeps && g.open > 0; {
+		runtime.Gosched()
+		got, live := m.take(g)
+		if !live {
+			return false
+		}
+		if got {
+			idle = 0
+		} else {
+			idle++
+		}
+	}
+	return true
+}
+
+// take receives what the group's inputs have ready without blocking. It
+// reports whether it got anything, and false for live when ctx ended.
+func (m *merger[T]) take(g *group[T]) (got, live bool) {
+	for i, in := range &g.ins {
+		if in == nil {
+			continue
+		}
+		for range drainLimit {
+			v, ok, ready := tryRecv(in)
+			if !ready {
+				break
+			}
+			if !ok {
+				g.drop(i)
+				break
+			}
+			if !m.send(v) {
+				return got, false
+			}
+			got = true
+		}
+	}
+	select {
+	case <-m.done:
+		return got, false
+	default:
+		return got, true
+	}
+}
+
+func (m *merger[T]) send(v T) bool {
+	select {
+	case m.out <- v:
+		return true
+	default:
+	}
+	select {
+	case m.out <- v:
+		return true
+	case <-m.done:
+		return false
+	}
+}

@@ -1,0 +1,73 @@
+package fanin_test
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/localgrpc/localgrpc/fanin"
+)
+
+var mergeStrategies = []strategy{
+	{"goroutine-per-input", withoutContext(mergeGoroutinePerInput[int])},
+	{"reflect-select", withoutContext(mergeReflectSelect[int])},
+	{"groups-of-4", withoutContext(mergeGroupsOfFour[int])},
+	{"polling-loop", withoutContext(mergePollingLoop[int])},
+	{"fanin.Merge", fanin.Merge[int]},
+}
+
+// BenchmarkMerge is the reference text's benchmark: a worker pool (one source
+// per CPU), metrics collection (100 sources) and a huge event system (1,000
+// sources), each source sending 10 values on an unbuffered channel. Each op
+// starts the senders, merges and drains. cpu-ns/op is the process's user and
+// system time per op, which shows a strategy that spins.
+func BenchmarkMerge(b *testing.B) {
+	const messages = 10
+	for _, sources := range []int{runtime.NumCPU(), 100, 1000} {
+		for _, s := range mergeStrategies {
+			b.Run(fmt.Sprintf("sources=%d/impl=%s", sources, s.name), func(b *testing.B) {
+				b.ReportAllocs()
+				want := sources * messages * (messages - 1) / 2
+				ins := make([]<-chan int, sources)
+				start := cpuTime(b)
+				for b.Loop() {
+					for i := range ins {
+						ins[i] = send(messages)
+					}
+					sum := 0
+					for v := range s.merge(b.Context(), ins...) {
+						sum += v
+					}
+					if sum != want {
+						b.Fatalf("sum %d, want %d", sum, want)
+					}
+				}
+				b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// send returns an unbuffered channel on which a new goroutine sends 0 to n-1
+// and then closes it.
+func send(n int) <-chan int {
+	c := make(chan int)
+	go func() {
+		for i := range n {
+			c <- i
+		}
+		close(c)
+	}()
+	return c
+}
+
+// cpuTime is the user and system time this process has used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
