@@ -12,8 +12,9 @@ import "iter"
 // An error a source yields comes out as a *SourceError naming the source, as
 // soon as the merge reaches it in that source; the source's later items are
 // merged as before. Nil sequences are skipped. The sources run on the
-// consumer's goroutine, one batch at a time; when the loop over the result
-// ends, early or not, every source is stopped.
+// consumer's goroutine, one batch at a time, so a source is read up to a
+// batch ahead; when the loop over the result ends, early or not, every
+// source is stopped.
 func MergeSorted[T any](cmp func(a, b T) int, seqs ...iter.Seq2[T, error]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		t := &loserTree[T]{cmp: cmp}
@@ -27,18 +28,17 @@ func MergeSorted[T any](cmp func(a, b T) int, seqs ...iter.Seq2[T, error]) iter.
 			return
 		}
 		for i := range t.cursors {
-			if !t.cursors[i].advance(yield) {
+			if !t.advance(i, yield) {
 				return
 			}
 		}
 		t.build()
 		for {
 			w := t.winner()
-			c := &t.cursors[w]
-			if c.done {
+			if t.done[w] {
 				return
 			}
-			if !yield(c.head, nil) || !c.advance(yield) {
+			if !yield(t.heads[w], nil) || !t.advance(w, yield) {
 				return
 			}
 			t.replay(w)
@@ -48,66 +48,79 @@ func MergeSorted[T any](cmp func(a, b T) int, seqs ...iter.Seq2[T, error]) iter.
 
 const maxBatch = 128
 
+// batch is a run of a source's items, and the error the source yielded
+// after them, if it did.
+type batch[T any] struct {
+	items []T
+	err   error
+}
+
 // cursor reads one source of MergeSorted a batch at a time.
 type cursor[T any] struct {
 	source int
-	head   T    // the next item, unless done
-	done   bool // the source has no more items
-	batch  []entry[T]
-	pos    int
-	next   func() ([]entry[T], bool)
-	end    func()
+	batch[T]
+	pos  int
+	next func() (batch[T], bool)
+	end  func()
 }
 
-// advance moves to the source's next item, yielding the errors it meets on
-// the way. It returns false when yield did.
-func (c *cursor[T]) advance(yield func(T, error) bool) bool {
-	for {
-		if c.pos == len(c.batch) {
-			var ok bool
-			c.batch, ok = c.next()
-			c.pos = 0
-			if !ok {
-				var zero T
-				c.head, c.done, c.batch = zero, true, nil
-				return true
-			}
-		}
-		e := &c.batch[c.pos]
-		c.pos++
-		if e.err != nil {
+// advance moves cursor i to its source's next item, yielding the errors it
+// meets on the way. It returns false when yield did.
+func (t *loserTree[T]) advance(i int, yield func(T, error) bool) bool {
+	c := &t.cursors[i]
+	for c.pos == len(c.items) {
+		if c.err != nil {
+			err := &SourceError{Source: c.source, Err: c.err}
+			c.err = nil
 			var zero T
-			if !yield(zero, e.from(c.source)) {
+			if !yield(zero, err) {
 				return false
 			}
 			continue
 		}
-		c.head = e.v
-		return true
+		var ok bool
+		c.batch, ok = c.next()
+		c.pos = 0
+		if !ok {
+			var zero T
+			t.heads[i], t.done[i] = zero, true
+			return true
+		}
 	}
+	t.heads[i] = c.items[c.pos]
+	c.pos++
+	return true
 }
 
 // batches turns a sequence into one of batches whose size doubles up to
-// maxBatch. A batch is valid until the next is asked for: its array is
-// reused.
-func batches[T any](seq iter.Seq2[T, error]) iter.Seq[[]entry[T]] {
-	return func(yield func([]entry[T]) bool) {
+// maxBatch. A batch's items are valid until the next batch is asked for:
+// their array is reused.
+func batches[T any](seq iter.Seq2[T, error]) iter.Seq[batch[T]] {
+	return func(yield func(batch[T]) bool) {
 		size := 1
-		buf := make([]entry[T], 0, maxBatch)
+		var buf []T
 		for v, err := range seq {
-			buf = append(buf, entry[T]{v, err})
-			if len(buf) < size {
-				continue
+			if err == nil {
+				if buf == nil {
+					buf = make([]T, 0, size)
+				}
+				buf = append(buf, v)
+				if len(buf) < size {
+					continue
+				}
 			}
-			if !yield(buf) {
+			if !yield(batch[T]{buf, err}) {
 				return
 			}
 			clear(buf)
 			buf = buf[:0]
-			size = min(2*size, maxBatch)
+			if size < maxBatch && err == nil {
+				size *= 2
+				buf = nil // the next batch gets an array of the new size
+			}
 		}
 		if len(buf) > 0 {
-			yield(buf)
+			yield(batch[T]{buf, nil})
 		}
 	}
 }
