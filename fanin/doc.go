@@ -5,8 +5,9 @@
 // replicas produces.
 //
 // Merge is built to be as fast as the best of the usual ways to merge
-// channels at every number of inputs without spinning: one goroutine watches
-// each group of four inputs in a select, and when a group turns out to be
+// channels at every number of inputs without spinning. Two inputs get a
+// goroutine each. Beyond that, one goroutine watches each group of four
+// inputs in a select, and when a group turns out to be
 // busy it is handed to one sweeper goroutine that takes from every busy
 // input in turn without blocking, yielding the processor between sweeps so
 // the senders can run. A group that stays empty goes back to its watcher.

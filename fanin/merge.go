@@ -39,6 +39,13 @@ func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
 		return out
 	}
 	m := &merger[T]{done: ctx.Done(), out: out}
+	if n := groups[0].open; len(groups) == 1 && n <= forwardUpTo {
+		m.running.Store(int32(n))
+		for _, in := range groups[0].ins[:n] {
+			go m.forward(in)
+		}
+		return out
+	}
 	if len(groups) == 1 {
 		m.running.Store(1)
 		go m.watch(groups[0])
@@ -55,7 +62,8 @@ func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
 }
 
 const (
-	outBuffer = 64
+	outBuffer   = 64
+	forwardUpTo = 2
 	// idleSweeps is how many sweeps in a row may find a group empty before
 	// the sweeper hands it back to its watcher.
 	idleSweeps = 2
@@ -75,6 +83,22 @@ type merger[T any] struct {
 func (m *merger[T]) exit() {
 	if m.running.Add(-1) == 0 {
 		close(m.out)
+	}
+}
+
+// forward serves one input alone: for a handful of inputs a goroutine each
+// is cheapest, as the reference text found.
+func (m *merger[T]) forward(in <-chan T) {
+	defer m.exit()
+	for {
+		select {
+		case v, ok := <-in:
+			if !ok || !m.send(v) {
+				return
+			}
+		case <-m.done:
+			return
+		}
 	}
 }
 

@@ -71,3 +71,44 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
+
+// BenchmarkMergeOneAtATime is the other end from BenchmarkMerge: each op
+// sends one value on one of the inputs, in turn, and waits for it to come
+// out, so every value finds the merge idle. It shows what a strategy costs
+// per value when sources are quiet, as in a metrics system where most
+// sources send rarely. reflect.Select is left out: it costs milliseconds per
+// value at these sizes.
+func BenchmarkMergeOneAtATime(b *testing.B) {
+	for _, sources := range []int{runtime.NumCPU(), 100, 1000} {
+		for _, s := range mergeStrategies {
+			if s.name == "reflect-select" {
+				continue
+			}
+			b.Run(fmt.Sprintf("sources=%d/impl=%s", sources, s.name), func(b *testing.B) {
+				b.ReportAllocs()
+				chans := make([]chan int, sources)
+				ins := make([]<-chan int, sources)
+				for i := range chans {
+					chans[i] = make(chan int)
+					ins[i] = chans[i]
+				}
+				out := s.merge(b.Context(), ins...)
+				start := cpuTime(b)
+				n := 0
+				for b.Loop() {
+					chans[n%sources] <- n
+					if v := <-out; v != n {
+						b.Fatalf("got %d, want %d", v, n)
+					}
+					n++
+				}
+				b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+				for _, c := range chans {
+					close(c)
+				}
+				for range out {
+				}
+			})
+		}
+	}
+}
