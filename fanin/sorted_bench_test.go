@@ -71,7 +71,7 @@ func (h *heads[T]) Less(i, j int) bool {
 	return h.items[i].source < h.items[j].source
 }
 func (h *heads[T]) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *heads[T]) Push(x any)   { h.items = append(h.items, x.(head[T])) }
+func (h *heads[T]) Push(x any)    { h.items = append(h.items, x.(head[T])) }
 func (h *heads[T]) Pop() any {
 	last := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
