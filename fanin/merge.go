@@ -102,6 +102,9 @@ func (m *merger[T]) forward(in <-chan T) {
 	}
 }
 
+// watch waits on a group's inputs while they are quiet. After a value, if
+// the group has more ready it is busy: the watcher hands it to the sweeper
+// (or, alone, spins on it itself) and waits to get it back.
 func (m *merger[T]) watch(g *group[T]) {
 	defer m.exit()
 	if m.busy != nil {
@@ -144,6 +147,10 @@ func (m *merger[T]) watch(g *group[T]) {
 	}
 }
 
+// sweep takes from every busy group in turn without blocking, yielding the
+// processor after each round so the senders it woke can run, and gives each
+// group back once it has been empty idleSweeps+1 rounds in a row. With no
+// busy group it blocks.
 func (m *merger[T]) sweep() {
 	defer m.exit()
 	var active []*group[T]
@@ -244,6 +251,7 @@ func (m *merger[T]) take(g *group[T]) (got, live bool) {
 	}
 }
 
+// send puts v in the output, or returns false if ctx ends first.
 func (m *merger[T]) send(v T) bool {
 	select {
 	case m.out <- v:
