@@ -21,15 +21,10 @@ func (e *SourceError) Error() string {
 
 func (e *SourceError) Unwrap() error { return e.Err }
 
-// entry is one item or error of a source, as read ahead of the consumer.
-type entry[T any] struct {
-	v   T
-	err error
-}
-
-func (e *entry[T]) from(source int) error {
-	if e.err == nil {
+// sourceError wraps a source's error, if it is one, with the source's index.
+func sourceError(source int, err error) error {
+	if err == nil {
 		return nil
 	}
-	return &SourceError{Source: source, Err: e.err}
+	return &SourceError{Source: source, Err: err}
 }

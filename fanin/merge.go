@@ -39,30 +39,33 @@ func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
 		return out
 	}
 	m := &merger[T]{done: ctx.Done(), out: out}
-	if n := groups[0].open; len(groups) == 1 && n <= forwardUpTo {
-		m.running.Store(int32(n))
-		for _, in := range groups[0].ins[:n] {
+	switch {
+	case len(groups) == 1 && groups[0].open <= forwardUpTo:
+		m.running.Store(int32(groups[0].open))
+		for _, in := range groups[0].ins[:groups[0].open] {
 			go m.forward(in)
 		}
-		return out
-	}
-	if len(groups) == 1 {
+	case len(groups) == 1:
+		// One watcher sweeps its own group when busy: a sweeper would
+		// only add a handoff.
 		m.running.Store(1)
 		go m.watch(groups[0])
-		return out
+	default:
+		m.busy = make(chan *group[T], len(groups))
+		m.running.Store(int32(len(groups)) + 1)
+		m.watching.Store(int32(len(groups)))
+		for _, g := range groups {
+			go m.watch(g)
+		}
+		go m.sweep()
 	}
-	m.busy = make(chan *group[T], len(groups))
-	m.running.Store(int32(len(groups)) + 1)
-	m.watching.Store(int32(len(groups)))
-	for _, g := range groups {
-		go m.watch(g)
-	}
-	go m.sweep()
 	return out
 }
 
 const (
-	outBuffer   = 64
+	outBuffer = 64
+	// forwardUpTo is how many inputs at most get a goroutine each: at two,
+	// that beat a watcher here; at four, the watcher won.
 	forwardUpTo = 2
 	// idleSweeps is how many sweeps in a row may find a group empty before
 	// the sweeper hands it back to its watcher.
@@ -180,17 +183,11 @@ func (m *merger[T]) sweep() {
 		}
 		for j := 0; j < len(active); {
 			g := active[j]
-			got, live := m.take(g)
+			busy, live := m.sweepOnce(g)
 			if !live {
 				return
 			}
-			if got {
-				g.idle = 0
-			} else {
-				g.idle++
-			}
-			if g.open == 0 || g.idle > idleSweeps {
-				g.idle = 0
+			if !busy {
 				g.back <- struct{}{}
 				last := len(active) - 1
 				active[j], active[last] = active[last], nil
@@ -203,22 +200,34 @@ func (m *merger[T]) sweep() {
 	}
 }
 
-// spin keeps taking from a busy group, yielding the processor between sweeps
-// so its senders can run, until it has been empty idleSweeps times in a row.
+// spin keeps sweeping a busy group, yielding the processor between sweeps
+// so its senders can run, until it is no longer busy. It returns false when
+// ctx ended.
 func (m *merger[T]) spin(g *group[T]) bool {
-	for idle := 0; idle <= idleSweeps && g.open > 0; {
+	for {
 		runtime.Gosched()
-		got, live := m.take(g)
-		if !live {
-			return false
-		}
-		if got {
-			idle = 0
-		} else {
-			idle++
+		busy, live := m.sweepOnce(g)
+		if !live || !busy {
+			return live
 		}
 	}
-	return true
+}
+
+// sweepOnce takes what a busy group has ready and reports whether it is
+// still busy: open, and not found empty more than idleSweeps sweeps in a
+// row. It reports false for live when ctx ended.
+func (m *merger[T]) sweepOnce(g *group[T]) (busy, live bool) {
+	got, live := m.take(g)
+	if got {
+		g.idle = 0
+	} else {
+		g.idle++
+	}
+	if g.open == 0 || g.idle > idleSweeps {
+		g.idle = 0
+		return false, live
+	}
+	return true, live
 }
 
 // take receives what the group's inputs have ready without blocking. It

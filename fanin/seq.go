@@ -57,7 +57,7 @@ func MergeSeq[T any](ctx context.Context, seqs ...iter.Seq2[T, error]) iter.Seq2
 			batch, finished := s.take()
 			for i := range batch {
 				e := &batch[i]
-				if !yield(e.v, e.from(s.index)) {
+				if !yield(e.v, sourceError(s.index, e.err)) {
 					return
 				}
 			}
@@ -67,6 +67,12 @@ func MergeSeq[T any](ctx context.Context, seqs ...iter.Seq2[T, error]) iter.Seq2
 			}
 		}
 	}
+}
+
+// entry is one item or error of a source, as read ahead of the consumer.
+type entry[T any] struct {
+	v   T
+	err error
 }
 
 // source is one sequence of MergeSeq, read by its own goroutine into a

@@ -70,7 +70,7 @@ func (t *loserTree[T]) advance(i int, yield func(T, error) bool) bool {
 	c := &t.cursors[i]
 	for c.pos == len(c.items) {
 		if c.err != nil {
-			err := &SourceError{Source: c.source, Err: c.err}
+			err := sourceError(c.source, c.err)
 			c.err = nil
 			var zero T
 			if !yield(zero, err) {
@@ -112,11 +112,12 @@ func batches[T any](seq iter.Seq2[T, error]) iter.Seq[batch[T]] {
 			if !yield(batch[T]{buf, err}) {
 				return
 			}
-			clear(buf)
-			buf = buf[:0]
 			if size < maxBatch && err == nil {
 				size *= 2
 				buf = nil // the next batch gets an array of the new size
+			} else {
+				clear(buf)
+				buf = buf[:0]
 			}
 		}
 		if len(buf) > 0 {
