@@ -118,6 +118,11 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		parent, s.cancel = context.WithCancel(ch.base)
 	}
 	s.startServer(parent, true)
+	if s.inline {
+		// Before anything that may end the call can run: ending it stops
+		// the coroutine.
+		s.resume, s.stopHandler = iter.Pull(s.coroutine)
+	}
 	// Whatever ends the call ends parent (Stop, the client, the deadline,
 	// the handler's return): then every parked side wakes to look.
 	context.AfterFunc(parent, s.kick)
@@ -127,9 +132,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
 		s.finishMu.Unlock()
 	}
-	if s.inline {
-		s.resume, s.stopHandler = iter.Pull(s.coroutine)
-	} else {
+	if !s.inline {
 		go s.serve()
 	}
 	return (*clientStream)(s), nil
