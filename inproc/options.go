@@ -87,3 +87,13 @@ func WithServerStatsHandler(h stats.Handler) Option {
 func WithClientStatsHandler(h stats.Handler) Option {
 	return func(c *config) { c.clientStats = append(c.clientStats, h) }
 }
+
+// WithServerMaxRecvMsgSize placeholder
+func WithServerMaxRecvMsgSize(n int) Option { return func(c *config) {} }
+
+// WithServerMaxSendMsgSize placeholder
+func WithServerMaxSendMsgSize(n int) Option { return func(c *config) {} }
+
+const DefaultWindowBytes = 1 << 20
+
+func WithWindowBytes(n int) Option { return func(c *config) {} }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -154,6 +155,115 @@ func TestWindowClientStream(t *testing.T) {
 				quiet(t, progress, "a client Send beyond the window")
 				if got := sent.Load(); got != int64(n) {
 					t.Fatalf("the client completed %d Sends to a handler that reads nothing, want the window %d", got, n)
+				}
+				releaseOnce()
+				if err := receive(t, done, "the client to finish"); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	})
+}
+
+// TestWindowBytes checks that the window bounds bytes as well as messages,
+// in both directions: with messages of 1 MiB and a window of 64 messages,
+// a sender whose receiver reads nothing completes no more Sends than fit
+// in the byte window (one, if a single message is larger), as HTTP/2 flow
+// control holds a stream to its window in bytes. Then the receiver reads
+// and every message arrives.
+func TestWindowBytes(t *testing.T) {
+	const msgSize = 1 << 20
+	text := strings.Repeat("z", msgSize)
+	windows := []struct {
+		name     string
+		opts     []inproc.Option
+		maxSends int64
+	}{
+		{"bytes=default", nil, max(inproc.DefaultWindowBytes/msgSize, 1)},
+		{"bytes=4MiB", []inproc.Option{inproc.WithWindowBytes(4 << 20)}, 3}, // 4 messages and their framing do not fit
+		{"bytes=1", []inproc.Option{inproc.WithWindowBytes(1)}, 1},
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		if !isIsolated(t, m) {
+			t.Skip("an Inline handler runs only while its client waits for it")
+		}
+		for _, w := range windows {
+			t.Run("dir=server-to-client/"+w.name, func(t *testing.T) {
+				const total = 16
+				var sent atomic.Int64
+				progress := make(chan struct{}, total)
+				c, _ := newEcho(t, m, &funcEcho{expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					for range total {
+						if err := s.Send(&echov1.EchoResponse{Text: text}); err != nil {
+							return err
+						}
+						sent.Add(1)
+						progress <- struct{}{}
+					}
+					return nil
+				}}, append([]inproc.Option{inproc.WithWindow(64)}, w.opts...)...)
+				s, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				receive(t, progress, "the handler's first Send")
+				settle()
+				if got := sent.Load(); got > w.maxSends {
+					t.Fatalf("the handler completed %d Sends of 1 MiB to a client that reads nothing, want at most %d", got, w.maxSends)
+				}
+				for i := range total {
+					if _, err := s.Recv(); err != nil {
+						t.Fatalf("Recv %d: %v", i, err)
+					}
+				}
+				if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+					t.Fatalf("Recv after the last message: %v, want io.EOF", err)
+				}
+			})
+			t.Run("dir=client-to-server/"+w.name, func(t *testing.T) {
+				const total = 16
+				release := make(chan struct{})
+				releaseOnce := sync1(release)
+				t.Cleanup(releaseOnce)
+				c, _ := newEcho(t, m, &funcEcho{collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+					<-release
+					n := 0
+					for {
+						if _, err := s.Recv(); errors.Is(err, io.EOF) {
+							return s.SendAndClose(&echov1.EchoResponse{Text: strconv.Itoa(n)})
+						} else if err != nil {
+							return err
+						}
+						n++
+					}
+				}}, append([]inproc.Option{inproc.WithWindow(64)}, w.opts...)...)
+				s, err := c.Collect(timeoutCtx(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sent atomic.Int64
+				progress := make(chan struct{}, total)
+				done := async(func() error {
+					for i := range total {
+						if err := s.Send(&echov1.EchoRequest{Text: text}); err != nil {
+							return fmt.Errorf("Send %d: %w", i, err)
+						}
+						sent.Add(1)
+						progress <- struct{}{}
+					}
+					r, err := s.CloseAndRecv()
+					if err != nil {
+						return err
+					}
+					if r.GetText() != strconv.Itoa(total) {
+						return fmt.Errorf("the handler received %s messages, want %d", r.GetText(), total)
+					}
+					return nil
+				})
+				receive(t, progress, "the client's first Send")
+				settle()
+				if got := sent.Load(); got > w.maxSends {
+					t.Fatalf("the client completed %d Sends of 1 MiB to a handler that reads nothing, want at most %d", got, w.maxSends)
 				}
 				releaseOnce()
 				if err := receive(t, done, "the client to finish"); err != nil {
