@@ -19,7 +19,7 @@ import (
 type callInfo struct {
 	copy    CopyMode
 	codec   encoding.CodecV2 // nil: protobuf
-	maxRecv int              // 0: no limit
+	maxRecv int              // the client's limits, grpc-go's defaults unless set
 	maxSend int
 	// report is nil unless an option asks to hear of the call: most calls
 	// have none, and every call carries its callInfo.
@@ -37,7 +37,7 @@ type callReport struct {
 }
 
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	ci := callInfo{copy: ch.cfg.copy}
+	ci := callInfo{copy: ch.cfg.copy, maxRecv: defaultMaxRecvMsgSize, maxSend: defaultMaxSendMsgSize}
 	for _, o := range opts {
 		switch o := o.(type) {
 		case copyOption:

@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"math"
 	"reflect"
 
 	"google.golang.org/grpc/codes"
@@ -12,58 +13,137 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 )
 
+// The limits grpc-go applies when none is set.
+const (
+	defaultMaxRecvMsgSize = 4 << 20
+	defaultMaxSendMsgSize = math.MaxInt32
+)
+
+// limits are the message size limits of one direction of a call: the
+// sender's and the receiver's.
+type limits struct {
+	send, recv int
+}
+
+// A message crosses from its sender to its receiver in two steps: send, on
+// the sender's goroutine before its SendMsg returns, checks the message as
+// grpc-go's encoding would and takes what the receiver will get; receive,
+// on the receiver's, gives it to the message the receiver allocated. So a
+// sender may reuse its message as soon as SendMsg returns, as it may with
+// grpc-go, where SendMsg serializes it.
+
+// tooLarge stands in for a message over the receiver's limit: the receiver
+// refuses it, as grpc-go's does, and nothing of it is kept.
+type tooLarge struct{ size, limit int }
+
+// encoded is a message that went through a codec, for messages that are
+// not protobuf and calls that force a codec.
+type encoded struct{ data mem.BufferSlice }
+
 // fastCloner is what vtprotobuf generates: a clone without reflection.
 type fastCloner interface {
 	CloneMessageVT() gproto.Message
 }
 
-// copyMessage makes dst, a message the receiver allocated, hold the message
-// src that the sender passed, as mode says. codec, when not nil, is the
-// call's forced codec, used for messages that are not protobuf.
-func copyMessage(dst, src any, mode CopyMode, codec encoding.CodecV2) error {
-	if mode == Share && shallowCopy(dst, src) {
-		return nil
+// send checks m and returns what its receiver gets, and m's encoded size.
+// With Clone that is a deep copy, with Share m itself (the receiver copies
+// the top level). An error is the sender's, as grpc-go's SendMsg gives it.
+func send(m any, mode CopyMode, codec encoding.CodecV2, lim limits) (any, int, error) {
+	pm := protoMessage(m)
+	if pm == nil || codec != nil {
+		return sendEncoded(m, codec, lim)
 	}
-	return cloneMessage(dst, src, codec)
+	if err := checkEncodable(pm); err != nil {
+		return nil, 0, marshalError(err)
+	}
+	n := gproto.Size(pm)
+	if v, err := checkLimits(n, lim); v != nil || err != nil {
+		return v, n, err
+	}
+	if mode == Share {
+		return m, n, nil
+	}
+	if fc, ok := pm.(fastCloner); ok {
+		return fc.CloneMessageVT(), n, nil
+	}
+	return gproto.Clone(pm), n, nil
 }
 
-// cloneMessage is copyMessage's deep copy. It is apart so that the common
-// shallow copy runs in a small stack frame: a handler's goroutine starts
-// with a small stack, and growing it costs more than a call.
-func cloneMessage(dst, src any, codec encoding.CodecV2) error {
-	dm, sm := protoMessage(dst), protoMessage(src)
-	if dm != nil && sm != nil && codec == nil {
-		if reflect.TypeOf(dm) == reflect.TypeOf(sm) {
-			if fc, ok := sm.(fastCloner); ok && shallowCopy(dm, fc.CloneMessageVT()) {
-				return nil
-			}
-			gproto.Reset(dm)
-			gproto.Merge(dm, sm)
-			return nil
-		}
-		// Different Go types for one message (a dynamicpb message on one
-		// side, say): go through the wire format, as a network would.
-		b, err := gproto.Marshal(sm)
-		if err != nil {
-			return status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
-		}
-		if err := gproto.Unmarshal(b, dm); err != nil {
-			return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
-		}
-		return nil
-	}
+// sendEncoded sends m through codec (protobuf's, if nil), as a network
+// does.
+func sendEncoded(m any, codec encoding.CodecV2, lim limits) (any, int, error) {
 	if codec == nil {
 		codec = encoding.GetCodecV2(proto.Name)
 	}
-	data, err := codec.Marshal(src)
+	data, err := codec.Marshal(m)
 	if err != nil {
-		return status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
+		return nil, 0, marshalError(err)
 	}
-	defer data.Free()
-	if err := codec.Unmarshal(mem.BufferSlice(data), dst); err != nil {
-		return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
+	n := data.Len()
+	if v, err := checkLimits(n, lim); v != nil || err != nil {
+		data.Free()
+		return v, n, err
+	}
+	return &encoded{data: data}, n, nil
+}
+
+func marshalError(err error) error {
+	return status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
+}
+
+// checkLimits refuses a message of n bytes over the sender's limit, and
+// returns the stand-in of one over the receiver's.
+func checkLimits(n int, lim limits) (any, error) {
+	if n > lim.send {
+		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, lim.send)
+	}
+	if n > lim.recv {
+		return &tooLarge{size: n, limit: lim.recv}, nil
+	}
+	return nil, nil
+}
+
+// receive gives dst, a message the receiver allocated, what send returned.
+func receive(dst, v any, codec encoding.CodecV2) error {
+	switch v := v.(type) {
+	case *tooLarge:
+		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", v.size, v.limit)
+	case *encoded:
+		if codec == nil {
+			codec = encoding.GetCodecV2(proto.Name)
+		}
+		defer v.data.Free()
+		if err := codec.Unmarshal(v.data, dst); err != nil {
+			return unmarshalError(err)
+		}
+		return nil
+	}
+	if shallowCopy(dst, v) {
+		return nil
+	}
+	return receiveOtherType(dst, v)
+}
+
+// receiveOtherType gives dst the message v of another Go type for one
+// message (a dynamicpb message on one side, say) through the wire format,
+// as a network would.
+func receiveOtherType(dst, v any) error {
+	dm, sm := protoMessage(dst), protoMessage(v)
+	if dm == nil || sm == nil {
+		return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: cannot give a %T to a %T", v, dst)
+	}
+	b, err := gproto.Marshal(sm)
+	if err != nil {
+		return marshalError(err)
+	}
+	if err := gproto.Unmarshal(b, dm); err != nil {
+		return unmarshalError(err)
 	}
 	return nil
+}
+
+func unmarshalError(err error) error {
+	return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
 }
 
 // shallowCopy sets *dst to *src when both are pointers to the same struct
@@ -94,20 +174,4 @@ func protoMessage(m any) gproto.Message {
 		return protoadapt.MessageV2Of(m)
 	}
 	return nil
-}
-
-// messageSize is the encoded size of m, for stats handlers and size limits.
-func messageSize(m any, codec encoding.CodecV2) (int, error) {
-	if pm := protoMessage(m); pm != nil && codec == nil {
-		return gproto.Size(pm), nil
-	}
-	if codec == nil {
-		codec = encoding.GetCodecV2(proto.Name)
-	}
-	data, err := codec.Marshal(m)
-	if err != nil {
-		return 0, status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
-	}
-	defer data.Free()
-	return data.Len(), nil
 }

@@ -17,7 +17,17 @@
 //     handlers on the caller's goroutine or as its coroutine, and
 //     cancellation is cooperative.
 //
-// Each stream buffers a bounded window of messages per direction
-// (WithWindow): a receiver that stops reading blocks its sender, as HTTP/2
-// flow control does.
+// What a socket refuses is refused here too, with the same code: messages
+// over grpc-go's default 4 MiB receive limit or the limits set by call
+// options, WithServerMaxRecvMsgSize and WithServerMaxSendMsgSize give
+// ResourceExhausted; a proto3 string that is not UTF-8, or a proto2
+// required field left unset, gives Internal.
+//
+// Each stream buffers a bounded window per direction, in messages
+// (WithWindow) and in bytes (WithWindowBytes): a receiver that stops
+// reading blocks its sender, as HTTP/2 flow control does.
+//
+// A stream allows one sending and one receiving goroutine at a time on each
+// side, as gRPC says; a second goroutine that sends (or receives) while
+// another does fails the stream with Internal.
 package inproc

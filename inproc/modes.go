@@ -11,14 +11,35 @@ type CopyMode uint8
 
 const (
 	// Clone gives the receiver its own deep copy, as a network would: neither
-	// side can observe the other's later changes. It uses a message's
-	// generated CloneMessageVT when it has one (vtprotobuf), proto.Merge
-	// otherwise, and the call's codec for messages that are not protobuf.
+	// side can observe the other's later changes. The copy is taken before
+	// the sender's SendMsg returns (for a unary call, before Invoke hands the
+	// request to the handler, and when the handler returns its response),
+	// so a sender may change and send the same message again at once, as
+	// streaming loops over grpc-go do. It uses a message's generated
+	// CloneMessageVT when it has one (vtprotobuf), proto.Clone otherwise,
+	// and the call's codec for messages that are not protobuf.
 	Clone CopyMode = iota
 	// Share gives the receiver its own top-level message whose fields share
-	// memory with the sender's. gRPC already forbids changing a message after
-	// SendMsg; with Share the receiver must not change nested fields it did
-	// not create either.
+	// memory with the sender's: no copy, so the sender must not change a
+	// message, or anything it points to, after sending it, and the receiver
+	// must not change nested fields it did not create.
+	//
+	// gRPC already forbids changing a message after SendMsg, but over a
+	// socket the rule is harmless to break, because SendMsg serializes the
+	// message before it returns. With Share nothing enforces it, and the
+	// most common streaming loop breaks it:
+	//
+	//	req := &pb.Request{}
+	//	for i := range n {
+	//		req.Text = strconv.Itoa(i) // changes what the receiver gets
+	//		stream.Send(req)
+	//	}
+	//
+	// The receiver then sees later values in place of earlier ones, or a
+	// mix of them, and the race detector reports a data race. Use Share only
+	// where every message sent is a fresh one that nobody changes after
+	// sending, or pass CallCopy(Clone) to the calls that reuse messages.
+	// Limits are checked as with Clone: the size check is what Share costs.
 	Share
 )
 

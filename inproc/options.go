@@ -12,6 +12,9 @@ type config struct {
 	copy               CopyMode
 	execution          Execution
 	window             int
+	windowBytes        int
+	serverMaxRecv      int
+	serverMaxSend      int
 	unaryInterceptors  []grpc.UnaryServerInterceptor
 	streamInterceptors []grpc.StreamServerInterceptor
 	clientUnary        []grpc.UnaryClientInterceptor
@@ -20,12 +23,22 @@ type config struct {
 	clientStats        []stats.Handler
 }
 
-// DefaultWindow is the number of messages a stream buffers per direction
-// unless WithWindow says otherwise.
-const DefaultWindow = 64
+// The window of each direction of a stream, unless WithWindow and
+// WithWindowBytes say otherwise.
+const (
+	// DefaultWindow is how many messages a stream buffers per direction.
+	DefaultWindow = 64
+	// DefaultWindowBytes is how many bytes of encoded messages a stream
+	// buffers per direction. grpc-go starts a stream's HTTP/2 window at
+	// 64 KiB and lets it grow to 16 MiB as it measures the connection;
+	// 1 MiB keeps a stream of small messages at its message window and
+	// holds large ones to a few.
+	DefaultWindowBytes = 1 << 20
+)
 
 func newConfig(opts []Option) config {
-	c := config{copy: Clone, execution: Isolated, window: DefaultWindow}
+	c := config{copy: Clone, execution: Isolated, window: DefaultWindow, windowBytes: DefaultWindowBytes,
+		serverMaxRecv: defaultMaxRecvMsgSize, serverMaxSend: defaultMaxSendMsgSize}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -47,6 +60,29 @@ func WithExecution(e Execution) Option {
 // before the sender's SendMsg blocks. Values below 1 mean 1.
 func WithWindow(n int) Option {
 	return func(c *config) { c.window = max(n, 1) }
+}
+
+// WithWindowBytes sets how many bytes of messages, as encoded, each stream
+// buffers in each direction before the sender's SendMsg blocks; a message
+// larger than the window passes alone. Values below 1 mean 1.
+func WithWindowBytes(n int) Option {
+	return func(c *config) { c.windowBytes = max(n, 1) }
+}
+
+// WithServerMaxRecvMsgSize sets the largest request, encoded, that
+// handlers accept, as grpc.MaxRecvMsgSize does for a grpc.Server; a larger
+// one fails the call with ResourceExhausted. The default is grpc-go's,
+// 4 MiB.
+func WithServerMaxRecvMsgSize(n int) Option {
+	return func(c *config) { c.serverMaxRecv = n }
+}
+
+// WithServerMaxSendMsgSize sets the largest response, encoded, that
+// handlers may send, as grpc.MaxSendMsgSize does for a grpc.Server; a
+// larger one fails the handler's Send with ResourceExhausted. The default
+// is grpc-go's, math.MaxInt32.
+func WithServerMaxSendMsgSize(n int) Option {
+	return func(c *config) { c.serverMaxSend = n }
 }
 
 // WithUnaryInterceptor appends server-side unary interceptors. The first
@@ -87,13 +123,3 @@ func WithServerStatsHandler(h stats.Handler) Option {
 func WithClientStatsHandler(h stats.Handler) Option {
 	return func(c *config) { c.clientStats = append(c.clientStats, h) }
 }
-
-// WithServerMaxRecvMsgSize placeholder
-func WithServerMaxRecvMsgSize(n int) Option { return func(c *config) {} }
-
-// WithServerMaxSendMsgSize placeholder
-func WithServerMaxSendMsgSize(n int) Option { return func(c *config) {} }
-
-const DefaultWindowBytes = 1 << 20
-
-func WithWindowBytes(n int) Option { return func(c *config) {} }

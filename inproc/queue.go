@@ -8,30 +8,49 @@ import (
 
 // queue carries the messages of one direction of one stream: a bounded ring
 // with one sender and one receiver at a time, as gRPC allows, so neither
-// side takes a lock. A side that finds nothing to do spins briefly when
-// another processor may be about to act, then waits as its waiter says
+// side takes a lock. It is bounded in messages and in bytes, as HTTP/2
+// bounds a stream in bytes: a message fits if both bounds allow it, or if
+// the queue is empty, so that one message larger than the window still
+// passes. A side that finds nothing to do waits as its waiter says
 // (parking, or resuming a coroutine); the other side wakes a parked one.
 // The receiver wakes a parked sender only once a quarter of the window is
 // free, as HTTP/2 sends window updates in steps, so that a fast sender does
-// not park and wake once per message.
+// not park and wake once per message. A second goroutine that sends (or
+// receives) while another does is refused (see enter), so misuse cannot
+// corrupt the ring.
 type queue struct {
-	tail     atomic.Uint64 // written by the sender
-	closed   atomic.Bool   // the sender sent its last message
-	gone     atomic.Bool   // the receiver takes no more messages
-	seenHead uint64        // the sender's last look at head
-	_        [cacheLine - 18]byte
+	// The sender's.
+	tail      atomic.Uint64 // messages pushed
+	sentBytes atomic.Uint64 // bytes pushed
+	pending   atomic.Uint64 // the size of the message a waiting sender holds
+	closed    atomic.Bool   // the sender sent its last message
+	sending   atomic.Bool   // a goroutine is in push
+	seenHead  uint64        // the sender's last look at head
+	seenRecvd uint64        // and at recvdBytes
+	_         [cacheLine]byte
 
-	head     atomic.Uint64 // written by the receiver
-	seenTail uint64        // the receiver's last look at tail
-	_        [cacheLine - 16]byte
+	// The receiver's.
+	head       atomic.Uint64 // messages popped
+	recvdBytes atomic.Uint64 // bytes popped
+	gone       atomic.Bool   // the receiver takes no more messages
+	receiving  atomic.Bool   // a goroutine is in pop
+	seenTail   uint64        // the receiver's last look at tail
+	_          [cacheLine]byte
 
 	receiver, sender parker
 
-	slots     []any // a power of two long, at least window
-	mask      uint64
-	window    uint64
-	threshold uint64 // free slots at which a parked sender is woken
-	spins     int
+	slots       []parcel // a power of two long, at least window
+	mask        uint64
+	window      uint64
+	windowBytes uint64
+	threshold   uint64 // free slots at which a parked sender is woken
+	spins       int
+}
+
+// A parcel is a message in a queue, with its encoded size.
+type parcel struct {
+	v any
+	n uint64
 }
 
 const cacheLine = 64
@@ -59,9 +78,10 @@ type waiter interface {
 
 // init sizes the queue. spin says the two sides run on goroutines of their
 // own, so that waiting for the other one may pay off.
-func (q *queue) init(window int, spin bool) {
+func (q *queue) init(window, windowBytes int, spin bool) {
 	q.window = uint64(window)
-	q.slots = make([]any, 1<<bits.Len64(q.window-1))
+	q.windowBytes = uint64(windowBytes)
+	q.slots = make([]parcel, 1<<bits.Len64(q.window-1))
 	q.mask = uint64(len(q.slots) - 1)
 	q.threshold = max(q.window/4, 1)
 	q.receiver.init()
@@ -71,18 +91,36 @@ func (q *queue) init(window int, spin bool) {
 	}
 }
 
+// fits reports whether a message of n bytes fits behind tail, given the
+// receiver has popped head messages and recvd bytes.
+func (q *queue) fits(tail, head, recvd, n uint64) bool {
+	if tail == head {
+		return true
+	}
+	return tail-head < q.window && q.sentBytes.Load()-recvd+n <= q.windowBytes
+}
+
 // satisfies reports whether the side that needs n can go on.
 func (q *queue) satisfies(n need) bool {
 	if n == needRoom {
-		return q.tail.Load()-q.head.Load() < q.window || q.gone.Load()
+		return q.gone.Load() || q.fits(q.tail.Load(), q.head.Load(), q.recvdBytes.Load(), q.pending.Load())
 	}
 	return q.head.Load() != q.tail.Load() || q.closed.Load()
 }
 
-// roomAt reports, to the receiver whose head is head, that the free room
-// is at least the threshold at which a waiting sender is woken.
-func (q *queue) roomAt(head uint64) bool {
-	return q.seenTail-head <= q.window-q.threshold
+// worthWaking reports, to the receiver, that a parked sender should be
+// woken: its message fits, and a quarter of the window is free or the
+// queue is empty.
+func (q *queue) worthWaking() bool {
+	tail, head, recvd := q.tail.Load(), q.head.Load(), q.recvdBytes.Load()
+	if tail == head {
+		return true
+	}
+	if !q.fits(tail, head, recvd, q.pending.Load()) {
+		return false
+	}
+	inFlight := q.sentBytes.Load() - recvd
+	return q.window-(tail-head) >= q.threshold && q.windowBytes-min(inFlight, q.windowBytes) >= q.windowBytes/4
 }
 
 // parker is where the side that needs n parks.
@@ -117,22 +155,27 @@ const spinPause = 20
 
 var pause uint32
 
-// push adds m, waiting while the window is full. It returns false, without
-// adding m, if the receiver is gone or w gave up.
-func (q *queue) push(m any, w waiter) bool {
+// push adds v, of n bytes, waiting while the window is full. It returns
+// false, without adding v, if the receiver is gone or w gave up.
+func (q *queue) push(v any, n uint64, w waiter) bool {
 	t := q.tail.Load()
-	if t-q.seenHead >= q.window {
-		if !q.wait(needRoom, w) {
-			return false
+	if !q.fits(t, q.seenHead, q.seenRecvd, n) {
+		q.seenHead, q.seenRecvd = q.head.Load(), q.recvdBytes.Load()
+		if !q.fits(t, q.seenHead, q.seenRecvd, n) {
+			q.pending.Store(n)
+			if !q.wait(needRoom, w) {
+				return false
+			}
+			q.seenHead, q.seenRecvd = q.head.Load(), q.recvdBytes.Load()
 		}
-		q.seenHead = q.head.Load()
 	}
 	if q.gone.Load() {
 		return false
 	}
 	// A slot keeps its message until it is reused: the window bounds what
 	// is kept, and the receiver is spared a write to the sender's lines.
-	q.slots[t&q.mask] = m
+	q.slots[t&q.mask] = parcel{v: v, n: n}
+	q.sentBytes.Store(q.sentBytes.Load() + n)
 	q.tail.Store(t + 1)
 	q.receiver.unpark()
 	return true
@@ -156,24 +199,46 @@ func (q *queue) abandon() {
 	q.sender.unpark()
 }
 
-// pop takes the next message. ok is false if the queue is closed and
-// empty, or if w gave up waiting; then aborted is true.
-func (q *queue) pop(w waiter) (m any, ok, aborted bool) {
+// pop takes the next message and its size. ok is false if the queue is
+// closed and empty, or if w gave up waiting; then aborted is true.
+func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 	h := q.head.Load()
 	if h == q.seenTail {
 		if !q.wait(needMessage, w) {
-			return nil, false, true
+			return parcel{}, false, true
 		}
 		if q.seenTail = q.tail.Load(); h == q.seenTail {
-			return nil, false, false // closed and drained
+			return parcel{}, false, false // closed and drained
 		}
 	}
-	m = q.slots[h&q.mask]
+	p = q.slots[h&q.mask]
+	if p.n > 0 {
+		q.recvdBytes.Store(q.recvdBytes.Load() + p.n)
+	}
 	q.head.Store(h + 1)
-	if q.roomAt(h + 1) {
+	if q.sender.parked.Load() && q.worthWaking() {
 		q.sender.unpark()
 	}
-	return m, true, false
+	return p, true, false
+}
+
+// enter claims the side of q that sending (or receiving) is, for one call.
+// gRPC allows one goroutine at a time on each side of a stream; a second
+// one is refused, so that the mistake fails the stream instead of
+// corrupting it.
+func (q *queue) enter(sending bool) bool {
+	if sending {
+		return q.sending.CompareAndSwap(false, true)
+	}
+	return q.receiving.CompareAndSwap(false, true)
+}
+
+func (q *queue) leave(sending bool) {
+	if sending {
+		q.sending.Store(false)
+	} else {
+		q.receiving.Store(false)
+	}
 }
 
 // parker lets one goroutine sleep until another makes progress.

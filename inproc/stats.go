@@ -5,11 +5,9 @@ import (
 	"net"
 	"time"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
 )
 
 // Addr is the address of both ends of an in-process call, as peer.Peer and
@@ -63,40 +61,16 @@ func (cs *clientStats) inHeader(ctx context.Context, md metadata.MD) {
 	cs.hs.handle(ctx, &stats.InHeader{Client: true, Header: md.Copy(), RemoteAddr: Addr{}, LocalAddr: Addr{}})
 }
 
-// outPayload checks m against the call's send limit and reports it.
-func (cs *clientStats) outPayload(ctx context.Context, m any, ci *callInfo) error {
-	n, err := checkSize(m, ci, true)
-	if err != nil {
-		return err
-	}
+// outPayload reports m, of n bytes encoded.
+func (cs *clientStats) outPayload(ctx context.Context, m any, n int) {
 	cs.hs.handle(ctx, &stats.OutPayload{Client: true, Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
-	return nil
 }
 
-func (cs *clientStats) inPayload(ctx context.Context, m any, ci *callInfo) {
-	n, _ := messageSize(m, ci.codec)
+func (cs *clientStats) inPayload(ctx context.Context, m any, n int) {
 	cs.hs.handle(ctx, &stats.InPayload{Client: true, Payload: m, Length: n, WireLength: n + 5, RecvTime: time.Now()})
 }
 
 func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
 	cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
 	cs.hs.handle(ctx, &stats.End{Client: true, BeginTime: cs.beginTime, EndTime: time.Now(), Trailer: trailer.Copy(), Error: err})
-}
-
-// checkSize returns m's size, or ResourceExhausted if it is over the call's
-// limit for its direction. It measures only when there is a limit or the
-// size is wanted for stats.
-func checkSize(m any, ci *callInfo, send bool) (int, error) {
-	limit := ci.maxRecv
-	if send {
-		limit = ci.maxSend
-	}
-	n, err := messageSize(m, ci.codec)
-	if err != nil || limit <= 0 || n <= limit {
-		return n, err
-	}
-	if send {
-		return n, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, limit)
-	}
-	return n, status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, limit)
 }

@@ -34,9 +34,13 @@ type stream struct {
 	toServer   queue
 	toClient   queue
 
-	// The handler's side. status is written before toClient closes.
+	// The handler's side. status is written once, under mu, before toClient
+	// closes: when the handler returns, or earlier when one of its Sends or
+	// Receives fails the stream, as grpc-go's server then sends the status
+	// at once.
 	handlerDone <-chan struct{}
-	serverDone  atomic.Bool
+	serverDone  atomic.Bool // the handler returned
+	statusSent  bool
 	status      *status.Status
 	recvd       bool // the handler received its one request
 
@@ -105,8 +109,8 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		s.serverDesc = m.stream
 	}
 	s.inline = ch.cfg.execution == Inline
-	s.toServer.init(ch.cfg.window, !s.inline)
-	s.toClient.init(ch.cfg.window, !s.inline)
+	s.toServer.init(ch.cfg.window, ch.cfg.windowBytes, !s.inline)
+	s.toClient.init(ch.cfg.window, ch.cfg.windowBytes, !s.inline)
 	if s.inline {
 		s.headerWait.init()
 	}
@@ -165,19 +169,38 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 	return ss.SendMsg(resp)
 }
 
-// finishServer ends the handler's side: header if not yet sent, status and
-// trailer, then the end of the client's queue.
+// finishServer ends the handler's side once it returned: header if not yet
+// sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
-	st := handlerStatus(err)
-	s.sendHeaderIfNot()
-	s.status = st
+	s.sendStatus(handlerStatus(err))
 	s.serverDone.Store(true)
 	s.toServer.abandon()
-	s.toClient.close()
+	s.mu.Lock()
+	st := s.status
+	s.mu.Unlock()
 	s.endServer(st)
 	s.cancel()
 	s.ch.end()
 }
+
+// sendStatus ends what the handler sends with st, unless it already ended.
+func (s *stream) sendStatus(st *status.Status) {
+	s.sendHeaderIfNot()
+	s.mu.Lock()
+	if s.statusSent {
+		s.mu.Unlock()
+		return
+	}
+	s.statusSent, s.status = true, st
+	s.mu.Unlock()
+	s.toClient.close()
+}
+
+// Errors for what gRPC forbids and a stream cannot survive.
+var (
+	errConcurrentSend = status.Error(codes.Internal, "inproc: SendMsg called from two goroutines at once on one side of a stream; gRPC allows one sender at a time")
+	errConcurrentRecv = status.Error(codes.Internal, "inproc: RecvMsg called from two goroutines at once on one side of a stream; gRPC allows one receiver at a time")
+)
 
 // kick wakes every parked side of the stream.
 func (s *stream) kick() {
@@ -285,10 +308,10 @@ func (c *clientStream) block(q *queue, n need) bool {
 
 func (c *clientStream) Context() context.Context { return c.clientCtx }
 
-// ended reports that the client's wait must end: its context ended, or
-// the channel stopped.
+// ended reports that the client's wait must end: its context ended, the
+// channel stopped, or the client's side of the call is over.
 func (c *clientStream) ended() bool {
-	return c.clientCtx.Err() != nil || c.ch.state.Load() == stopped
+	return c.clientCtx.Err() != nil || c.ch.state.Load() == stopped || c.finished.Load()
 }
 
 func (c *clientStream) Header() (metadata.MD, error) {
@@ -356,16 +379,18 @@ func (c *clientStream) SendMsg(m any) error {
 		s.clientCancelled() // before the message can reach the handler
 		return io.EOF
 	}
-	if s.cstats.hs != nil {
-		if err := s.cstats.outPayload(s.clientCtx, m, &s.info); err != nil {
-			return err
-		}
-	} else if s.info.maxSend > 0 {
-		if _, err := checkSize(m, &s.info, true); err != nil {
-			return err
-		}
+	if !s.toServer.enter(true) {
+		return s.finishClient(errConcurrentSend)
 	}
-	if !s.toServer.push(m, c) {
+	defer s.toServer.leave(true)
+	v, n, err := send(m, s.info.copy, s.info.codec, limits{send: s.info.maxSend, recv: s.ch.cfg.serverMaxRecv})
+	if err != nil {
+		return s.finishClient(err)
+	}
+	if s.cstats.hs != nil {
+		s.cstats.outPayload(s.clientCtx, m, n)
+	}
+	if !s.toServer.push(v, uint64(n), c) {
 		return io.EOF
 	}
 	if !s.desc.ClientStreams {
@@ -381,7 +406,11 @@ func (c *clientStream) RecvMsg(m any) error {
 	if s.finished.Load() {
 		return s.finishClient(nil)
 	}
-	v, ok, aborted := s.toClient.pop(c)
+	if !s.toClient.enter(false) {
+		return s.finishClient(errConcurrentRecv)
+	}
+	defer s.toClient.leave(false)
+	p, ok, aborted := s.toClient.pop(c)
 	if aborted {
 		return s.finishClient(s.clientGoneErr())
 	}
@@ -408,16 +437,11 @@ func (c *clientStream) RecvMsg(m any) error {
 			return s.finishClient(err)
 		}
 	}
-	if s.info.maxRecv > 0 {
-		if _, err := checkSize(v, &s.info, false); err != nil {
-			return s.finishClient(err)
-		}
-	}
-	if err := copyMessage(m, v, s.info.copy, s.info.codec); err != nil {
+	if err := receive(m, p.v, s.info.codec); err != nil {
 		return s.finishClient(err)
 	}
 	if s.cstats.hs != nil {
-		s.cstats.inPayload(s.clientCtx, m, &s.info)
+		s.cstats.inPayload(s.clientCtx, m, int(p.n))
 	}
 	if !s.desc.ServerStreams {
 		s.finishClient(io.EOF)
@@ -472,22 +496,42 @@ func (ss *serverStream) handlerGoneErr() error {
 	return status.Error(codes.Canceled, "inproc: the client is gone")
 }
 
+// fail ends the call because of err, which one of the handler's Sends or
+// Receives met: as grpc-go's server does, the client gets err's status at
+// once, and the handler's context ends. It returns err for the handler.
+func (ss *serverStream) fail(err error) error {
+	(*stream)(ss).sendStatus(status.Convert(err))
+	ss.cancel()
+	return err
+}
+
 func (ss *serverStream) SendMsg(m any) error {
 	if ss.serverDone.Load() {
 		return status.Error(codes.Internal, "inproc: SendMsg called after the handler returned")
 	}
+	if !ss.toClient.enter(true) {
+		return ss.fail(errConcurrentSend)
+	}
+	defer ss.toClient.leave(true)
 	ss.sendHeaderIfNot()
+	v, n, err := send(m, ss.info.copy, ss.info.codec, limits{send: ss.ch.cfg.serverMaxSend, recv: ss.info.maxRecv})
+	if err != nil {
+		return ss.fail(err)
+	}
 	if ss.stats != nil {
-		n, _ := messageSize(m, ss.info.codec)
 		ss.stats.handle(ss.ctx, &stats.OutPayload{Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
 	}
-	if !ss.toClient.push(m, ss) || ss.inline && !ss.handBack(wantMessage) {
+	if !ss.toClient.push(v, uint64(n), ss) || ss.inline && !ss.handBack(wantMessage) {
 		return ss.handlerGoneErr()
 	}
 	return nil
 }
 
 func (ss *serverStream) RecvMsg(m any) error {
+	if !ss.toServer.enter(false) {
+		return ss.fail(errConcurrentRecv)
+	}
+	defer ss.toServer.leave(false)
 	if !ss.serverDesc.ClientStreams {
 		return ss.recvOne(m)
 	}
@@ -495,21 +539,21 @@ func (ss *serverStream) RecvMsg(m any) error {
 }
 
 func (ss *serverStream) recv(m any) error {
-	v, ok, aborted := ss.toServer.pop(ss)
+	p, ok, aborted := ss.toServer.pop(ss)
 	if aborted {
 		return ss.handlerGoneErr()
 	}
 	if !ok {
 		return io.EOF
 	}
-	if ss.inline && ss.toServer.roomAt(ss.toServer.head.Load()) && !ss.handBack(wantRoom) {
+	if ss.inline && ss.toServer.worthWaking() && !ss.handBack(wantRoom) {
 		return ss.handlerGoneErr()
 	}
-	if err := copyMessage(m, v, ss.info.copy, ss.info.codec); err != nil {
-		return err
+	if err := receive(m, p.v, ss.info.codec); err != nil {
+		return ss.fail(err)
 	}
 	if ss.stats != nil {
-		n, _ := messageSize(m, ss.info.codec)
+		n := int(p.n)
 		ss.stats.handle(ss.ctx, &stats.InPayload{Payload: m, Length: n, WireLength: n + 5, RecvTime: time.Now()})
 	}
 	return nil

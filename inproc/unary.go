@@ -3,9 +3,7 @@ package inproc
 import (
 	"context"
 	"io"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -29,22 +27,15 @@ type unaryCall struct {
 	call
 	uctx     unaryContext // the handler's context's parent
 	isolated bool
-	req      any
-	// decoding guards req when the handler runs on its own goroutine: a
-	// client that gives up must not return while the handler still copies
-	// the request, since the caller may then change it.
-	decoding atomic.Int32
+	req      any // what send made of the client's request
+	reqSize  int
 }
 
-const (
-	reqPending int32 = iota
-	reqCopying
-	reqCopied
-	reqAbandoned
-)
-
+// unaryResult is what a unary handler gives its client: what send made of
+// its response, or the status it ended with.
 type unaryResult struct {
 	resp any
+	size int
 	err  error
 }
 
@@ -81,13 +72,13 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	}
 	if cs.hs != nil {
 		cs.outHeader(ctx, method, md)
-		if err := cs.outPayload(ctx, req, &ci); err != nil {
-			return err
-		}
-	} else if ci.maxSend > 0 {
-		if _, err := checkSize(req, &ci, true); err != nil {
-			return err
-		}
+	}
+	v, n, err := send(req, ci.copy, ci.codec, limits{send: ci.maxSend, recv: ch.cfg.serverMaxRecv})
+	if err != nil {
+		return err
+	}
+	if cs.hs != nil {
+		cs.outPayload(ctx, req, n)
 	}
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
@@ -95,74 +86,66 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if !ch.begin() {
 		return errStopped
 	}
-	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: req, isolated: ch.cfg.execution == Isolated}
+	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n, isolated: ch.cfg.execution == Isolated}
 	u.uctx.init(ch, ctx, !u.isolated)
 	u.startServer(&u.uctx, false)
-	var resp any
+	var r unaryResult
 	if !u.isolated {
-		resp, err = u.runInline(ctx)
+		r = u.runInline(ctx)
 	} else {
-		resp, err = u.runIsolated(ctx)
-		if err == errClientGone {
+		r = u.runIsolated(ctx)
+		if r.err == errClientGone {
 			return status.FromContextError(ctx.Err()).Err()
 		}
-		if err == errStopped {
-			return err
+		if r.err == errStopped {
+			return r.err
 		}
 	}
 	header, trailer = u.header, u.trailer
 	if cs.hs != nil {
 		cs.inHeader(ctx, header)
 	}
-	if err != nil {
-		return err
+	if r.err != nil {
+		return r.err
 	}
-	if ci.maxRecv > 0 {
-		if _, err := checkSize(resp, &ci, false); err != nil {
-			return err
-		}
-	}
-	if err := copyMessage(reply, resp, ci.copy, ci.codec); err != nil {
+	if err := receive(reply, r.resp, ci.codec); err != nil {
 		return err
 	}
 	if cs.hs != nil {
-		cs.inPayload(ctx, reply, &ci)
+		cs.inPayload(ctx, reply, r.size)
 	}
 	return nil
 }
 
 var errClientGone = status.Error(codes.Canceled, "inproc: the client is gone")
 
-func (u *unaryCall) runInline(ctx context.Context) (any, error) {
-	resp, err := u.handle()
-	err = u.finish(resp, err)
+func (u *unaryCall) runInline(ctx context.Context) unaryResult {
+	r := u.finish(u.handle())
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// The client stopped waiting before the response: over a network
 		// the response would be lost.
-		return nil, status.FromContextError(ctxErr).Err()
+		return unaryResult{err: status.FromContextError(ctxErr).Err()}
 	}
-	return resp, err
+	return r
 }
 
 // runIsolated runs the handler on its own goroutine and waits for it, for
-// the client's context to end, or for Stop.
-func (u *unaryCall) runIsolated(ctx context.Context) (any, error) {
+// the client's context to end, or for Stop. The handler reads only what
+// send made of the request, so the client may return at once.
+func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	results := resultChans.Get().(chan unaryResult)
 	go func() {
-		resp, err := u.handle()
-		results <- unaryResult{resp, u.finish(resp, err)}
+		results <- u.finish(u.handle())
 	}()
 	select {
 	case r := <-results:
 		resultChans.Put(results)
-		return r.resp, r.err
+		return r
 	case <-ctx.Done():
 		cancelForClient(ctx, u.uctx.end)
-		u.abandonRequest()
-		return nil, errClientGone
+		return unaryResult{err: errClientGone}
 	case <-u.ch.quit:
-		u.abandonRequest()
-		return nil, errStopped
+		return unaryResult{err: errStopped}
 	}
 }
 
@@ -172,16 +155,6 @@ func (u *unaryCall) runIsolated(ctx context.Context) (any, error) {
 func cancelForClient(client context.Context, cancel func()) {
 	if client.Err() != context.DeadlineExceeded {
 		cancel()
-	}
-}
-
-// abandonRequest makes sure the handler no longer reads the request.
-func (u *unaryCall) abandonRequest() {
-	for !u.decoding.CompareAndSwap(reqPending, reqAbandoned) {
-		if u.decoding.Load() != reqCopying {
-			return
-		}
-		runtime.Gosched() // a copy in progress takes microseconds
 	}
 }
 
@@ -212,32 +185,33 @@ func (ch *Channel) invokeStream(ctx context.Context, method string, req, reply a
 
 // decode gives the handler its request.
 func (u *unaryCall) decode(in any) error {
-	isolated := u.isolated
-	if isolated && !u.decoding.CompareAndSwap(reqPending, reqCopying) {
-		return status.Error(codes.Canceled, "context canceled")
+	if err := receive(in, u.req, u.info.codec); err != nil {
+		return err
 	}
-	err := copyMessage(in, u.req, u.info.copy, u.info.codec)
-	if isolated {
-		u.decoding.Store(reqCopied)
+	if u.stats != nil {
+		u.stats.handle(u.ctx, &stats.InPayload{Payload: in, Length: u.reqSize, WireLength: u.reqSize + 5, RecvTime: time.Now()})
 	}
-	if err == nil && u.stats != nil {
-		n, _ := messageSize(in, u.info.codec)
-		u.stats.handle(u.ctx, &stats.InPayload{Payload: in, Length: n, WireLength: n + 5, RecvTime: time.Now()})
-	}
-	return err
+	return nil
 }
 
-// finish ends the handler's side: the header goes out if it has not, the
-// stats handlers hear of the end, and the call is counted out.
-func (u *unaryCall) finish(resp any, err error) error {
+// finish ends the handler's side: the response is sent (checked and, with
+// Clone, copied, here on the handler's goroutine), the header goes out if
+// it has not, the stats handlers hear of the end, and the call is counted
+// out.
+func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
+	var r unaryResult
+	if st == nil {
+		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, limits{send: u.ch.cfg.serverMaxSend, recv: u.info.maxRecv})
+		st = handlerStatus(err)
+	}
 	u.sendHeaderIfNot()
 	if st == nil && u.stats != nil {
-		n, _ := messageSize(resp, u.info.codec)
-		u.stats.handle(u.ctx, &stats.OutPayload{Payload: resp, Length: n, WireLength: n + 5, SentTime: time.Now()})
+		u.stats.handle(u.ctx, &stats.OutPayload{Payload: resp, Length: r.size, WireLength: r.size + 5, SentTime: time.Now()})
 	}
 	u.endServer(st)
 	u.uctx.end()
 	u.ch.end()
-	return st.Err()
+	r.err = st.Err()
+	return r
 }

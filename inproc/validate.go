@@ -1,0 +1,352 @@
+package inproc
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	gproto "google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// checkEncodable refuses what protobuf's Marshal refuses, so that a message
+// a socket could not carry is not carried in-process either: a proto2
+// required field left unset, and a string that must be UTF-8 (proto3, or
+// an edition that says so) and is not. No bytes are copied: the walk reads
+// only the string fields, through a plan made once per Go type.
+func checkEncodable(m gproto.Message) error {
+	if err := gproto.CheckInitialized(m); err != nil {
+		return err
+	}
+	rm := m.ProtoReflect()
+	if !rm.IsValid() {
+		return nil // a typed nil encodes as an empty message
+	}
+	p := planFor(reflect.TypeOf(m), rm.Descriptor())
+	if p == nil {
+		return nil
+	}
+	return p.check(reflect.ValueOf(m).Elem(), rm)
+}
+
+// A utf8Plan says where a message type keeps strings that must be UTF-8,
+// directly or in messages it holds. A nil plan means none: most checks end
+// at once.
+type utf8Plan struct {
+	fields []utf8Field
+	// generic: the Go type is not a generated struct this plan can read
+	// field by field (a dynamic message, say); walk it through reflection
+	// of its descriptor instead.
+	generic bool
+}
+
+type utf8Field struct {
+	index int // of the Go struct field
+	kind  utf8Kind
+	fd    protoreflect.FieldDescriptor
+	sub   *utf8Plan // for message fields; filled in once built
+	subOf reflect.Type
+}
+
+type utf8Kind uint8
+
+const (
+	kindString      utf8Kind = iota // string
+	kindStringPtr                   // *string (explicit presence)
+	kindStringList                  // []string
+	kindMessage                     // *M
+	kindMessageList                 // []*M
+	kindOther                       // maps and oneofs: through protoreflect
+)
+
+var utf8Plans sync.Map // reflect.Type → *utf8Plan (nil stored as noPlan)
+
+var noPlan = &utf8Plan{}
+
+func planFor(t reflect.Type, md protoreflect.MessageDescriptor) *utf8Plan {
+	if p, ok := utf8Plans.Load(t); ok {
+		if p == noPlan {
+			return nil
+		}
+		return p.(*utf8Plan)
+	}
+	p := buildPlan(t, md, map[reflect.Type]*utf8Plan{})
+	if p == nil {
+		utf8Plans.Store(t, noPlan)
+	} else {
+		utf8Plans.Store(t, p)
+	}
+	return p
+}
+
+// buildPlan makes t's plan; building holds the plans under construction,
+// for recursive message types.
+func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[reflect.Type]*utf8Plan) *utf8Plan {
+	if p, ok := building[t]; ok {
+		return p
+	}
+	if !needsUTF8(md, map[protoreflect.FullName]bool{}) {
+		return nil
+	}
+	p := &utf8Plan{}
+	building[t] = p
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		p.generic = true
+		return p
+	}
+	st := t.Elem()
+	for i := range st.NumField() {
+		sf := st.Field(i)
+		if _, ok := sf.Tag.Lookup("protobuf_oneof"); ok {
+			p.fields = append(p.fields, utf8Field{index: i, kind: kindOther})
+			continue
+		}
+		tag, ok := sf.Tag.Lookup("protobuf")
+		if !ok {
+			continue
+		}
+		fd := fieldByTag(md, tag)
+		if fd == nil {
+			p.generic = true
+			return p
+		}
+		f := utf8Field{index: i, fd: fd}
+		switch {
+		case fd.IsMap():
+			if !needsUTF8Field(fd, map[protoreflect.FullName]bool{}) {
+				continue
+			}
+			f.kind = kindOther
+		case fd.Kind() == protoreflect.StringKind:
+			if !enforceUTF8(fd) {
+				continue
+			}
+			switch {
+			case sf.Type.Kind() == reflect.String:
+				f.kind = kindString
+			case sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.String:
+				f.kind = kindStringPtr
+			case sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() == reflect.String:
+				f.kind = kindStringList
+			default:
+				p.generic = true
+				return p
+			}
+		case fd.Message() != nil:
+			if !needsUTF8(fd.Message(), map[protoreflect.FullName]bool{}) {
+				continue
+			}
+			mt := sf.Type
+			if fd.IsList() {
+				if mt.Kind() != reflect.Slice {
+					p.generic = true
+					return p
+				}
+				mt = mt.Elem()
+				f.kind = kindMessageList
+			} else {
+				f.kind = kindMessage
+			}
+			if mt.Kind() != reflect.Pointer {
+				p.generic = true
+				return p
+			}
+			f.subOf = mt
+			f.sub = buildPlan(mt, fd.Message(), building)
+		default:
+			continue
+		}
+		p.fields = append(p.fields, f)
+	}
+	return p
+}
+
+// fieldByTag finds the field a generated struct tag
+// (`protobuf:"bytes,1,opt,name=text,proto3"`) describes.
+func fieldByTag(md protoreflect.MessageDescriptor, tag string) protoreflect.FieldDescriptor {
+	parts := strings.Split(tag, ",")
+	if len(parts) < 2 {
+		return nil
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return nil
+	}
+	return md.Fields().ByNumber(protoreflect.FieldNumber(n))
+}
+
+// enforceUTF8 is protobuf-go's rule for which strings Marshal checks.
+func enforceUTF8(fd protoreflect.FieldDescriptor) bool {
+	if fd.Syntax() == protoreflect.Editions {
+		if e, ok := fd.(interface{ EnforceUTF8() bool }); ok {
+			return e.EnforceUTF8()
+		}
+	}
+	return fd.Syntax() == protoreflect.Proto3
+}
+
+// needsUTF8 reports whether md holds, at any depth, a string that must be
+// UTF-8.
+func needsUTF8(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if seen[md.FullName()] {
+		return false
+	}
+	seen[md.FullName()] = true
+	fields := md.Fields()
+	for i := range fields.Len() {
+		if needsUTF8Field(fields.Get(i), seen) {
+			return true
+		}
+	}
+	return false
+}
+
+func needsUTF8Field(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if fd.IsMap() {
+		return needsUTF8Field(fd.MapKey(), seen) || needsUTF8Field(fd.MapValue(), seen)
+	}
+	if fd.Kind() == protoreflect.StringKind {
+		return enforceUTF8(fd)
+	}
+	if m := fd.Message(); m != nil {
+		return needsUTF8(m, seen)
+	}
+	return false
+}
+
+// check walks the message v (a struct) of plan p; rm is the same message
+// through reflection, for what the plan leaves to it.
+func (p *utf8Plan) check(v reflect.Value, rm protoreflect.Message) error {
+	if p.generic {
+		return checkReflect(rm)
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		fv := v.Field(f.index)
+		switch f.kind {
+		case kindString:
+			if !utf8.ValidString(fv.String()) {
+				return invalidUTF8(f.fd)
+			}
+		case kindStringPtr:
+			if !fv.IsNil() && !utf8.ValidString(fv.Elem().String()) {
+				return invalidUTF8(f.fd)
+			}
+		case kindStringList:
+			for j := range fv.Len() {
+				if !utf8.ValidString(fv.Index(j).String()) {
+					return invalidUTF8(f.fd)
+				}
+			}
+		case kindMessage:
+			if !fv.IsNil() {
+				if err := f.checkMessage(fv); err != nil {
+					return err
+				}
+			}
+		case kindMessageList:
+			for j := range fv.Len() {
+				if e := fv.Index(j); !e.IsNil() {
+					if err := f.checkMessage(e); err != nil {
+						return err
+					}
+				}
+			}
+		case kindOther:
+			if err := checkOther(rm, v, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkMessage checks the message m (a pointer) that field f holds.
+func (f *utf8Field) checkMessage(m reflect.Value) error {
+	pm, ok := m.Interface().(gproto.Message)
+	if !ok {
+		return nil
+	}
+	if f.sub == nil {
+		return nil
+	}
+	return f.sub.check(m.Elem(), pm.ProtoReflect())
+}
+
+// checkOther checks a map or oneof field through reflection.
+func checkOther(rm protoreflect.Message, v reflect.Value, f *utf8Field) error {
+	if f.fd != nil { // a map
+		return checkValue(f.fd, rm.Get(f.fd))
+	}
+	// A oneof: the Go field holds a wrapper of the one set member.
+	if v.Field(f.index).IsNil() {
+		return nil
+	}
+	oneofs := rm.Descriptor().Oneofs()
+	for i := range oneofs.Len() {
+		if fd := rm.WhichOneof(oneofs.Get(i)); fd != nil {
+			if err := checkValue(fd, rm.Get(fd)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkReflect checks every field of rm through reflection.
+func checkReflect(rm protoreflect.Message) error {
+	var err error
+	rm.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		err = checkValue(fd, v)
+		return err == nil
+	})
+	return err
+}
+
+func checkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
+	switch {
+	case fd.IsMap():
+		var err error
+		v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+			if err = checkSingle(fd.MapKey(), k.Value()); err == nil {
+				err = checkSingle(fd.MapValue(), mv)
+			}
+			return err == nil
+		})
+		return err
+	case fd.IsList():
+		l := v.List()
+		for i := range l.Len() {
+			if err := checkSingle(fd, l.Get(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return checkSingle(fd, v)
+}
+
+func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
+	switch {
+	case fd.Kind() == protoreflect.StringKind:
+		if enforceUTF8(fd) && !utf8.ValidString(v.String()) {
+			return invalidUTF8(fd)
+		}
+	case fd.Message() != nil:
+		m := v.Message()
+		if p := planFor(reflect.TypeOf(m.Interface()), fd.Message()); p != nil {
+			if rv := reflect.ValueOf(m.Interface()); !p.generic && rv.Kind() == reflect.Pointer {
+				return p.check(rv.Elem(), m)
+			}
+			return checkReflect(m)
+		}
+	}
+	return nil
+}
+
+func invalidUTF8(fd protoreflect.FieldDescriptor) error {
+	return fmt.Errorf("proto: field %v contains invalid UTF-8", fd.FullName())
+}
