@@ -62,12 +62,21 @@ const (
 	kindOther                       // maps and oneofs: through protoreflect
 )
 
-var utf8Plans sync.Map // reflect.Type → *utf8Plan (nil stored as noPlan)
+// utf8Plans holds the plans made, by planKey; noPlan stands for nil.
+var utf8Plans sync.Map
 
 var noPlan = &utf8Plan{}
 
+// A planKey is a Go type and the message it holds: one Go type holds
+// every dynamic message.
+type planKey struct {
+	t  reflect.Type
+	md protoreflect.MessageDescriptor
+}
+
 func planFor(t reflect.Type, md protoreflect.MessageDescriptor) *utf8Plan {
-	if p, ok := utf8Plans.Load(t); ok {
+	key := planKey{t, md}
+	if p, ok := utf8Plans.Load(key); ok {
 		if p == noPlan {
 			return nil
 		}
@@ -75,9 +84,9 @@ func planFor(t reflect.Type, md protoreflect.MessageDescriptor) *utf8Plan {
 	}
 	p := buildPlan(t, md, map[reflect.Type]*utf8Plan{})
 	if p == nil {
-		utf8Plans.Store(t, noPlan)
+		utf8Plans.Store(key, noPlan)
 	} else {
-		utf8Plans.Store(t, p)
+		utf8Plans.Store(key, p)
 	}
 	return p
 }
@@ -98,6 +107,10 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 		return p
 	}
 	st := t.Elem()
+	if !generatedStruct(st, md) {
+		p.generic = true
+		return p
+	}
 	for i := range st.NumField() {
 		sf := st.Field(i)
 		if _, ok := sf.Tag.Lookup("protobuf_oneof"); ok {
@@ -162,6 +175,28 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 		p.fields = append(p.fields, f)
 	}
 	return p
+}
+
+// generatedStruct reports whether st is the generated struct of md: every
+// field of md is a tagged field of st or a member of a tagged oneof.
+func generatedStruct(st reflect.Type, md protoreflect.MessageDescriptor) bool {
+	n := 0
+	for i := range st.NumField() {
+		sf := st.Field(i)
+		if name, ok := sf.Tag.Lookup("protobuf_oneof"); ok {
+			od := md.Oneofs().ByName(protoreflect.Name(name))
+			if od == nil {
+				return false
+			}
+			n += od.Fields().Len()
+		} else if tag, ok := sf.Tag.Lookup("protobuf"); ok {
+			if fieldByTag(md, tag) == nil {
+				return false
+			}
+			n++
+		}
+	}
+	return n == md.Fields().Len()
 }
 
 // fieldByTag finds the field a generated struct tag
