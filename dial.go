@@ -4,12 +4,15 @@ import (
 	"context"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/internal/callopt"
 	"github.com/localgrpc/localgrpc/internal/chain"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -27,12 +30,16 @@ type dialConfig struct {
 	grpc   []grpc.DialOption
 	unary  []grpc.UnaryClientInterceptor
 	stream []grpc.StreamClientInterceptor
+	stats  []stats.Handler
 }
 
 // WithGRPCDialOptions passes options to grpc-go for every address but
 // inproc:, such as transport credentials for a remote server. Without
 // transport credentials the connection is insecure, as is usual for unix
-// sockets and loopback.
+// sockets and loopback. In-process calls never see these options: give
+// interceptors and stats handlers with WithUnaryClientInterceptor,
+// WithStreamClientInterceptor and WithClientStatsHandler, which apply to
+// every transport.
 func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
 	return func(c *dialConfig) { c.grpc = append(c.grpc, opts...) }
 }
@@ -48,6 +55,15 @@ func WithUnaryClientInterceptor(ints ...grpc.UnaryClientInterceptor) DialOption 
 // transport; the first is outermost.
 func WithStreamClientInterceptor(ints ...grpc.StreamClientInterceptor) DialOption {
 	return func(c *dialConfig) { c.stream = append(c.stream, ints...) }
+}
+
+// WithClientStatsHandler adds a client stats handler, such as
+// OpenTelemetry's otelgrpc.NewClientHandler, on every transport: in-process
+// calls report to it as calls over a socket do, so one option gives the
+// same client spans, and propagates the same trace context, whatever the
+// address.
+func WithClientStatsHandler(h stats.Handler) DialOption {
+	return func(c *dialConfig) { c.stats = append(c.stats, h) }
 }
 
 // Dial returns a connection to the server at addr, an address of the
@@ -68,16 +84,23 @@ func Dial(addr string, opts ...DialOption) (ClientConn, error) {
 		if ch == nil {
 			return nil, addressError(addr, "no server of this process serves the in-process name %q", a.Name)
 		}
-		return &inprocConn{
+		c := &inprocConn{
 			cc:     ch,
 			unary:  chain.UnaryClient(cfg.unary),
 			stream: chain.StreamClient(cfg.stream),
-		}, nil
+		}
+		if cfg.stats != nil {
+			c.opts = []grpc.CallOption{callopt.ClientStats{Handlers: cfg.stats}}
+		}
+		return c, nil
 	}
 	gopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithChainUnaryInterceptor(cfg.unary...),
 		grpc.WithChainStreamInterceptor(cfg.stream...),
+	}
+	for _, h := range cfg.stats {
+		gopts = append(gopts, grpc.WithStatsHandler(h))
 	}
 	return grpc.NewClient(grpcTarget(a), append(gopts, cfg.grpc...)...)
 }
@@ -104,7 +127,16 @@ type inprocConn struct {
 	cc     grpc.ClientConnInterface
 	unary  grpc.UnaryClientInterceptor
 	stream grpc.StreamClientInterceptor
+	opts   []grpc.CallOption // added to every call, after the caller's
 	closed atomic.Bool
+}
+
+// callOptions are opts and what the connection adds to every call.
+func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
+	if c.opts == nil {
+		return opts
+	}
+	return append(slices.Clip(opts), c.opts...)
 }
 
 var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
@@ -113,6 +145,7 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 	if c.closed.Load() {
 		return errConnClosing
 	}
+	opts = c.callOptions(opts)
 	if c.unary == nil {
 		return c.cc.Invoke(ctx, method, req, reply, opts...)
 	}
@@ -125,6 +158,7 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	if c.closed.Load() {
 		return nil, errConnClosing
 	}
+	opts = c.callOptions(opts)
 	if c.stream == nil {
 		return c.cc.NewStream(ctx, desc, method, opts...)
 	}

@@ -2,7 +2,10 @@ package inproc
 
 import (
 	"context"
+	"slices"
 	"strings"
+
+	"github.com/localgrpc/localgrpc/internal/callopt"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -11,6 +14,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -21,6 +25,8 @@ type callInfo struct {
 	codec   encoding.CodecV2 // nil: protobuf
 	maxRecv int              // the client's limits, grpc-go's defaults unless set
 	maxSend int
+	// stats are client stats handlers the call adds to the channel's.
+	stats []stats.Handler
 	// report is nil unless an option asks to hear of the call: most calls
 	// have none, and every call carries its callInfo.
 	report *callReport
@@ -42,6 +48,8 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		switch o := o.(type) {
 		case copyOption:
 			ci.copy = o.mode
+		case callopt.ClientStats:
+			ci.stats = append(ci.stats, o.Handlers...)
 		case grpc.HeaderCallOption:
 			ci.reporter().headers = append(ci.report.headers, o.HeaderAddr)
 		case grpc.TrailerCallOption:
@@ -76,6 +84,15 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		}
 	}
 	return ci, nil
+}
+
+// clientStats are the stats handlers that see the call from the client's
+// side: the channel's, then the call's.
+func (ci *callInfo) clientStats(channel []stats.Handler) clientStats {
+	if ci.stats == nil {
+		return clientStats{hs: channel}
+	}
+	return clientStats{hs: append(slices.Clip(channel), ci.stats...)}
 }
 
 func (ci *callInfo) reporter() *callReport {

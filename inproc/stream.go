@@ -80,7 +80,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	if err != nil {
 		return nil, err
 	}
-	s := &stream{desc: desc, cstats: clientStats{hs: ch.cfg.clientStats}}
+	s := &stream{desc: desc, cstats: ci.clientStats(ch.cfg.clientStats)}
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
 		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)

@@ -50,7 +50,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if m != nil && m.unary == nil {
 		return ch.invokeStream(ctx, method, req, reply, opts)
 	}
-	cs := clientStats{hs: ch.cfg.clientStats}
+	cs := ci.clientStats(ch.cfg.clientStats)
 	if cs.hs != nil {
 		ctx = cs.begin(ctx, method, false, false)
 	}

@@ -1,0 +1,65 @@
+package localgrpc_test
+
+import (
+	"testing"
+
+	"github.com/localgrpc/localgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TestTracingEveryTransport instruments a server and a client with
+// OpenTelemetry's gRPC stats handlers, given once each as localgrpc
+// options, and checks that every kind of call on every transport makes a
+// client span and a server span that is its child: the trace context
+// crosses in-process calls as it crosses a socket.
+func TestTracingEveryTransport(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	otelOpts := []otelgrpc.Option{otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagation.TraceContext{})}
+
+	srv := newEchoServer(localgrpc.WithStatsHandler(otelgrpc.NewServerHandler(otelOpts...)))
+	name := uniqueName(t)
+	serve(t, srv, "inproc:"+name, "unix:@"+name, "unix:"+socketPath(t), "127.0.0.1:0")
+	for _, addr := range srv.Addrs() {
+		c := dial(t, addr, localgrpc.WithClientStatsHandler(otelgrpc.NewClientHandler(otelOpts...)))
+		for _, call := range echoCalls {
+			t.Run(transportName(addr)+"/"+call.name, func(t *testing.T) {
+				exporter.Reset()
+				if _, err := call.call(timeoutCtx(t), c); err != nil {
+					t.Fatal(err)
+				}
+				// The server's span ends before the client's: wait for both.
+				spans := exporter.GetSpans()
+				var client, server *tracetest.SpanStub
+				for i := range spans {
+					switch spans[i].SpanKind {
+					case trace.SpanKindClient:
+						client = &spans[i]
+					case trace.SpanKindServer:
+						server = &spans[i]
+					}
+				}
+				if client == nil || server == nil {
+					t.Fatalf("spans %v: want one client and one server span", spanNames(spans))
+				}
+				if server.Parent.SpanID() != client.SpanContext.SpanID() || server.SpanContext.TraceID() != client.SpanContext.TraceID() {
+					t.Errorf("the server span's parent is %v in trace %v, want the client span %v of trace %v",
+						server.Parent.SpanID(), server.SpanContext.TraceID(), client.SpanContext.SpanID(), client.SpanContext.TraceID())
+				}
+			})
+		}
+	}
+}
+
+func spanNames(spans tracetest.SpanStubs) []string {
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.SpanKind.String()+":"+s.Name)
+	}
+	return names
+}
