@@ -78,6 +78,9 @@ type method struct {
 	name    string // full method name
 	unary   grpc.MethodHandler
 	stream  *grpc.StreamDesc
+	// plans keep the validation plan of the request and response types
+	// last sent, for send.
+	requests, responses atomic.Pointer[typedPlan]
 }
 
 // RegisterService registers a service implementation, as generated

@@ -3,6 +3,7 @@ package inproc
 import (
 	"math"
 	"reflect"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -19,10 +20,12 @@ const (
 	defaultMaxSendMsgSize = math.MaxInt32
 )
 
-// limits are the message size limits of one direction of a call: the
-// sender's and the receiver's.
-type limits struct {
+// A direction is what send needs of one direction of a call: the
+// sender's and the receiver's size limits, and where the sender keeps the
+// validation plan of the type it last sent.
+type direction struct {
 	send, recv int
+	plan       *atomic.Pointer[typedPlan]
 }
 
 // A message crosses from its sender to its receiver in two steps: send, on
@@ -48,16 +51,16 @@ type fastCloner interface {
 // send checks m and returns what its receiver gets, and m's encoded size.
 // With Clone that is a deep copy, with Share m itself (the receiver copies
 // the top level). An error is the sender's, as grpc-go's SendMsg gives it.
-func send(m any, mode CopyMode, codec encoding.CodecV2, lim limits) (any, int, error) {
+func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int, error) {
 	pm := protoMessage(m)
 	if pm == nil || codec != nil {
-		return sendEncoded(m, codec, lim)
+		return sendEncoded(m, codec, dir)
 	}
-	if err := checkEncodable(pm); err != nil {
+	if err := checkEncodable(pm, dir.plan); err != nil {
 		return nil, 0, marshalError(err)
 	}
 	n := gproto.Size(pm)
-	if v, err := checkLimits(n, lim); v != nil || err != nil {
+	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		return v, n, err
 	}
 	if mode == Share {
@@ -71,7 +74,7 @@ func send(m any, mode CopyMode, codec encoding.CodecV2, lim limits) (any, int, e
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
 // does.
-func sendEncoded(m any, codec encoding.CodecV2, lim limits) (any, int, error) {
+func sendEncoded(m any, codec encoding.CodecV2, dir direction) (any, int, error) {
 	if codec == nil {
 		codec = encoding.GetCodecV2(proto.Name)
 	}
@@ -80,7 +83,7 @@ func sendEncoded(m any, codec encoding.CodecV2, lim limits) (any, int, error) {
 		return nil, 0, marshalError(err)
 	}
 	n := data.Len()
-	if v, err := checkLimits(n, lim); v != nil || err != nil {
+	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		data.Free()
 		return v, n, err
 	}
@@ -93,12 +96,12 @@ func marshalError(err error) error {
 
 // checkLimits refuses a message of n bytes over the sender's limit, and
 // returns the stand-in of one over the receiver's.
-func checkLimits(n int, lim limits) (any, error) {
-	if n > lim.send {
-		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, lim.send)
+func checkLimits(n int, dir direction) (any, error) {
+	if n > dir.send {
+		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, dir.send)
 	}
-	if n > lim.recv {
-		return &tooLarge{size: n, limit: lim.recv}, nil
+	if n > dir.recv {
+		return &tooLarge{size: n, limit: dir.recv}, nil
 	}
 	return nil, nil
 }

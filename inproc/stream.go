@@ -383,7 +383,7 @@ func (c *clientStream) SendMsg(m any) error {
 		return s.finishClient(errConcurrentSend)
 	}
 	defer s.toServer.leave(true)
-	v, n, err := send(m, s.info.copy, s.info.codec, limits{send: s.info.maxSend, recv: s.ch.cfg.serverMaxRecv})
+	v, n, err := send(m, s.info.copy, s.info.codec, direction{send: s.info.maxSend, recv: s.ch.cfg.serverMaxRecv, plan: &s.method.requests})
 	if err != nil {
 		return s.finishClient(err)
 	}
@@ -514,7 +514,7 @@ func (ss *serverStream) SendMsg(m any) error {
 	}
 	defer ss.toClient.leave(true)
 	ss.sendHeaderIfNot()
-	v, n, err := send(m, ss.info.copy, ss.info.codec, limits{send: ss.ch.cfg.serverMaxSend, recv: ss.info.maxRecv})
+	v, n, err := send(m, ss.info.copy, ss.info.codec, direction{send: ss.ch.cfg.serverMaxSend, recv: ss.info.maxRecv, plan: &ss.method.responses})
 	if err != nil {
 		return ss.fail(err)
 	}

@@ -73,7 +73,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil {
 		cs.outHeader(ctx, method, md)
 	}
-	v, n, err := send(req, ci.copy, ci.codec, limits{send: ci.maxSend, recv: ch.cfg.serverMaxRecv})
+	v, n, err := send(req, ci.copy, ci.codec, direction{send: ci.maxSend, recv: ch.cfg.serverMaxRecv, plan: &m.requests})
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
 	var r unaryResult
 	if st == nil {
-		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, limits{send: u.ch.cfg.serverMaxSend, recv: u.info.maxRecv})
+		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, direction{send: u.ch.cfg.serverMaxSend, recv: u.info.maxRecv, plan: &u.method.responses})
 		st = handlerStatus(err)
 	}
 	u.sendHeaderIfNot()

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -16,8 +18,9 @@ import (
 // a socket could not carry is not carried in-process either: a proto2
 // required field left unset, and a string that must be UTF-8 (proto3, or
 // an edition that says so) and is not. No bytes are copied: the walk reads
-// only the string fields, through a plan made once per Go type.
-func checkEncodable(m gproto.Message) error {
+// only the string fields, through a plan made once per Go type and kept
+// in last, where the sender keeps the plan of the type it last sent.
+func checkEncodable(m gproto.Message, last *atomic.Pointer[typedPlan]) error {
 	if err := gproto.CheckInitialized(m); err != nil {
 		return err
 	}
@@ -25,17 +28,34 @@ func checkEncodable(m gproto.Message) error {
 	if !rm.IsValid() {
 		return nil // a typed nil encodes as an empty message
 	}
-	p := planFor(reflect.TypeOf(m), rm.Descriptor())
-	if p == nil {
-		return nil
+	t, md := reflect.TypeOf(m), rm.Descriptor()
+	tp := last.Load()
+	if tp == nil || tp.t != t || tp.md != md {
+		tp = &typedPlan{t: t, md: md, plan: planFor(t, md)}
+		last.Store(tp)
 	}
-	return p.check(reflect.ValueOf(m).Elem(), rm)
+	switch p := tp.plan; {
+	case p == nil:
+		return nil
+	case p.generic:
+		return checkReflect(rm)
+	default:
+		return p.check(reflect.ValueOf(m).UnsafePointer())
+	}
+}
+
+// A typedPlan is the plan of one Go type for one message.
+type typedPlan struct {
+	t    reflect.Type
+	md   protoreflect.MessageDescriptor
+	plan *utf8Plan
 }
 
 // A utf8Plan says where a message type keeps strings that must be UTF-8,
 // directly or in messages it holds. A nil plan means none: most checks end
 // at once.
 type utf8Plan struct {
+	typ    reflect.Type // a pointer to the generated struct
 	fields []utf8Field
 	// generic: the Go type is not a generated struct this plan can read
 	// field by field (a dynamic message, say); walk it through reflection
@@ -44,11 +64,10 @@ type utf8Plan struct {
 }
 
 type utf8Field struct {
-	index int // of the Go struct field
-	kind  utf8Kind
-	fd    protoreflect.FieldDescriptor
-	sub   *utf8Plan // for message fields; filled in once built
-	subOf reflect.Type
+	offset uintptr // of the Go struct field
+	kind   utf8Kind
+	fd     protoreflect.FieldDescriptor // nil for a oneof
+	sub    *utf8Plan                    // for message fields
 }
 
 type utf8Kind uint8
@@ -100,7 +119,7 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 	if !needsUTF8(md, map[protoreflect.FullName]bool{}) {
 		return nil
 	}
-	p := &utf8Plan{}
+	p := &utf8Plan{typ: t}
 	building[t] = p
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		p.generic = true
@@ -114,7 +133,7 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 	for i := range st.NumField() {
 		sf := st.Field(i)
 		if _, ok := sf.Tag.Lookup("protobuf_oneof"); ok {
-			p.fields = append(p.fields, utf8Field{index: i, kind: kindOther})
+			p.fields = append(p.fields, utf8Field{offset: sf.Offset, kind: kindOther})
 			continue
 		}
 		tag, ok := sf.Tag.Lookup("protobuf")
@@ -126,7 +145,7 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 			p.generic = true
 			return p
 		}
-		f := utf8Field{index: i, fd: fd}
+		f := utf8Field{offset: sf.Offset, fd: fd}
 		switch {
 		case fd.IsMap():
 			if !needsUTF8Field(fd, map[protoreflect.FullName]bool{}) {
@@ -167,8 +186,10 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 				p.generic = true
 				return p
 			}
-			f.subOf = mt
-			f.sub = buildPlan(mt, fd.Message(), building)
+			if f.sub = buildPlan(mt, fd.Message(), building); f.sub.generic {
+				p.generic = true
+				return p
+			}
 		default:
 			continue
 		}
@@ -252,46 +273,45 @@ func needsUTF8Field(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullN
 	return false
 }
 
-// check walks the message v (a struct) of plan p; rm is the same message
-// through reflection, for what the plan leaves to it.
-func (p *utf8Plan) check(v reflect.Value, rm protoreflect.Message) error {
-	if p.generic {
-		return checkReflect(rm)
-	}
+// check walks the message at base, a generated struct of plan p. It reads
+// the fields at the offsets the plan found, as protobuf's own fast paths
+// do, so that a message of small strings costs little more than their
+// UTF-8 check.
+func (p *utf8Plan) check(base unsafe.Pointer) error {
 	for i := range p.fields {
 		f := &p.fields[i]
-		fv := v.Field(f.index)
+		at := unsafe.Add(base, f.offset)
 		switch f.kind {
 		case kindString:
-			if !utf8.ValidString(fv.String()) {
+			if !utf8.ValidString(*(*string)(at)) {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringPtr:
-			if !fv.IsNil() && !utf8.ValidString(fv.Elem().String()) {
+			if sp := *(**string)(at); sp != nil && !utf8.ValidString(*sp) {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringList:
-			for j := range fv.Len() {
-				if !utf8.ValidString(fv.Index(j).String()) {
+			for _, s := range *(*[]string)(at) {
+				if !utf8.ValidString(s) {
 					return invalidUTF8(f.fd)
 				}
 			}
 		case kindMessage:
-			if !fv.IsNil() {
-				if err := f.checkMessage(fv); err != nil {
+			if sub := *(*unsafe.Pointer)(at); sub != nil {
+				if err := f.sub.check(sub); err != nil {
 					return err
 				}
 			}
 		case kindMessageList:
-			for j := range fv.Len() {
-				if e := fv.Index(j); !e.IsNil() {
-					if err := f.checkMessage(e); err != nil {
+			for _, sub := range *(*[]unsafe.Pointer)(at) {
+				if sub != nil {
+					if err := f.sub.check(sub); err != nil {
 						return err
 					}
 				}
 			}
 		case kindOther:
-			if err := checkOther(rm, v, f); err != nil {
+			if err := p.checkOther(base, at, f); err != nil {
 				return err
 			}
 		}
@@ -299,26 +319,15 @@ func (p *utf8Plan) check(v reflect.Value, rm protoreflect.Message) error {
 	return nil
 }
 
-// checkMessage checks the message m (a pointer) that field f holds.
-func (f *utf8Field) checkMessage(m reflect.Value) error {
-	pm, ok := m.Interface().(gproto.Message)
-	if !ok {
-		return nil
+// checkOther checks a map or oneof field, at at in the message at base,
+// through reflection.
+func (p *utf8Plan) checkOther(base, at unsafe.Pointer, f *utf8Field) error {
+	if f.fd == nil && *(*unsafe.Pointer)(at) == nil {
+		return nil // an unset oneof: its interface's first word is nil
 	}
-	if f.sub == nil {
-		return nil
-	}
-	return f.sub.check(m.Elem(), pm.ProtoReflect())
-}
-
-// checkOther checks a map or oneof field through reflection.
-func checkOther(rm protoreflect.Message, v reflect.Value, f *utf8Field) error {
+	rm := reflect.NewAt(p.typ.Elem(), base).Interface().(gproto.Message).ProtoReflect()
 	if f.fd != nil { // a map
 		return checkValue(f.fd, rm.Get(f.fd))
-	}
-	// A oneof: the Go field holds a wrapper of the one set member.
-	if v.Field(f.index).IsNil() {
-		return nil
 	}
 	oneofs := rm.Descriptor().Oneofs()
 	for i := range oneofs.Len() {
@@ -373,8 +382,8 @@ func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 	case fd.Message() != nil:
 		m := v.Message()
 		if p := planFor(reflect.TypeOf(m.Interface()), fd.Message()); p != nil {
-			if rv := reflect.ValueOf(m.Interface()); !p.generic && rv.Kind() == reflect.Pointer {
-				return p.check(rv.Elem(), m)
+			if !p.generic {
+				return p.check(reflect.ValueOf(m.Interface()).UnsafePointer())
 			}
 			return checkReflect(m)
 		}

@@ -1,0 +1,47 @@
+package inproc
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
+	gproto "google.golang.org/protobuf/proto"
+)
+
+// BenchmarkSend measures what sending costs a message before any hand-off,
+// by part: the encodability check, the size, and the copy of each mode.
+func BenchmarkSend(b *testing.B) {
+	dir := direction{send: defaultMaxSendMsgSize, recv: defaultMaxRecvMsgSize, plan: new(atomic.Pointer[typedPlan])}
+	for _, n := range []int{1, 10, 100} {
+		m := &listv1.ListResponse{}
+		for range n {
+			m.Strings = append(m.Strings, strings.Repeat("x", 100))
+		}
+		b.Run(fmt.Sprintf("part=check/respSize=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := checkEncodable(m, dir.plan); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("part=size/respSize=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = gproto.Size(m)
+			}
+		})
+		for _, mode := range []CopyMode{Share, Clone} {
+			b.Run(fmt.Sprintf("part=send/copy=%v/respSize=%d", mode, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := send(m, mode, nil, dir); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
