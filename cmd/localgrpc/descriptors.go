@@ -31,7 +31,7 @@ localhost: grpcurl would send unix:@NAME as the HTTP/2 authority, which Go's
 HTTP server (serve --stack connect) refuses.`,
 		Example: `  localgrpc descriptors -o echo.protoset
   grpcurl -plaintext -authority localhost -protoset echo.protoset -d '{"text":"hi"}' unix:@echo echo.v1.Echo/Get`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "" {
 				return errors.New("-o is required: the file to write, or - for standard output")

@@ -47,7 +47,7 @@ Servers and clients run in this process, sharing its processors, as two
 processes on one machine share the machine's.`,
 		Example: `  localgrpc measure
   localgrpc measure -n 5000 -c 4 --format csv > echo.csv`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return f.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

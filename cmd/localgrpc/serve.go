@@ -58,7 +58,12 @@ twice, or not one the stack serves), 1 if the machine refuses an address or
 serving fails.`,
 		Example: `  localgrpc serve unix:@echo 127.0.0.1:8080
   localgrpc serve --stack connect -v unix:/tmp/echo.sock :8081`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, addrs []string) error {
+			if len(addrs) == 0 {
+				return errors.New("serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, addrs []string) error {
 			return f.run(cmd.Context(), addrs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -146,7 +146,7 @@ func TestServeErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"serve"}, exitUsage, "requires at least 1 arg"},
+		{[]string{"serve"}, exitUsage, "serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME"},
 		{[]string{"serve", abstract, abstract}, exitUsage, `address "` + abstract + `": given twice`},
 		{[]string{"serve", "--stack", "connect", abstract, abstract}, exitUsage, `address "` + abstract + `": given twice`},
 		{[]string{"serve", abstract, "unix-abstract:" + abstract[len("unix:@"):]}, exitUsage, `address "unix-abstract:` + abstract[len("unix:@"):] + `": the same address as "` + abstract + `"`},
