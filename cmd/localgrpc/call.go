@@ -54,7 +54,8 @@ protojson, one per line, as it arrives:
 The requests are -m's text (--count times for collect and update), or the
 protojson objects -d gives: -d - reads them from standard input as they come
 (update answers each one at once), -d @FILE from a file, -d '{"text":"hi"}' as
-written.
+written. -d '' gives none, which collect and update send and get and expand,
+taking one, refuse; the empty request is -d '{}'.
 
 --stack picks the client: grpc (grpc-go), or connect-go speaking the Connect
 (connect), gRPC (connect-grpc) or gRPC-Web (connect-grpc-web) protocol. A
@@ -64,9 +65,6 @@ fails at once and says so. Compression is off unless --compress.
 With -n, call measures instead of printing: it makes --warmup calls, then n
 calls, c at a time, and prints how many, their mean, p50, p90, p99 and max
 latency (of the calls that succeeded), and the errors by status code.
-
--d '' gives no requests: collect and update send none, and get and expand,
-which take one, refuse it; the empty request is -d '{}'.
 
 The exit status is 1 if a call fails, 2 if the command line or the requests
 are wrong.`,
