@@ -74,7 +74,7 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
   localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
   localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt
   localgrpc bench --format benchfmt > new.txt && benchstat -col /impl new.txt`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.quick {
 				// --quick changes only what the user did not set.

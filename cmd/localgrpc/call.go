@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
@@ -30,6 +31,10 @@ type callFlags struct {
 	warmup   int
 	timeout  time.Duration
 	compress bool
+
+	// Whether -n and -d were given: -n 0 and -d '' are values to check
+	// and use, not the defaults.
+	measure, hasData bool
 }
 
 func newCallCmd() *cobra.Command {
@@ -49,7 +54,8 @@ protojson, one per line, as it arrives:
 The requests are -m's text (--count times for collect and update), or the
 protojson objects -d gives: -d - reads them from standard input as they come
 (update answers each one at once), -d @FILE from a file, -d '{"text":"hi"}' as
-written.
+written. -d '' gives none, which collect and update send and get and expand,
+taking one, refuse; the empty request is -d '{}'.
 
 --stack picks the client: grpc (grpc-go), or connect-go speaking the Connect
 (connect), gRPC (connect-grpc) or gRPC-Web (connect-grpc-web) protocol. A
@@ -60,7 +66,8 @@ With -n, call measures instead of printing: it makes --warmup calls, then n
 calls, c at a time, and prints how many, their mean, p50, p90, p99 and max
 latency (of the calls that succeeded), and the errors by status code.
 
-The exit status is 1 if a call fails.`,
+The exit status is 1 if a call fails, 2 if the command line or the requests
+are wrong.`,
 		Example: `  localgrpc call get --address unix:@echo -m 'hello'
   localgrpc call expand --address :8080 --stack connect -m 'a b c'
   echo '{"text":"x"} {"text":"y"}' | localgrpc call update --address unix:/tmp/echo.sock -d -
@@ -74,6 +81,7 @@ The exit status is 1 if a call fails.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, _ := parseMethod(args[0])
+			f.measure, f.hasData = cmd.Flags().Changed("calls"), cmd.Flags().Changed("data")
 			return f.run(cmd, m)
 		},
 	}
@@ -112,14 +120,16 @@ func (f *callFlags) check(cmd *cobra.Command, m method) error {
 		return fmt.Errorf("--count %d: it must be at least 1", f.count)
 	case fl.Changed("count") && !m.clientStreams():
 		return fmt.Errorf("--count: %s sends one request; --count is for collect and update", m)
-	case fl.Changed("data") && (fl.Changed("message") || fl.Changed("count")):
+	case f.hasData && (fl.Changed("message") || fl.Changed("count")):
 		return errors.New("-d gives the requests: it does not go with -m or --count")
-	case f.n == 0 && (fl.Changed("concurrency") || fl.Changed("warmup")):
-		return errors.New("-c and --warmup measure: they go with -n")
+	case !utf8.ValidString(f.message):
+		return fmt.Errorf("-m %q: the text is not valid UTF-8, as a protobuf string must be", f.message)
 	case f.timeout < 0:
 		return fmt.Errorf("--timeout %v: it must be 0 (no limit) or more", f.timeout)
-	case f.n != 0:
+	case f.measure:
 		return f.load().check()
+	case fl.Changed("concurrency") || fl.Changed("warmup"):
+		return errors.New("-c and --warmup measure: they go with -n")
 	}
 	return nil
 }
@@ -138,16 +148,22 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 	data := dataSource{f.data, cmd.InOrStdin()}
 	var next func() (requests, error)
 	switch {
-	case f.data != "" && (f.data != "-" || f.n > 0):
-		reqs, err := data.readAll()
-		if err != nil {
-			return failure{fmt.Errorf("-d: %w", err)}
-		}
+	case !f.hasData:
+		reqs := repeated(m, f.message, f.count)
 		next = func() (requests, error) { return listRequests(reqs), nil }
-	case f.data != "":
+	case f.data == "-" && m.clientStreams() && !f.measure:
+		// Sent as they are read, so that update answers each at once.
 		next = func() (requests, error) { return data.stream(ctx) }
 	default:
-		reqs := repeated(m, f.message, f.count)
+		// Read before any call, so that every call of -n sends them all,
+		// and a count get or expand cannot take is refused up front.
+		reqs, err := data.readAll()
+		if err != nil {
+			return err
+		}
+		if !m.clientStreams() && len(reqs) != 1 {
+			return oneRequestError(m, data.name(), len(reqs))
+		}
 		next = func() (requests, error) { return listRequests(reqs), nil }
 	}
 	client, err := newEchoClient(f.stack, f.address, f.compress)
@@ -156,7 +172,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 	}
 	defer client.close()
 
-	if f.n > 0 {
+	if f.measure {
 		l := f.load()
 		r := l.run(ctx, func(ctx context.Context) error {
 			reqs, _ := next()
@@ -175,7 +191,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 
 	reqs, err := next()
 	if err != nil {
-		return failure{fmt.Errorf("-d: %w", err)}
+		return err
 	}
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
@@ -191,6 +207,10 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		_, err = out.Write(line)
 		return err
 	})
+	var in inputError
+	if errors.As(err, &in) {
+		return in.err // the requests are wrong: a usage error
+	}
 	if err != nil {
 		return failure{callError(err, f)}
 	}
@@ -213,12 +233,17 @@ func responseJSON(resp *echov1.EchoResponse) ([]byte, error) {
 	return line.Bytes(), nil
 }
 
+// oneRequestError says that m, which takes one request, was given n
+// from source.
+func oneRequestError(m method, source string, n int) error {
+	if n == 0 {
+		return fmt.Errorf("%s takes one request, and %s gave none: the empty request is {}", m, source)
+	}
+	return fmt.Errorf("%s takes one request, and %s gave %d", m, source, n)
+}
+
 // callError says what went wrong with a call, and where.
 func callError(err error, f *callFlags) error {
-	var in inputError
-	if errors.As(err, &in) {
-		return in.err
-	}
 	var pe *localgrpc.ProtocolError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("--stack %s: the server at %s speaks only the gRPC protocol (a grpc-go server): call it with --stack grpc or connect-grpc", f.stack, f.address)

@@ -18,6 +18,7 @@ import (
 	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
 	"github.com/localgrpc/localgrpc/internal/connectserve"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 )
 
 // addressKinds names the three kinds of address servers listen on, in the
@@ -96,6 +97,11 @@ func TestCallData(t *testing.T) {
 		{"file", "", []string{"collect", "-d", "@" + file, "--stack", clientConnect}, "{\"text\":\"from a file\"}\n"},
 		{"literal", "", []string{"expand", "-d", `{"text":"x y"}`, "--stack", clientConnectGRPCWeb}, "{\"text\":\"x\"}\n{\"text\":\"y\"}\n"},
 		{"stdin-one", `{"text":"one"}`, []string{"get", "-d", "-", "--stack", clientConnectGRPC}, "{\"text\":\"one\"}\n"},
+		// -d '' is no requests, as empty standard input is; {} is the empty one.
+		{"empty-collect", "", []string{"collect", "-d", ""}, "{}\n"},
+		{"empty-update", "", []string{"update", "-d", ""}, ""},
+		{"empty-stdin-update", "", []string{"update", "-d", "-"}, ""},
+		{"empty-request", "", []string{"get", "-d", "{}"}, "{}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"call", "--address", addr}, tc.args...)
@@ -108,56 +114,83 @@ func TestCallData(t *testing.T) {
 }
 
 // TestCallErrors gives call what a user can get wrong, and a server that
-// fails it: each gives a clear error and a non-zero exit status.
+// fails it: each gives a clear error, exit status 2 for the command line
+// and the requests, 1 for a call that fails.
 func TestCallErrors(t *testing.T) {
 	addr := serveEverywhere(t, stackGRPC)["unix"]
-	missing := filepath.Join(t.TempDir(), "missing.json")
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	notJSON := filepath.Join(dir, "text.json")
+	if err := os.WriteFile(notJSON, []byte("{}\ntext\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nothing := "unix:@localgrpc-test-nothing-" + rand.Text()
 	for _, tc := range []struct {
 		args  []string
 		stdin string
 		code  int
-		want  string // the whole first line of stderr
+		want  string // the whole first line of stderr, or its start if tail
+		// tail: what follows want is another library's words (pflag,
+		// encoding/json, protobuf-go, the os), which this test does not
+		// hold them to.
+		tail bool
+		// streams: the requests before the bad one are sent as they are
+		// read, and their responses may be printed before the error.
+		streams bool
 	}{
-		{[]string{"call", "get"}, "", exitUsage, "localgrpc: --address is required: unix:PATH, unix:@NAME or HOST:PORT"},
-		{[]string{"call", "--address", addr}, "", exitUsage, "localgrpc: call takes one method, get, expand, collect or update; got 0 arguments"},
-		{[]string{"call", "get", "put", "--address", addr}, "", exitUsage, "localgrpc: call takes one method, get, expand, collect or update; got 2 arguments"},
-		{[]string{"call", "list", "--address", addr}, "", exitUsage, `localgrpc: unknown method "list": the methods are get, expand, collect and update`},
-		{[]string{"call", "get", "--address", "nosuch:x"}, "", exitUsage, `localgrpc: --address: address "nosuch:x": port "x" is not a number, and "nosuch" is not a known scheme`},
-		{[]string{"call", "get", "--address", "inproc:echo"}, "", exitUsage, "localgrpc: --address inproc:echo: an in-process address names a server in its own process; call runs in a process of its own, so use a socket or TCP address"},
-		{[]string{"call", "get", "--address", addr, "--stack", "http"}, "", exitUsage, `localgrpc: --stack "http": the client stacks are grpc, connect, connect-grpc, connect-grpc-web`},
-		{[]string{"call", "collect", "--address", addr, "--count", "0"}, "", exitUsage, "localgrpc: --count 0: it must be at least 1"},
-		{[]string{"call", "get", "--address", addr, "--count", "2"}, "", exitUsage, "localgrpc: --count: get sends one request; --count is for collect and update"},
-		{[]string{"call", "get", "--address", addr, "-m", "x", "-d", "-"}, "", exitUsage, "localgrpc: -d gives the requests: it does not go with -m or --count"},
-		{[]string{"call", "get", "--address", addr, "-n", "-1"}, "", exitUsage, "localgrpc: -n -1: it must be at least 1"},
-		{[]string{"call", "get", "--address", addr, "-c", "2"}, "", exitUsage, "localgrpc: -c and --warmup measure: they go with -n"},
-		{[]string{"call", "get", "--address", addr, "-n", "2", "-c", "3"}, "", exitUsage, "localgrpc: -c 3 is more calls at a time than -n 2 calls"},
-		{[]string{"call", "get", "--address", addr, "--timeout", "-1s"}, "", exitUsage, "localgrpc: --timeout -1s: it must be 0 (no limit) or more"},
-		{[]string{"call", "get", "--address", addr, "--timeout", "soon"}, "", exitUsage, `localgrpc: invalid argument "soon" for "--timeout" flag: time: invalid duration "soon"`},
-		{[]string{"call", "get", "--address", addr, "-d", "@" + missing}, "", exitFailure, "localgrpc: -d: open " + missing + ": no such file or directory"},
-		{[]string{"call", "get", "--address", addr, "-d", "text"}, "", exitFailure, `localgrpc: -d: -d: request 1 is not JSON: invalid character 'e' in literal true (expecting 'r') (requests are protojson objects such as {"text": "hello"}; -d @FILE reads a file)`},
-		{[]string{"call", "get", "--address", addr, "-d", `{"txt":"x"}`}, "", exitFailure, `localgrpc: -d: -d: request 1 is not an echo.v1.EchoRequest: proto:`},
-		{[]string{"call", "get", "--address", addr, "-d", "-"}, `{"text":"a"} {"text":"b"}`, exitFailure, "localgrpc: get takes one request, and more were given"},
-		{[]string{"call", "get", "--address", addr, "-d", "-"}, "", exitFailure, "localgrpc: get takes one request, and none was given"},
-		{[]string{"call", "update", "--address", addr, "-d", "-"}, "{\"text\":\"a\"}\n{\"text\":1}", exitFailure, `localgrpc: standard input: request 2 is not an echo.v1.EchoRequest: proto:`},
-		{[]string{"call", "get", "--address", "unix:@localgrpc-test-nothing-" + rand.Text()}, "", exitFailure, "localgrpc: grpc to unix:@localgrpc-test-nothing-"},
-		{[]string{"call", "get", "--address", "unix:@localgrpc-test-nothing-" + rand.Text(), "--stack", "connect"}, "", exitFailure, "localgrpc: connect to unix:@localgrpc-test-nothing-"},
+		{args: []string{"call", "get"}, code: exitUsage, want: "localgrpc: --address is required: unix:PATH, unix:@NAME or HOST:PORT"},
+		{args: []string{"call", "--address", addr}, code: exitUsage, want: "localgrpc: call takes one method, get, expand, collect or update; got 0 arguments"},
+		{args: []string{"call", "get", "put", "--address", addr}, code: exitUsage, want: "localgrpc: call takes one method, get, expand, collect or update; got 2 arguments"},
+		{args: []string{"call", "list", "--address", addr}, code: exitUsage, want: `localgrpc: unknown method "list": the methods are get, expand, collect and update`},
+		{args: []string{"call", "get", "--address", "nosuch:x"}, code: exitUsage, want: `localgrpc: --address: address "nosuch:x": port "x" is not a number, and "nosuch" is not a known scheme`},
+		{args: []string{"call", "get", "--address", "inproc:echo"}, code: exitUsage, want: "localgrpc: --address inproc:echo: an in-process address names a server in its own process; call runs in a process of its own, so use a socket or TCP address"},
+		{args: []string{"call", "get", "--address", addr, "--stack", "http"}, code: exitUsage, want: `localgrpc: --stack "http": the client stacks are grpc, connect, connect-grpc, connect-grpc-web`},
+		{args: []string{"call", "collect", "--address", addr, "--count", "0"}, code: exitUsage, want: "localgrpc: --count 0: it must be at least 1"},
+		{args: []string{"call", "get", "--address", addr, "--count", "2"}, code: exitUsage, want: "localgrpc: --count: get sends one request; --count is for collect and update"},
+		{args: []string{"call", "get", "--address", addr, "-m", "x", "-d", "-"}, code: exitUsage, want: "localgrpc: -d gives the requests: it does not go with -m or --count"},
+		{args: []string{"call", "get", "--address", addr, "-m", "\xff"}, code: exitUsage, want: `localgrpc: -m "\xff": the text is not valid UTF-8, as a protobuf string must be`},
+		{args: []string{"call", "update", "--address", addr, "-m", "a\xc3", "-n", "2"}, code: exitUsage, want: `localgrpc: -m "a\xc3": the text is not valid UTF-8, as a protobuf string must be`},
+		{args: []string{"call", "get", "--address", addr, "-n", "-1"}, code: exitUsage, want: "localgrpc: -n -1: it must be at least 1"},
+		{args: []string{"call", "get", "--address", addr, "-n", "0"}, code: exitUsage, want: "localgrpc: -n 0: it must be at least 1"},
+		{args: []string{"call", "get", "--address", addr, "-n", "0", "-c", "3"}, code: exitUsage, want: "localgrpc: -n 0: it must be at least 1"},
+		{args: []string{"call", "get", "--address", addr, "-n", "0", "--warmup", "1"}, code: exitUsage, want: "localgrpc: -n 0: it must be at least 1"},
+		{args: []string{"call", "get", "--address", addr, "-c", "2"}, code: exitUsage, want: "localgrpc: -c and --warmup measure: they go with -n"},
+		{args: []string{"call", "get", "--address", addr, "-n", "2", "-c", "3"}, code: exitUsage, want: "localgrpc: -c 3 is more calls at a time than -n 2 calls"},
+		{args: []string{"call", "get", "--address", addr, "--timeout", "-1s"}, code: exitUsage, want: "localgrpc: --timeout -1s: it must be 0 (no limit) or more"},
+		{args: []string{"call", "get", "--address", addr, "--timeout", "soon"}, code: exitUsage, want: `localgrpc: invalid argument "soon" for "--timeout" flag: `, tail: true},
+		{args: []string{"call", "get", "--address", addr, "-d", "@" + missing}, code: exitUsage, want: "localgrpc: -d: open " + missing + ": ", tail: true},
+		{args: []string{"call", "get", "--address", addr, "-d", "text"}, code: exitUsage, want: "localgrpc: -d: request 1 is not JSON: ", tail: true},
+		{args: []string{"call", "collect", "--address", addr, "-d", "@" + notJSON}, code: exitUsage, want: "localgrpc: " + notJSON + ": request 2 is not JSON: ", tail: true},
+		{args: []string{"call", "get", "--address", addr, "-d", `{"txt":"x"}`}, code: exitUsage, want: "localgrpc: -d: request 1 is not an echo.v1.EchoRequest: ", tail: true},
+		{args: []string{"call", "get", "--address", addr, "-d", "{\"text\":\"\xff\"}"}, code: exitUsage, want: "localgrpc: -d: request 1 is not an echo.v1.EchoRequest: ", tail: true},
+		{args: []string{"call", "get", "--address", addr, "-d", ""}, code: exitUsage, want: "localgrpc: get takes one request, and -d gave none: the empty request is {}"},
+		{args: []string{"call", "expand", "--address", addr, "-d", "{} {}"}, code: exitUsage, want: "localgrpc: expand takes one request, and -d gave 2"},
+		{args: []string{"call", "get", "--address", addr, "-d", "-"}, stdin: `{"text":"a"} {"text":"b"}`, code: exitUsage, want: "localgrpc: get takes one request, and standard input gave 2"},
+		{args: []string{"call", "get", "--address", addr, "-d", "-"}, code: exitUsage, want: "localgrpc: get takes one request, and standard input gave none: the empty request is {}"},
+		{args: []string{"call", "get", "--address", addr, "-d", "-", "-n", "2"}, stdin: `{"text":"a"} {"text":"b"}`, code: exitUsage, want: "localgrpc: get takes one request, and standard input gave 2"},
+		{args: []string{"call", "expand", "--address", addr, "-d", "", "-n", "2"}, code: exitUsage, want: "localgrpc: expand takes one request, and -d gave none: the empty request is {}"},
+		{args: []string{"call", "update", "--address", addr, "-d", "-"}, stdin: "{\"text\":\"a\"}\n{\"text\":1}", code: exitUsage, want: "localgrpc: standard input: request 2 is not an echo.v1.EchoRequest: ", tail: true, streams: true},
+		{args: []string{"call", "update", "--address", addr, "-d", "-", "-n", "2"}, stdin: "{\"text\":\"a\"}\n{\"text\":1}", code: exitUsage, want: "localgrpc: standard input: request 2 is not an echo.v1.EchoRequest: ", tail: true},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, _, stderr := runCLIWithInput(t.Context(), strings.NewReader(tc.stdin), tc.args...)
+			code, stdout, stderr := runCLIWithInput(t.Context(), strings.NewReader(tc.stdin), tc.args...)
 			first, _, _ := strings.Cut(stderr, "\n")
-			if code != tc.code || !strings.HasPrefix(first, tc.want) {
-				t.Errorf("exit status %d, stderr:\n%s\nwant %d, stderr starting:\n%s", code, stderr, tc.code, tc.want)
+			if code != tc.code || !strings.HasPrefix(first, tc.want) || tc.tail == (first == tc.want) {
+				t.Errorf("exit status %d, stderr:\n%s\nwant %d, and a first line %s:\n%s", code, stderr, tc.code, map[bool]string{false: "of", true: "starting with"}[tc.tail], tc.want)
 			}
-			switch {
-			case strings.HasSuffix(tc.want, "proto:"):
-				// protobuf-go varies its messages' spacing on purpose, so
-				// that no one matches them: what follows is its own.
-			case strings.HasPrefix(tc.want, "localgrpc: grpc to"), strings.HasPrefix(tc.want, "localgrpc: connect to"):
-				if !strings.Contains(first, "connect: connection refused") || !strings.Contains(first, ": Unavailable: ") {
-					t.Errorf("a call to nothing: %s", first)
-				}
-			case first != tc.want:
-				t.Errorf("stderr:\n%s\nwant:\n%s", first, tc.want)
+			if stdout != "" && !(tc.streams && stdout == "{\"text\":\"a\"}\n") {
+				t.Errorf("stdout: %s", stdout)
+			}
+		})
+	}
+	// A call to no server fails with Unavailable on every client: the
+	// reason after the code is the stacks' and the system's.
+	for _, client := range []string{clientGRPC, clientConnect} {
+		t.Run("client="+client+"/no-server", func(t *testing.T) {
+			code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", nothing, "--stack", client)
+			callCode, msg, ok := callFailure(stderr, client, nothing)
+			if code != exitFailure || stdout != "" || !ok || callCode != codes.Unavailable || msg == "" {
+				t.Errorf("exit status %d, stdout %q, stderr:\n%s\nwant %d and an Unavailable call error", code, stdout, stderr, exitFailure)
 			}
 		})
 	}
@@ -279,16 +312,15 @@ func TestCallServerFails(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the call did not end when its server went away")
 			}
-			// grpc-go says Unavailable; connect-go, seeing the stream cut
-			// short, reports a protocol error (as InvalidArgument), with the
-			// GOAWAY or the reset it read. Either way the call fails and
-			// says why, after printing what came before.
-			wantErr := fmt.Sprintf("localgrpc: %s to %s: Unavailable: ", client, addr)
-			if stack == stackConnect {
-				wantErr = fmt.Sprintf("localgrpc: %s to %s: InvalidArgument: protocol error: incomplete envelope: ", client, addr)
-			}
-			if r.code != exitFailure || r.stdout != "{\"text\":\"first\"}\n" || !strings.HasPrefix(r.stderr, wantErr) {
-				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d, the first word, and an error starting %q", r.code, r.stdout, r.stderr, exitFailure, wantErr)
+			// grpc-go documents Unavailable for a transport that went away.
+			// connect-go's code depends on what it was reading when the
+			// connection closed (a cut envelope is InvalidArgument, a reset
+			// Internal or Canceled, a GOAWAY Unavailable), so for it the
+			// contract is a failure with a code and a reason.
+			code, msg, ok := callFailure(r.stderr, client, addr)
+			if r.code != exitFailure || r.stdout != "{\"text\":\"first\"}\n" || !ok || msg == "" ||
+				stack == stackGRPC && code != codes.Unavailable || code == codes.OK {
+				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d, the first word, and a call error with a code (Unavailable on grpc-go)", r.code, r.stdout, r.stderr, exitFailure)
 			}
 		})
 		t.Run("server="+stack+"/timeout", func(t *testing.T) {
@@ -296,15 +328,40 @@ func TestCallServerFails(t *testing.T) {
 			start := time.Now()
 			code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "--stack", client, "--timeout", "200ms")
 			took := time.Since(start)
-			wantErr := fmt.Sprintf("localgrpc: %s to %s: DeadlineExceeded: ", client, addr)
-			if code != exitFailure || stdout != "" || !strings.HasPrefix(stderr, wantErr) {
-				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d and an error starting %q", code, stdout, stderr, exitFailure, wantErr)
+			callCode, _, ok := callFailure(stderr, client, addr)
+			if code != exitFailure || stdout != "" || !ok || callCode != codes.DeadlineExceeded {
+				t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s\nwant %d and a DeadlineExceeded call error", code, stdout, stderr, exitFailure)
 			}
-			if took < 200*time.Millisecond || took > 5*time.Second {
+			// The server ends the call at its copy of the deadline, which
+			// connect-go sends in whole milliseconds rounded down: the call
+			// can end a little before 200ms as the client measures it. A
+			// busy machine can make it end much later.
+			if took < 190*time.Millisecond || took > 5*time.Second {
 				t.Errorf("a call with --timeout 200ms took %v", took)
 			}
 		})
 	}
+}
+
+// callFailure parses stderr of a call that failed, the one line
+// "localgrpc: CLIENT to ADDR: CODE: MESSAGE", into its code and message.
+// ok is false if stderr is not such a line with a code a status can have.
+func callFailure(stderr, client, addr string) (code codes.Code, msg string, ok bool) {
+	line, ok := strings.CutSuffix(stderr, "\n")
+	if !ok || strings.Contains(line, "\n") {
+		return 0, "", false
+	}
+	rest, ok := strings.CutPrefix(line, fmt.Sprintf("localgrpc: %s to %s: ", client, addr))
+	if !ok {
+		return 0, "", false
+	}
+	name, msg, _ := strings.Cut(rest, ": ")
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		if c.String() == name {
+			return c, msg, true
+		}
+	}
+	return 0, "", false
 }
 
 // lineWriter is a lockedBuffer that says on line when a line is written.
@@ -349,9 +406,13 @@ func TestCallMeasure(t *testing.T) {
 	t.Run("errors", func(t *testing.T) {
 		addr, _ := startStalling(t, stackGRPC)
 		code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "-n", "3", "-c", "3", "--timeout", "50ms")
-		wantOut := "errors  3\n  DeadlineExceeded   3, the first: context deadline exceeded\n"
-		if code != exitFailure || !strings.HasSuffix(stdout, wantOut) || strings.Contains(stdout, "mean") {
-			t.Errorf("exit status %d, stdout:\n%s\nwant %d, no latencies, and the end:\n%s", code, stdout, exitFailure, wantOut)
+		// The message is grpc-go's and depends on which side saw the
+		// deadline first (its own context, or the server's RST_STREAM); the
+		// code is the contract.
+		_, tail, _ := strings.Cut(stdout, "\nerrors  ")
+		wantOut := "3\n  DeadlineExceeded   3, the first: "
+		if code != exitFailure || !strings.HasPrefix(tail, wantOut) || strings.Count(tail, "\n") != 2 || strings.Contains(stdout, "mean") {
+			t.Errorf("exit status %d, stdout:\n%s\nwant %d, no latencies, and errors ending:\n%s<a message>", code, stdout, exitFailure, wantOut)
 		}
 		if stderr != "localgrpc: 3 of 3 calls failed\n" {
 			t.Errorf("stderr: %s", stderr)

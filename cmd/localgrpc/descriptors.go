@@ -22,10 +22,16 @@ func newDescriptorsCmd() *cobra.Command {
 imports first, as one FileDescriptorSet in the protobuf binary format: what
 protoc --include_imports --descriptor_set_out writes, and what proxies, grpcurl
 (-protoset) and ghz (--protoset) read to decode its messages without the .proto
-source. -o - writes it to standard output.`,
+source. -o - writes it to standard output.
+
+grpcurl reaches a socket by the address serve prints, unix:@NAME or unix:PATH,
+given as it is, without grpcurl's -unix flag: -unix turns @NAME into
+unix://@NAME, which grpc-go refuses. For an abstract socket add -authority
+localhost: grpcurl would send unix:@NAME as the HTTP/2 authority, which Go's
+HTTP server (serve --stack connect) refuses.`,
 		Example: `  localgrpc descriptors -o echo.protoset
-  grpcurl -plaintext -protoset echo.protoset -unix -d '{"text":"hi"}' @echo echo.v1.Echo/Get`,
-		Args: cobra.NoArgs,
+  grpcurl -plaintext -authority localhost -protoset echo.protoset -d '{"text":"hi"}' unix:@echo echo.v1.Echo/Get`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "" {
 				return errors.New("-o is required: the file to write, or - for standard output")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,8 @@ func grpcurl(t *testing.T) string {
 }
 
 // TestGRPCurl lists and calls the service with grpcurl, through
-// reflection, on both stacks over TCP and a unix socket, and through the
+// reflection, on both stacks over TCP, a unix socket (by grpcurl's -unix
+// and by localgrpc's address) and an abstract socket, and through the
 // descriptors command's protoset.
 func TestGRPCurl(t *testing.T) {
 	tool := grpcurl(t)
@@ -55,8 +57,13 @@ service Echo {
 	)
 	for _, stack := range []string{stackGRPC, stackConnect} {
 		sock := filepath.Join(t.TempDir(), "echo.sock")
-		addrs, _, _ := startServe(t, 2, "--stack", stack, "127.0.0.1:0", "unix:"+sock)
-		for kind, target := range map[string][]string{"tcp": {addrs[0]}, "unix": {"-unix", sock}} {
+		addrs, _, _ := startServe(t, 3, "--stack", stack, "127.0.0.1:0", "unix:"+sock, "unix:@localgrpc-test-"+rand.Text())
+		for kind, target := range map[string][]string{
+			"tcp":          {addrs[0]},
+			"unix":         {"-unix", sock},
+			"unix-address": {addrs[1]},
+			"abstract":     {"-authority", "localhost", addrs[2]},
+		} {
 			t.Run("server="+stack+"/address="+kind, func(t *testing.T) {
 				base := append([]string{"-plaintext"}, target[:len(target)-1]...)
 				addr := target[len(target)-1]
@@ -78,5 +85,48 @@ service Echo {
 				}
 			})
 		}
+	}
+}
+
+// TestGRPCurlExample runs the grpcurl command of `descriptors --help` as
+// it is written, but for the server's name and the protoset's path, on
+// both stacks.
+func TestGRPCurlExample(t *testing.T) {
+	var example []string
+	for line := range strings.Lines(newDescriptorsCmd().Example) {
+		if fields := strings.Fields(line); len(fields) > 0 && fields[0] == "grpcurl" {
+			example = fields[1:]
+		}
+	}
+	if example == nil {
+		t.Fatal("descriptors --help shows no grpcurl command")
+	}
+	dir := t.TempDir()
+	protoset := filepath.Join(dir, "echo.protoset")
+	if code, _, stderr := runCLI(t.Context(), "descriptors", "-o", protoset); code != exitOK {
+		t.Fatal(stderr)
+	}
+	tool := grpcurl(t)
+	for _, stack := range []string{stackGRPC, stackConnect} {
+		t.Run("server="+stack, func(t *testing.T) {
+			addrs, _, _ := startServe(t, 1, "--stack", stack, "unix:@localgrpc-test-"+rand.Text())
+			args := make([]string, len(example))
+			for i, a := range example {
+				switch a {
+				case "echo.protoset":
+					a = protoset
+				case "unix:@echo":
+					a = addrs[0]
+				}
+				args[i] = strings.TrimSuffix(strings.TrimPrefix(a, "'"), "'") // as the shell would
+			}
+			cmd := exec.CommandContext(t.Context(), tool, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if want := "{\n  \"text\": \"hi\"\n}\n"; err != nil || string(out) != want {
+				t.Errorf("grpcurl %s: %v, printed:\n%s%s\nwant:\n%s", strings.Join(args, " "), err, out, &stderr, want)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -80,6 +81,19 @@ func goStyleFlags(root *cobra.Command, args []string) []string {
 // errors begin with, which the command puts in front of every message.
 func withoutPrefix(err error) string {
 	return strings.TrimPrefix(err.Error(), "localgrpc: ")
+}
+
+// noArgs refuses arguments to a command that takes only flags, naming
+// them: cobra's NoArgs would call the first an unknown command.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = strconv.Quote(a)
+	}
+	return fmt.Errorf("%s takes only flags, no arguments; got %s", cmd.Name(), strings.Join(quoted, " "))
 }
 
 // failure marks an error of the work a command does. Any other error that

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+	"unicode/utf8"
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
@@ -46,7 +47,7 @@ Servers and clients run in this process, sharing its processors, as two
 processes on one machine share the machine's.`,
 		Example: `  localgrpc measure
   localgrpc measure -n 5000 -c 4 --format csv > echo.csv`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return f.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -118,6 +119,10 @@ func (f *measureFlags) check() error {
 	switch {
 	case f.count < 1:
 		return fmt.Errorf("--count %d: it must be at least 1", f.count)
+	case !utf8.ValidString(f.message):
+		// Every call would send it: refused before any, rather than left
+		// to each cell's stack to refuse its own way, or not at all.
+		return fmt.Errorf("-m %q: the text is not valid UTF-8, as a protobuf string must be", f.message)
 	case f.timeout <= 0:
 		return fmt.Errorf("--timeout %v: it must be more than 0", f.timeout)
 	case f.format != "markdown" && f.format != "csv":

@@ -144,9 +144,11 @@ func TestMeasureUsageErrors(t *testing.T) {
 		{[]string{"-n", "2", "-c", "3"}, "-c 3 is more calls at a time than -n 2 calls"},
 		{[]string{"--warmup", "-1"}, "--warmup -1: it must be 0 or more"},
 		{[]string{"--count", "0"}, "--count 0: it must be at least 1"},
+		{[]string{"-m", "\xff"}, `-m "\xff": the text is not valid UTF-8, as a protobuf string must be`},
+		{[]string{"-m", "ok \xed\xa0\x80"}, `-m "ok \xed\xa0\x80": the text is not valid UTF-8, as a protobuf string must be`},
 		{[]string{"--timeout", "0s"}, "--timeout 0s: it must be more than 0"},
 		{[]string{"--format", "yaml"}, `--format "yaml": the formats are markdown and csv`},
-		{[]string{"extra"}, `unknown command "extra" for "localgrpc measure"`},
+		{[]string{"extra"}, `measure takes only flags, no arguments; got "extra"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t.Context(), append([]string{"measure"}, tc.args...)...)

@@ -45,26 +45,37 @@ type dataSource struct {
 	stdin io.Reader
 }
 
-// open returns the requests' reader and what to call it in errors.
-func (d dataSource) open() (io.ReadCloser, string, error) {
+// name is what errors call the source: each names it once.
+func (d dataSource) name() string {
 	switch {
 	case d.arg == "-":
-		return io.NopCloser(d.stdin), "standard input", nil
+		return "standard input"
+	case strings.HasPrefix(d.arg, "@"):
+		return d.arg[1:]
+	}
+	return "-d"
+}
+
+// open returns the requests' reader.
+func (d dataSource) open() (io.ReadCloser, error) {
+	switch {
+	case d.arg == "-":
+		return io.NopCloser(d.stdin), nil
 	case strings.HasPrefix(d.arg, "@"):
 		f, err := os.Open(d.arg[1:])
 		if err != nil {
-			return nil, "", err
+			return nil, fmt.Errorf("-d: %w", err)
 		}
-		return f, d.arg[1:], nil
+		return f, nil
 	default:
-		return io.NopCloser(strings.NewReader(d.arg)), "-d", nil
+		return io.NopCloser(strings.NewReader(d.arg)), nil
 	}
 }
 
 // readAll reads every request: JSON objects in protojson's form, one
 // after another (one per line, or as they come).
 func (d dataSource) readAll() ([]*echov1.EchoRequest, error) {
-	r, name, err := d.open()
+	r, err := d.open()
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +83,7 @@ func (d dataSource) readAll() ([]*echov1.EchoRequest, error) {
 	var reqs []*echov1.EchoRequest
 	dec := json.NewDecoder(r)
 	for {
-		req, err := decodeRequest(dec, name, len(reqs)+1)
+		req, err := decodeRequest(dec, d.name(), len(reqs)+1)
 		if err == io.EOF {
 			return reqs, nil
 		}
@@ -89,7 +100,7 @@ func (d dataSource) readAll() ([]*echov1.EchoRequest, error) {
 // when ctx ends; one blocked reading a terminal then ends with the
 // process, as nothing can interrupt its read.
 func (d dataSource) stream(ctx context.Context) (requests, error) {
-	r, name, err := d.open()
+	r, err := d.open()
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +113,7 @@ func (d dataSource) stream(ctx context.Context) (requests, error) {
 		defer r.Close()
 		dec := json.NewDecoder(r)
 		for n := 1; ; n++ {
-			req, err := decodeRequest(dec, name, n)
+			req, err := decodeRequest(dec, d.name(), n)
 			select {
 			case items <- item{req, err}:
 			case <-ctx.Done():

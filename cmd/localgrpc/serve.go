@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -50,10 +51,19 @@ health checking and server reflection, on every ADDRESS at once:
 the Connect, gRPC and gRPC-Web protocols over HTTP/2 without TLS (and HTTP/1.1).
 Compression is off unless --compress. It prints each address it listens on, TCP
 ports resolved, and stops gracefully on SIGINT or SIGTERM: no new calls, and up
-to 10s for the calls in flight.`,
+to 10s for the calls in flight.
+
+The exit status is 2 if the command line is wrong (an address malformed, given
+twice, or not one the stack serves), 1 if the machine refuses an address or
+serving fails.`,
 		Example: `  localgrpc serve unix:@echo 127.0.0.1:8080
   localgrpc serve --stack connect -v unix:/tmp/echo.sock :8081`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, addrs []string) error {
+			if len(addrs) == 0 {
+				return errors.New("serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, addrs []string) error {
 			return f.run(cmd.Context(), addrs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -66,24 +76,16 @@ to 10s for the calls in flight.`,
 }
 
 func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.Writer) error {
-	var bad []error
-	for _, a := range addrs {
-		if _, err := localgrpc.ParseAddress(a); err != nil {
-			bad = append(bad, err)
-		}
+	if f.stack != stackGRPC && f.stack != stackConnect {
+		return fmt.Errorf("--stack %q: the stacks are %s and %s", f.stack, stackGRPC, stackConnect)
 	}
-	if len(bad) > 0 {
-		return errors.Join(bad...)
+	if err := checkListenAddrs(f.stack, addrs); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	var s echoServer
-	switch f.stack {
-	case stackGRPC:
-		s = f.grpcServer(log)
-	case stackConnect:
+	s := f.grpcServer(log)
+	if f.stack == stackConnect {
 		s = f.connectServer(log)
-	default:
-		return fmt.Errorf("--stack %q: the stacks are %s and %s", f.stack, stackGRPC, stackConnect)
 	}
 
 	served := make(chan error, 1)
@@ -107,6 +109,37 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 		return failure{err}
 	}
 	return nil
+}
+
+// checkListenAddrs says what is wrong with the addresses a server of
+// stack is to listen on, every problem at once, so that what the command
+// line gets wrong is a usage error and only what the machine refuses (a
+// port in use, a path that is not a socket) fails the serving.
+func checkListenAddrs(stack string, addrs []string) error {
+	var bad []error
+	first := make(map[localgrpc.Address]string)
+	for _, a := range addrs {
+		p, err := localgrpc.ParseAddress(a)
+		if err != nil {
+			bad = append(bad, errors.New(withoutPrefix(err)))
+			continue
+		}
+		switch prev, seen := first[p]; {
+		case p.Kind == localgrpc.Target:
+			bad = append(bad, fmt.Errorf("address %q: a grpc-go target names servers to dial, not an address to listen on", a))
+		case p.Kind == localgrpc.Inproc && stack != stackGRPC:
+			bad = append(bad, fmt.Errorf("address %q: an in-process address is served by --stack %s only", a, stackGRPC))
+		case seen && prev == a:
+			bad = append(bad, fmt.Errorf("address %q: given twice", a))
+		case seen:
+			bad = append(bad, fmt.Errorf("address %q: the same address as %q", a, prev))
+		case p.Kind == localgrpc.TCP && strings.HasSuffix(p.Name, ":0"):
+			// Each port 0 is a port of its own: not a duplicate.
+		default:
+			first[p] = a
+		}
+	}
+	return errors.Join(bad...)
 }
 
 // echoServer is Echo served by one of the stacks.

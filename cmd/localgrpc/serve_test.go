@@ -139,18 +139,25 @@ func TestServeErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	abstract := "unix:@localgrpc-test-" + rand.Text()
+	sock := filepath.Join(dir, "echo.sock")
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"serve"}, exitUsage, "requires at least 1 arg"},
+		{[]string{"serve"}, exitUsage, "serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME"},
+		{[]string{"serve", abstract, abstract}, exitUsage, `address "` + abstract + `": given twice`},
+		{[]string{"serve", "--stack", "connect", abstract, abstract}, exitUsage, `address "` + abstract + `": given twice`},
+		{[]string{"serve", abstract, "unix-abstract:" + abstract[len("unix:@"):]}, exitUsage, `address "unix-abstract:` + abstract[len("unix:@"):] + `": the same address as "` + abstract + `"`},
+		{[]string{"serve", "--stack", "connect", "unix:" + sock, "unix://" + sock}, exitUsage, `address "unix://` + sock + `": the same address as "unix:` + sock + `"`},
+		{[]string{"serve", "127.0.0.1:0", "dns:///localhost:443"}, exitUsage, `address "dns:///localhost:443": a grpc-go target names servers to dial, not an address to listen on`},
 		{[]string{"serve", "nosuch:x"}, exitUsage, `address "nosuch:x"`},
 		{[]string{"serve", "127.0.0.1:99999"}, exitUsage, "99999"},
 		{[]string{"serve", "--stack", "http", "127.0.0.1:0"}, exitUsage, `--stack "http": the stacks are grpc and connect`},
 		{[]string{"serve", "unix:" + file}, exitFailure, "exists and is not a socket"},
 		{[]string{"serve", "--stack", "connect", "unix:" + file}, exitFailure, "exists and is not a socket"},
-		{[]string{"serve", "--stack", "connect", "inproc:echo"}, exitFailure, "in-process address"},
+		{[]string{"serve", "--stack", "connect", "inproc:echo"}, exitUsage, `address "inproc:echo": an in-process address is served by --stack grpc only`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t.Context(), tc.args...)
@@ -161,5 +168,17 @@ func TestServeErrors(t *testing.T) {
 				t.Errorf("stdout: %s", stdout)
 			}
 		})
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a usage error left a socket behind: %v", err)
+	}
+}
+
+// Port 0 twice is two ports, each its own, not an address given twice.
+// (The grpc stack's localgrpc.Server refuses it as given twice.)
+func TestServePortZeroTwice(t *testing.T) {
+	addrs, _, _ := startServe(t, 2, "--stack", stackConnect, "127.0.0.1:0", "127.0.0.1:0")
+	if addrs[0] == addrs[1] || strings.HasSuffix(addrs[0], ":0") || strings.HasSuffix(addrs[1], ":0") {
+		t.Errorf("addresses %q, want two ports", addrs)
 	}
 }
