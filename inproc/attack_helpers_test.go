@@ -1,0 +1,73 @@
+package inproc_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+// anySvc is a hand-written service whose single unary method takes
+// requests of whatever type newReq makes and answers with resp, so that
+// attacks can send any message type through inproc and through grpc-go.
+type anySvc struct {
+	newReq func() proto.Message
+	resp   func(req proto.Message) (proto.Message, error)
+	bidi   func(ss grpc.ServerStream) error
+}
+
+const anyUnary = "/attack.Any/Unary"
+const anyBidi = "/attack.Any/Bidi"
+
+var anyBidiDesc = &grpc.StreamDesc{StreamName: "Bidi", ServerStreams: true, ClientStreams: true}
+
+var anyDesc = &grpc.ServiceDesc{
+	ServiceName: "attack.Any",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{MethodName: "Unary", Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		s := srv.(*anySvc)
+		in := s.newReq()
+		if err := dec(in); err != nil {
+			return nil, err
+		}
+		if s.resp == nil {
+			return &emptypb.Empty{}, nil
+		}
+		return s.resp(in)
+	}}},
+	Streams: []grpc.StreamDesc{{StreamName: "Bidi", ServerStreams: true, ClientStreams: true, Handler: func(srv any, ss grpc.ServerStream) error {
+		return srv.(*anySvc).bidi(ss)
+	}}},
+}
+
+// catch runs f and turns a panic into an error.
+func catch(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("PANIC: %v", r)
+		}
+	}()
+	return f()
+}
+
+// anyReference returns a grpc-go connection to svc over bufconn.
+func anyReference(t *testing.T, svc *anySvc) *grpc.ClientConn {
+	t.Helper()
+	return realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(anyDesc, svc) }, nil, nil)
+}
+
+// crashLines picks from a child's output the lines that say how it failed.
+func crashLines(out []byte) string {
+	var keep []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") || strings.Contains(l, "DATA RACE") ||
+			strings.Contains(l, "localgrpc/inproc.") && len(keep) > 0 && len(keep) < 3 {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep[:min(len(keep), 4)], "\n")
+}
