@@ -52,6 +52,9 @@ type fastCloner interface {
 // With Clone that is a deep copy, with Share m itself (the receiver copies
 // the top level). An error is the sender's, as grpc-go's SendMsg gives it.
 func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int, error) {
+	if m == nil {
+		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
+	}
 	pm := protoMessage(m)
 	if pm == nil || codec != nil {
 		return sendEncoded(m, codec, dir)
@@ -106,8 +109,9 @@ func checkLimits(n int, dir direction) (any, error) {
 	return nil, nil
 }
 
-// receive gives dst, a message the receiver allocated, what send returned.
-func receive(dst, v any, codec encoding.CodecV2) error {
+// receive gives dst, a message the receiver allocated, what send returned;
+// last is where the sender keeps the plans of the type it last sent.
+func receive(dst, v any, codec encoding.CodecV2, last *atomic.Pointer[typedPlan]) error {
 	switch v := v.(type) {
 	case *tooLarge:
 		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", v.size, v.limit)
@@ -121,7 +125,7 @@ func receive(dst, v any, codec encoding.CodecV2) error {
 		}
 		return nil
 	}
-	if shallowCopy(dst, v) {
+	if shallowCopy(dst, v, last) {
 		return nil
 	}
 	return receiveOtherType(dst, v)
@@ -151,20 +155,28 @@ func unmarshalError(err error) error {
 
 // shallowCopy sets *dst to *src when both are pointers to the same struct
 // type, so the receiver owns the top-level message and shares what its
-// fields point to. It reports whether it could.
-func shallowCopy(dst, src any) bool {
-	if reflect.TypeOf(dst) != reflect.TypeOf(src) {
+// fields point to, except the message's state and size cache (see
+// shallowPlan). It reports whether it could. last, when not nil, holds the
+// plan of the type the sender last sent, most likely dst's.
+func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
+	t := reflect.TypeOf(dst)
+	if t != reflect.TypeOf(src) || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return false
 	}
-	dv := reflect.ValueOf(dst)
-	if dv.Kind() != reflect.Pointer || dv.IsNil() {
+	dv, sv := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if dv.IsNil() || sv.IsNil() {
 		return false
 	}
-	sv := reflect.ValueOf(src)
-	if sv.IsNil() {
-		return false
+	var p *shallowPlan
+	if last != nil {
+		if tp := last.Load(); tp != nil && tp.t == t {
+			p = tp.shallow
+		}
 	}
-	dv.Elem().Set(sv.Elem())
+	if p == nil {
+		p = shallowPlanFor(t.Elem())
+	}
+	p.copy(dv.Elem(), sv.Elem())
 	return true
 }
 

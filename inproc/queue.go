@@ -172,8 +172,6 @@ func (q *queue) push(v any, n uint64, w waiter) bool {
 	if q.gone.Load() {
 		return false
 	}
-	// A slot keeps its message until it is reused: the window bounds what
-	// is kept, and the receiver is spared a write to the sender's lines.
 	q.slots[t&q.mask] = parcel{v: v, n: n}
 	q.sentBytes.Store(q.sentBytes.Load() + n)
 	q.tail.Store(t + 1)
@@ -211,7 +209,9 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 			return parcel{}, false, false // closed and drained
 		}
 	}
-	p = q.slots[h&q.mask]
+	// The slot lets go of its message, so that a stream holds no more than
+	// its window of messages not yet received.
+	p, q.slots[h&q.mask] = q.slots[h&q.mask], parcel{}
 	if p.n > 0 {
 		q.recvdBytes.Store(q.recvdBytes.Load() + p.n)
 	}

@@ -63,14 +63,26 @@ func (cs *clientStats) inHeader(ctx context.Context, md metadata.MD) {
 
 // outPayload reports m, of n bytes encoded.
 func (cs *clientStats) outPayload(ctx context.Context, m any, n int) {
-	cs.hs.handle(ctx, &stats.OutPayload{Client: true, Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
+	cs.hs.handle(ctx, payloadOut(true, m, n))
 }
 
 func (cs *clientStats) inPayload(ctx context.Context, m any, n int) {
-	cs.hs.handle(ctx, &stats.InPayload{Client: true, Payload: m, Length: n, WireLength: n + 5, RecvTime: time.Now()})
+	cs.hs.handle(ctx, payloadIn(true, m, n))
 }
 
 func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
 	cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
 	cs.hs.handle(ctx, &stats.End{Client: true, BeginTime: cs.beginTime, EndTime: time.Now(), Trailer: trailer.Copy(), Error: err})
+}
+
+// payloadOut is what stats handlers hear of a message of n bytes, encoded,
+// sent by the client or the server. Nothing is compressed, so its
+// compressed length is n, and a socket would add gRPC's 5-byte header.
+func payloadOut(client bool, m any, n int) *stats.OutPayload {
+	return &stats.OutPayload{Client: client, Payload: m, Length: n, CompressedLength: n, WireLength: n + 5, SentTime: time.Now()}
+}
+
+// payloadIn is payloadOut for a message received.
+func payloadIn(client bool, m any, n int) *stats.InPayload {
+	return &stats.InPayload{Client: client, Payload: m, Length: n, CompressedLength: n, WireLength: n + 5, RecvTime: time.Now()}
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"io"
 	"iter"
+	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -42,7 +41,9 @@ type stream struct {
 	serverDone  atomic.Bool // the handler returned
 	statusSent  bool
 	status      *status.Status
-	recvd       bool // the handler received its one request
+	sentTrailer metadata.MD // the trailer as it was when status was sent
+	statusDone  atomic.Bool // status and sentTrailer are set
+	recvd       bool        // the handler received its one request
 
 	// Inline execution: the handler is a coroutine that the client's calls
 	// resume when they need it to make progress. drive is held while it
@@ -183,7 +184,9 @@ func (s *stream) finishServer(err error) {
 	s.ch.end()
 }
 
-// sendStatus ends what the handler sends with st, unless it already ended.
+// sendStatus ends what the handler sends with st and the trailer set so
+// far, unless it already ended; a trailer set later is not sent, as with
+// grpc-go.
 func (s *stream) sendStatus(st *status.Status) {
 	s.sendHeaderIfNot()
 	s.mu.Lock()
@@ -191,8 +194,9 @@ func (s *stream) sendStatus(st *status.Status) {
 		s.mu.Unlock()
 		return
 	}
-	s.statusSent, s.status = true, st
+	s.statusSent, s.status, s.sentTrailer = true, st, s.trailer
 	s.mu.Unlock()
+	s.statusDone.Store(true)
 	s.toClient.close()
 }
 
@@ -261,8 +265,8 @@ func (s *stream) finishClient(err error) error {
 		if s.headerSent {
 			header = s.header
 		}
-		if s.serverDone.Load() {
-			trailer = s.trailer
+		if s.statusDone.Load() {
+			trailer = s.sentTrailer
 		}
 		s.mu.Unlock()
 		if s.cstats.hs != nil {
@@ -339,12 +343,10 @@ func (c *clientStream) Header() (metadata.MD, error) {
 
 func (c *clientStream) Trailer() metadata.MD {
 	s := (*stream)(c)
-	if !s.serverDone.Load() {
+	if !s.statusDone.Load() {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.trailer.Copy()
+	return s.sentTrailer.Copy()
 }
 
 func (c *clientStream) CloseSend() error {
@@ -365,11 +367,15 @@ func (c *clientStream) CloseSend() error {
 func (c *clientStream) SendMsg(m any) error {
 	s := (*stream)(c)
 	if s.sendClosed {
-		return status.Error(codes.Internal, "SendMsg called after CloseSend")
+		// As grpc-go, this ends the stream: RecvMsg says so too.
+		return s.finishClient(status.Error(codes.Internal, "SendMsg called after CloseSend"))
 	}
 	if s.method == nil {
-		// No such method: as over a network, the message goes out and
-		// RecvMsg reports Unimplemented.
+		// No such method: as over a network, the message is encoded and
+		// goes out, and RecvMsg reports Unimplemented.
+		if _, _, err := send(m, s.info.copy, s.info.codec, direction{send: s.info.maxSend, recv: math.MaxInt, plan: new(atomic.Pointer[typedPlan])}); err != nil {
+			return err
+		}
 		return nil
 	}
 	if s.finished.Load() {
@@ -437,7 +443,7 @@ func (c *clientStream) RecvMsg(m any) error {
 			return s.finishClient(err)
 		}
 	}
-	if err := receive(m, p.v, s.info.codec); err != nil {
+	if err := receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
 		return s.finishClient(err)
 	}
 	if s.cstats.hs != nil {
@@ -498,9 +504,11 @@ func (ss *serverStream) handlerGoneErr() error {
 
 // fail ends the call because of err, which one of the handler's Sends or
 // Receives met: as grpc-go's server does, the client gets err's status at
-// once, and the handler's context ends. It returns err for the handler.
+// once, its Sends end, and the handler's context ends. It returns err for
+// the handler.
 func (ss *serverStream) fail(err error) error {
 	(*stream)(ss).sendStatus(status.Convert(err))
+	ss.toServer.abandon()
 	ss.cancel()
 	return err
 }
@@ -508,6 +516,9 @@ func (ss *serverStream) fail(err error) error {
 func (ss *serverStream) SendMsg(m any) error {
 	if ss.serverDone.Load() {
 		return status.Error(codes.Internal, "inproc: SendMsg called after the handler returned")
+	}
+	if ss.statusDone.Load() {
+		return ss.handlerGoneErr() // the call failed: nothing more goes out
 	}
 	if !ss.toClient.enter(true) {
 		return ss.fail(errConcurrentSend)
@@ -519,7 +530,7 @@ func (ss *serverStream) SendMsg(m any) error {
 		return ss.fail(err)
 	}
 	if ss.stats != nil {
-		ss.stats.handle(ss.ctx, &stats.OutPayload{Payload: m, Length: n, WireLength: n + 5, SentTime: time.Now()})
+		ss.stats.handle(ss.ctx, payloadOut(false, m, n))
 	}
 	if !ss.toClient.push(v, uint64(n), ss) || ss.inline && !ss.handBack(wantMessage) {
 		return ss.handlerGoneErr()
@@ -528,6 +539,9 @@ func (ss *serverStream) SendMsg(m any) error {
 }
 
 func (ss *serverStream) RecvMsg(m any) error {
+	if ss.statusDone.Load() && !ss.serverDone.Load() {
+		return ss.handlerGoneErr() // the call failed: nothing more comes in
+	}
 	if !ss.toServer.enter(false) {
 		return ss.fail(errConcurrentRecv)
 	}
@@ -549,12 +563,11 @@ func (ss *serverStream) recv(m any) error {
 	if ss.inline && ss.toServer.worthWaking() && !ss.handBack(wantRoom) {
 		return ss.handlerGoneErr()
 	}
-	if err := receive(m, p.v, ss.info.codec); err != nil {
+	if err := receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {
 		return ss.fail(err)
 	}
 	if ss.stats != nil {
-		n := int(p.n)
-		ss.stats.handle(ss.ctx, &stats.InPayload{Payload: m, Length: n, WireLength: n + 5, RecvTime: time.Now()})
+		ss.stats.handle(ss.ctx, payloadIn(false, m, int(p.n)))
 	}
 	return nil
 }

@@ -3,13 +3,13 @@ package inproc
 import (
 	"context"
 	"io"
+	"math"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -64,6 +64,11 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		}
 	}()
 	if lookupErr != nil {
+		// As over a network, the request is encoded before the server
+		// can say it has no such method.
+		if _, _, err := send(req, ci.copy, ci.codec, direction{send: ci.maxSend, recv: math.MaxInt, plan: new(atomic.Pointer[typedPlan])}); err != nil {
+			return err
+		}
 		return lookupErr
 	}
 	md, err := ci.outgoing(ctx, method)
@@ -108,7 +113,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.err != nil {
 		return r.err
 	}
-	if err := receive(reply, r.resp, ci.codec); err != nil {
+	if err := receive(reply, r.resp, ci.codec, &m.responses); err != nil {
 		return err
 	}
 	if cs.hs != nil {
@@ -185,11 +190,11 @@ func (ch *Channel) invokeStream(ctx context.Context, method string, req, reply a
 
 // decode gives the handler its request.
 func (u *unaryCall) decode(in any) error {
-	if err := receive(in, u.req, u.info.codec); err != nil {
+	if err := receive(in, u.req, u.info.codec, &u.method.requests); err != nil {
 		return err
 	}
 	if u.stats != nil {
-		u.stats.handle(u.ctx, &stats.InPayload{Payload: in, Length: u.reqSize, WireLength: u.reqSize + 5, RecvTime: time.Now()})
+		u.stats.handle(u.ctx, payloadIn(false, in, u.reqSize))
 	}
 	return nil
 }
@@ -207,7 +212,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	}
 	u.sendHeaderIfNot()
 	if st == nil && u.stats != nil {
-		u.stats.handle(u.ctx, &stats.OutPayload{Payload: resp, Length: r.size, WireLength: r.size + 5, SentTime: time.Now()})
+		u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
 	}
 	u.endServer(st)
 	u.uctx.end()

@@ -32,6 +32,9 @@ func checkEncodable(m gproto.Message, last *atomic.Pointer[typedPlan]) error {
 	tp := last.Load()
 	if tp == nil || tp.t != t || tp.md != md {
 		tp = &typedPlan{t: t, md: md, plan: planFor(t, md)}
+		if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+			tp.shallow = shallowPlanFor(t.Elem())
+		}
 		last.Store(tp)
 	}
 	switch p := tp.plan; {
@@ -44,11 +47,13 @@ func checkEncodable(m gproto.Message, last *atomic.Pointer[typedPlan]) error {
 	}
 }
 
-// A typedPlan is the plan of one Go type for one message.
+// A typedPlan holds the plans of one Go type for one message: how to check
+// it, and how to copy its top level.
 type typedPlan struct {
-	t    reflect.Type
-	md   protoreflect.MessageDescriptor
-	plan *utf8Plan
+	t       reflect.Type
+	md      protoreflect.MessageDescriptor
+	plan    *utf8Plan
+	shallow *shallowPlan
 }
 
 // A utf8Plan says where a message type keeps strings that must be UTF-8,
@@ -57,6 +62,9 @@ type typedPlan struct {
 type utf8Plan struct {
 	typ    reflect.Type // a pointer to the generated struct
 	fields []utf8Field
+	// extensions: the message has extension ranges, and any extension set
+	// may hold strings.
+	extensions bool
 	// generic: the Go type is not a generated struct this plan can read
 	// field by field (a dynamic message, say); walk it through reflection
 	// of its descriptor instead.
@@ -119,7 +127,7 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 	if !needsUTF8(md, map[protoreflect.FullName]bool{}) {
 		return nil
 	}
-	p := &utf8Plan{typ: t}
+	p := &utf8Plan{typ: t, extensions: md.ExtensionRanges().Len() > 0}
 	building[t] = p
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		p.generic = true
@@ -251,6 +259,9 @@ func needsUTF8(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName
 		return false
 	}
 	seen[md.FullName()] = true
+	if md.ExtensionRanges().Len() > 0 {
+		return true // what extensions hold is known only when they are set
+	}
 	fields := md.Fields()
 	for i := range fields.Len() {
 		if needsUTF8Field(fields.Get(i), seen) {
@@ -316,7 +327,23 @@ func (p *utf8Plan) check(base unsafe.Pointer) error {
 			}
 		}
 	}
+	if p.extensions {
+		return p.checkExtensions(base)
+	}
 	return nil
+}
+
+// checkExtensions checks the extensions set on the message at base.
+func (p *utf8Plan) checkExtensions(base unsafe.Pointer) error {
+	rm := reflect.NewAt(p.typ.Elem(), base).Interface().(gproto.Message).ProtoReflect()
+	var err error
+	rm.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.IsExtension() {
+			err = checkValue(fd, v)
+		}
+		return err == nil
+	})
+	return err
 }
 
 // checkOther checks a map or oneof field, at at in the message at base,
@@ -381,6 +408,9 @@ func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 		}
 	case fd.Message() != nil:
 		m := v.Message()
+		if !m.IsValid() {
+			return nil // a nil message in a map or oneof encodes as empty
+		}
 		if p := planFor(reflect.TypeOf(m.Interface()), fd.Message()); p != nil {
 			if !p.generic {
 				return p.check(reflect.ValueOf(m.Interface()).UnsafePointer())

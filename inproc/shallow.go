@@ -1,0 +1,92 @@
+package inproc
+
+import (
+	"reflect"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"google.golang.org/protobuf/runtime/protoimpl"
+)
+
+// A shallowPlan copies the top level of a generated message except its
+// internal state and its size cache. proto.Size and Marshal store a
+// message's size cache atomically, so a plain read of it while another
+// goroutine sizes the same message, which is allowed since neither changes
+// it, would be a data race; and the receiver's message makes its own state
+// when first used.
+type shallowPlan struct {
+	// The fields copied, when they are contiguous: a struct type laid out
+	// as they are, copied in one typed move at offset.
+	region reflect.Type
+	offset uintptr
+	// Otherwise, their indexes, copied one by one.
+	fields []int
+}
+
+var (
+	shallowPlans     sync.Map // reflect.Type of the struct → *shallowPlan
+	messageStateType = reflect.TypeFor[protoimpl.MessageState]()
+)
+
+// shallowPlanFor returns the plan of st, a struct type.
+func shallowPlanFor(st reflect.Type) *shallowPlan {
+	if p, ok := shallowPlans.Load(st); ok {
+		return p.(*shallowPlan)
+	}
+	p := buildShallowPlan(st)
+	shallowPlans.Store(st, p)
+	return p
+}
+
+func buildShallowPlan(st reflect.Type) *shallowPlan {
+	var keep []int
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Type == messageStateType || f.Name == "sizeCache" || f.Name == "XXX_sizecache" {
+			continue
+		}
+		keep = append(keep, i)
+	}
+	p := &shallowPlan{fields: keep}
+	if len(keep) == 0 {
+		return p
+	}
+	for j := 1; j < len(keep); j++ {
+		if keep[j] != keep[j-1]+1 {
+			return p // not contiguous
+		}
+	}
+	// A struct of the same field types in the same order has the same
+	// layout, offsets relative to the first; StructOf wants exported names.
+	fields := make([]reflect.StructField, len(keep))
+	for j, i := range keep {
+		fields[j] = reflect.StructField{Name: "F" + strconv.Itoa(j), Type: st.Field(i).Type}
+	}
+	region := reflect.StructOf(fields)
+	base := st.Field(keep[0]).Offset
+	for j, i := range keep {
+		if region.Field(j).Offset != st.Field(i).Offset-base {
+			return p
+		}
+	}
+	if base+region.Size() > st.Size() {
+		return p
+	}
+	return &shallowPlan{region: region, offset: base}
+}
+
+// copy copies what the plan covers from the struct at src to the struct
+// at dst, both of the plan's type, with the write barriers the garbage
+// collector needs.
+func (p *shallowPlan) copy(dst, src reflect.Value) {
+	if p.region != nil {
+		d := reflect.NewAt(p.region, unsafe.Add(dst.Addr().UnsafePointer(), p.offset)).Elem()
+		s := reflect.NewAt(p.region, unsafe.Add(src.Addr().UnsafePointer(), p.offset)).Elem()
+		d.Set(s)
+		return
+	}
+	for _, i := range p.fields {
+		dst.Field(i).Set(src.Field(i))
+	}
+}
