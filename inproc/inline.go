@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"github.com/localgrpc/localgrpc/internal/goroutine"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -14,9 +15,17 @@ import (
 
 // coroutine is the body of an inline stream's handler.
 func (s *stream) coroutine(yield func(struct{}) bool) {
-	s.yield, s.started = yield, true
+	s.yield, s.started, s.coroutineG = yield, true, goroutine.Current()
 	s.finishServer(s.runHandler())
 	s.handlerEnd = true
+}
+
+// onCoroutine reports whether the handler's coroutine is the caller: a
+// handler may also use its stream from goroutines it starts (one sending,
+// one receiving), which must wait as Isolated handlers do, since only the
+// coroutine can suspend itself.
+func (s *stream) onCoroutine() bool {
+	return goroutine.Current() == s.coroutineG
 }
 
 // want is what the client goroutine that resumed an inline handler waits
@@ -98,6 +107,9 @@ func (s *stream) letGo() bool {
 // client that resumed it wants. It returns false if the call ended while it
 // was suspended.
 func (ss *serverStream) handBack(got want) bool {
+	if !(*stream)(ss).onCoroutine() {
+		return true // another goroutine of the handler: the client wakes on its own
+	}
 	w := ss.clientWants
 	if w != got && w != wantProgress && !(w == wantHeader && got == wantMessage) {
 		return true

@@ -58,6 +58,7 @@ type stream struct {
 	clientWants want
 	started     bool
 	handlerEnd  bool
+	coroutineG  uintptr      // the coroutine's goroutine, see onCoroutine
 	waiters     atomic.Int32 // client goroutines waiting for the handler
 	poked       atomic.Bool  // a goroutine found drive held; see tryDrive
 	headerWait  parker       // where Header waits while another drives
@@ -461,7 +462,9 @@ type serverStream stream
 var _ grpc.ServerStream = (*serverStream)(nil)
 
 func (ss *serverStream) block(q *queue, n need) bool {
-	if !ss.inline {
+	if !ss.inline || !(*stream)(ss).onCoroutine() {
+		// Isolated, or another goroutine of an Inline handler, which
+		// cannot suspend the coroutine: park until the client acts.
 		return q.parker(n).park(q, n, nil, ss)
 	}
 	// Suspend until a client call finds q satisfies n and resumes us; false
