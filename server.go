@@ -26,6 +26,7 @@ type Server struct {
 	mu        sync.Mutex
 	started   bool
 	stopping  bool
+	cut       bool // Stop was called: no drain may wait
 	listeners []*listener
 	names     []string      // inproc names claimed
 	ready     chan struct{} // closed once every address listens
@@ -208,44 +209,61 @@ func (s *Server) Addrs() []string {
 }
 
 // Stop stops the server at once: listeners close, socket files are
-// removed, calls in flight end with Unavailable or Canceled.
-func (s *Server) Stop() {
-	s.stop(func() {
-		s.grpc.Stop()
-		s.channel.Stop()
-	})
-}
+// removed, calls in flight end with Unavailable or Canceled. It does not
+// wait for handlers to return. It cuts short a GracefulStop in progress,
+// as grpc.Server's Stop does: that GracefulStop returns once the handlers
+// still running have returned, which those that honour their context do
+// at once.
+func (s *Server) Stop() { s.stop(false) }
 
 // GracefulStop stops taking calls, waits for the calls in flight to end,
-// then stops the server as Stop does.
-func (s *Server) GracefulStop() {
-	s.stop(func() {
+// then stops the server as Stop does. Stop, or the end of Serve's context,
+// cuts the wait short.
+func (s *Server) GracefulStop() { s.stop(true) }
+
+func (s *Server) stop(graceful bool) {
+	s.mu.Lock()
+	first, cut := !s.stopping, !graceful && !s.cut
+	s.stopping = true
+	if !graceful {
+		s.cut = true
+	}
+	if first {
+		// inproc names go first, so that no new Dial finds a stopping server.
+		for _, name := range s.names {
+			releaseInproc(name, s.channel)
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case first && s.health != nil:
+		s.health.Shutdown()
+	case !first && !cut:
+		<-s.done
+		return
+	}
+	if graceful {
 		var wg sync.WaitGroup
 		wg.Go(s.grpc.GracefulStop)
 		wg.Go(s.channel.GracefulStop)
 		wg.Wait()
-	})
+	} else {
+		s.grpc.Stop()
+		s.channel.Stop()
+	}
+	s.finish()
 }
 
-func (s *Server) stop(how func()) {
+// finish releases every address and marks the server stopped, once: the
+// first of Stop and a GracefulStop it cut short to get there.
+func (s *Server) finish() {
 	s.mu.Lock()
-	if s.stopping {
-		s.mu.Unlock()
-		<-s.done
+	defer s.mu.Unlock()
+	select {
+	case <-s.done:
 		return
+	default:
 	}
-	s.stopping = true
-	// inproc names go first, so that no new Dial finds a stopping server.
-	for _, name := range s.names {
-		releaseInproc(name, s.channel)
-	}
-	s.mu.Unlock()
-	if s.health != nil {
-		s.health.Shutdown()
-	}
-	how()
-	s.mu.Lock()
 	s.closeListeners()
-	s.mu.Unlock()
 	close(s.done)
 }
