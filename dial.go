@@ -86,7 +86,7 @@ func Dial(addr string, opts ...DialOption) (ClientConn, error) {
 func grpcTarget(a Address) string {
 	switch a.Kind {
 	case Unix:
-		return "unix:" + a.Name
+		return a.String() // grpc-go reads unix: targets as this grammar does
 	case Abstract:
 		return "unix-abstract:" + a.Name
 	case TCP:

@@ -303,3 +303,30 @@ func TestStatsHandlerOnEveryTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestAddrsParseBack serves on addresses given in every form of the
+// grammar and checks that each address Addrs reports parses back to
+// itself and can be dialed.
+func TestAddrsParseBack(t *testing.T) {
+	name := uniqueName(t)
+	addrs := []string{
+		"inproc:" + name,
+		"unix://" + socketPath(t),  // an absolute path: three slashes
+		"unix:///" + socketPath(t), // four: the path begins with "//"
+		"unix-abstract:" + name,
+		"127.0.0.1:0",
+		":0",
+	}
+	srv := newEchoServer()
+	serve(t, srv, addrs...)
+	for _, addr := range srv.Addrs() {
+		a, err := localgrpc.ParseAddress(addr)
+		if err != nil || a.String() != addr {
+			t.Errorf("Addrs() reports %q, which parses as %q, %v", addr, a, err)
+			continue
+		}
+		if _, err := dial(t, addr).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+			t.Errorf("a call to %s: %v", addr, err)
+		}
+	}
+}
