@@ -41,7 +41,7 @@ type socketListener struct {
 }
 
 func (s *socketListener) Close() error {
-	s.once.Do(s.l.close)
+	s.once.Do(func() { s.l.close(nil) })
 	return nil
 }
 

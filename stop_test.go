@@ -100,9 +100,11 @@ func testStopCutsGracefulStop(t *testing.T, kind string, ignoreContext bool) {
 		"abstract": "unix:@" + uniqueName(t),
 		"tcp":      "127.0.0.1:0",
 	}[kind]
+	if err := srv.Listen(addr); err != nil {
+		t.Fatal(err)
+	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), addr) }()
-	<-srv.Ready()
+	go func() { served <- srv.Serve(context.Background()) }()
 	cc, err := localgrpc.Dial(srv.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
