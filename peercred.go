@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
@@ -103,10 +104,10 @@ type peerCreds struct {
 }
 
 func (c *peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
+	if !onSocket(conn.LocalAddr()) {
 		return conn, socketAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, allowed: true}, nil
 	}
+	uc := conn
 	info := socketAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
 	cred, err := readPeerCred(uc)
 	if err == nil {
@@ -136,6 +137,13 @@ func (c *peerCreds) Info() credentials.ProtocolInfo {
 func (c *peerCreds) Clone() credentials.TransportCredentials { cp := *c; return &cp }
 
 func (c *peerCreds) OverrideServerName(string) error { return nil }
+
+// onSocket reports whether a connection whose local address is addr is
+// to a unix or abstract socket. A connection that does not say is taken
+// for one, so that a peer policy denies it.
+func onSocket(addr net.Addr) bool {
+	return addr == nil || strings.HasPrefix(addr.Network(), "unix")
+}
 
 // checkPeer fails calls from socket clients the policy denied.
 func checkPeer(ctx context.Context) error {

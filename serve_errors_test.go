@@ -39,7 +39,7 @@ func TestListenRejects(t *testing.T) {
 		{"inproc-name-taken", "inproc:" + taken, "already served"},
 		{"target", "dns:///example.com:443", "not an address to listen on"},
 		{"path-too-long", "unix:/" + strings.Repeat("x", 200), "at most 107"},
-		{"no-directory", "unix:" + dir + "/missing/s.sock", "cannot listen"},
+		{"no-directory", "unix:" + dir + "/missing/s.sock", "no such file or directory"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
