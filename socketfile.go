@@ -20,9 +20,9 @@ import (
 //   - it is bound there through /proc/self/fd/N/s when /proc is there, so
 //     that the name bound is short whatever the length of the path;
 //   - it gets its mode there;
-//   - a stale socket at the path is removed and ours is hard-linked into
-//     place, which fails rather than replace a file another process
-//     created meanwhile.
+//   - with the path's directory locked, a stale socket at the path is
+//     removed and ours is hard-linked into place, which fails rather than
+//     replace a file another process created meanwhile.
 //
 // Errors name the user's path, never the private one.
 func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
@@ -80,8 +80,11 @@ func bindIn(dir, name string) (*net.UnixListener, error) {
 }
 
 // linkSocket links the socket at bound to path, replacing a stale socket
-// there.
+// there, with path's directory locked so that servers racing for path
+// take turns: the first links its socket, the next finds it live.
 func linkSocket(addr, bound, path string) error {
+	unlock := lockDir(filepath.Dir(path))
+	defer unlock()
 	if err := clearStaleSocket(addr, path); err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@ package localgrpc_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/localgrpc/localgrpc"
@@ -88,4 +90,62 @@ func TestSocketErrorsNameThePath(t *testing.T) {
 		})
 	}
 	checkOnly(t, dir, "file", "live.sock")
+}
+
+// TestRacingServersOnStalePath starts servers at once on a path that
+// holds a stale socket (or nothing), many times: exactly one may listen,
+// and it is the one that answers on the path.
+func TestRacingServersOnStalePath(t *testing.T) {
+	const rounds, racers = 300, 4
+	dir := t.TempDir()
+	for round := range rounds {
+		path := filepath.Join(dir, fmt.Sprintf("%d.sock", round))
+		if round%4 != 0 {
+			makeStaleSocket(t, path)
+		}
+		var srvs [racers]*localgrpc.Server
+		var errs [racers]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range srvs {
+			srvs[i] = newEchoServer()
+			wg.Go(func() {
+				<-start
+				errs[i] = srvs[i].Listen("unix:" + path)
+			})
+		}
+		close(start)
+		wg.Wait()
+		var winners []*localgrpc.Server
+		for i, srv := range srvs {
+			if errs[i] == nil {
+				winners = append(winners, srv)
+			} else if !strings.Contains(errs[i].Error(), "in use") {
+				t.Errorf("round %d: a loser's error does not say the path is in use: %v", round, errs[i])
+			}
+		}
+		if len(winners) != 1 {
+			for _, srv := range srvs {
+				srv.Stop()
+			}
+			t.Fatalf("round %d: %d of %d servers racing for one path listen, want exactly 1: %v", round, len(winners), racers, errs)
+		}
+		startServe(t, winners[0])
+		if _, err := dial(t, "unix:"+path).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+			t.Fatalf("round %d: the server that listens does not answer on the path: %v", round, err)
+		}
+		winners[0].Stop()
+	}
+}
+
+// makeStaleSocket leaves a socket file at path with no one listening, as
+// a crashed server does.
+func makeStaleSocket(t *testing.T, path string) {
+	t.Helper()
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	l.Close()
 }
