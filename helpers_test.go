@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -67,3 +68,7 @@ func dial(t *testing.T, addr string, opts ...localgrpc.DialOption) echov1.EchoCl
 	t.Cleanup(func() { cc.Close() })
 	return echov1.NewEchoClient(cc)
 }
+
+// discardLogger is for servers whose expected warnings would clutter the
+// test's output.
+var discardLogger = slog.New(slog.DiscardHandler)

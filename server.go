@@ -57,11 +57,13 @@ func NewServer(opts ...ServerOption) *Server {
 	cfg := newServerConfig(opts)
 	s := &Server{cfg: cfg, started: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 
-	gopts := []grpc.ServerOption{grpc.Creds(&peerCreds{policy: cfg.peers, logger: cfg.logger})}
+	gopts := []grpc.ServerOption{grpc.Creds(&serverCreds{transport: cfg.creds, policy: cfg.peers, logger: cfg.logger})}
 	unary, stream := cfg.unary, cfg.stream
 	if cfg.peers != nil {
-		unary = append([]grpc.UnaryServerInterceptor{peerUnaryCheck}, unary...)
-		stream = append([]grpc.StreamServerInterceptor{peerStreamCheck}, stream...)
+		// Outermost, so that no interceptor of the user's sees a denied call.
+		check := &peerCheck{logger: cfg.logger}
+		unary = append([]grpc.UnaryServerInterceptor{check.unary}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{check.stream}, stream...)
 	}
 	gopts = append(gopts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	iopts := []inproc.Option{inproc.WithUnaryInterceptor(cfg.unary...), inproc.WithStreamInterceptor(cfg.stream...)}
