@@ -98,8 +98,12 @@ func WithSocketMode(mode fs.FileMode) ServerOption {
 	return func(c *serverConfig) { c.socketMode = mode.Perm() }
 }
 
-// WithHealth registers grpc-go's health service (grpc.health.v1.Health),
-// reporting SERVING while the server serves.
+// WithHealth registers grpc-go's health service (grpc.health.v1.Health).
+// It reports SERVING for the server as a whole (the service "") and for
+// every registered service, the health service itself included, until the
+// server stops or begins to drain, when every service reports
+// NOT_SERVING; [Server.SetServingStatus] changes a service's status
+// meanwhile.
 func WithHealth() ServerOption {
 	return func(c *serverConfig) { c.health = true }
 }

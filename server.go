@@ -86,10 +86,14 @@ func NewServer(opts ...ServerOption) *Server {
 
 // RegisterService registers a service on every transport, as generated
 // RegisterXServer functions do. Like grpc.Server's, it panics if called
-// after [Server.Serve].
+// after [Server.Serve]. With [WithHealth], health checks report the
+// service SERVING.
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	s.grpc.RegisterService(desc, impl)
 	s.channel.RegisterService(desc, impl)
+	if s.health != nil {
+		s.health.SetServingStatus(desc.ServiceName, healthgrpc.HealthCheckResponse_SERVING)
+	}
 }
 
 // GetServiceInfo lists the registered services, as grpc.Server does.

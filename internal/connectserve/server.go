@@ -54,8 +54,9 @@ const (
 	closed                 // Shutdown began, or Serve's context ended
 )
 
-// New returns a Server of services. Every service, and the health service
-// itself, reports SERVING to health checks; reflection lists them all.
+// New returns a Server of services. Reflection lists them, with the health
+// and reflection services, and each of those reports SERVING to health
+// checks until Shutdown, when all report NOT_SERVING.
 // opts apply to the health and reflection handlers; give the services'
 // own to their NewXHandler. Unix sockets are created with mode.
 func New(services []Service, mode fs.FileMode, opts ...connect.HandlerOption) *Server {
@@ -65,12 +66,15 @@ func New(services []Service, mode fs.FileMode, opts ...connect.HandlerOption) *S
 	for _, svc := range services {
 		mux.Handle(svc.Path, svc.Handler)
 		names = append(names, svc.Name)
-		hs.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
 	}
 	mux.Handle("/"+healthService+"/", healthHandler(hs, opts...))
 	// Reflection lists itself too, as grpc-go's does, so that a client
-	// sees the same services on either stack.
+	// sees the same services on either stack; and every service it lists
+	// reports SERVING, as on localgrpc.Server.
 	names = append(names, "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection")
+	for _, name := range names {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
 	reflector := grpcreflect.NewStaticReflector(names...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))

@@ -268,3 +268,48 @@ func TestListenServeMisuse(t *testing.T) {
 		}
 	}
 }
+
+// Every service reflection lists reports SERVING, as on localgrpc.Server,
+// and NOT_SERVING to a watcher once Shutdown begins.
+func TestHealthByService(t *testing.T) {
+	srv := newEcho()
+	if err := srv.Listen("unix:@localgrpc-test-" + rand.Text()); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
+	cc, err := localgrpc.Dial(srv.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	health, err := echotest.HealthOfEveryService(t.Context(), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range health {
+		if st != "SERVING" {
+			t.Errorf("service %q is %s, want SERVING", name, st)
+		}
+	}
+	watchCtx, endWatch := context.WithCancel(t.Context())
+	w, err := healthpb.NewHealthClient(cc).Watch(watchCtx, &healthpb.HealthCheckRequest{Service: echov1connect.EchoName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("watch: %v, %v", r, err)
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(t.Context()) }()
+	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("watch while shutting down: %v, %v; want NOT_SERVING", r, err)
+	}
+	endWatch()
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
