@@ -19,7 +19,10 @@
 //	client := pb.NewXClient(cc)
 //
 // In-process addresses are served by an inproc.Channel: no network and no
-// serialization. Unix socket files get mode 0600 unless WithSocketMode
-// says otherwise; WithPeerCredentials authorizes socket clients by their
-// kernel credentials, the only protection abstract sockets have.
+// serialization. Unix socket files get mode 0600 unless [WithSocketMode]
+// says otherwise, and no one reaches one before it has its mode.
+// [WithPeerCredentials] authorizes socket clients by their kernel
+// credentials, the only protection abstract sockets have; it composes with
+// the transport credentials of [WithTransportCredentials]. [WithHealth]
+// reports every registered service's health on every transport.
 package localgrpc
