@@ -122,9 +122,10 @@ func (s *Server) stop(graceful bool) {
 		<-s.done
 		return
 	}
-	s.phase = stopped
 	if graceful {
 		s.phase = draining
+	} else {
+		s.phase = stopped
 	}
 	if prev < draining {
 		if prev == listening {

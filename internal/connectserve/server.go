@@ -239,11 +239,18 @@ func listenAll(addrs []string, mode fs.FileMode) ([]net.Listener, error) {
 	return listeners, nil
 }
 
-// realAddr is where l listens, in the address grammar: addr itself, but
-// for TCP, where the port is resolved.
+// realAddr is where l listens, in the address grammar's canonical form,
+// which parses back to itself: addr's, but for TCP, where the port is
+// resolved.
 func realAddr(addr string, l net.Listener) string {
-	if a, err := localgrpc.ParseAddress(addr); err == nil && a.Kind == localgrpc.TCP {
-		return l.Addr().String()
+	a, err := localgrpc.ParseAddress(addr)
+	if err != nil {
+		return addr
 	}
-	return addr
+	if a.Kind == localgrpc.TCP {
+		if real, err := localgrpc.ParseAddress(l.Addr().String()); err == nil {
+			a = real
+		}
+	}
+	return a.String()
 }

@@ -313,3 +313,28 @@ func TestHealthByService(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 }
+
+// Every address Addrs reports parses back to itself, whatever form of the
+// grammar Listen was given, and can be dialed.
+func TestAddrsParseBack(t *testing.T) {
+	addrs := serveEcho(t,
+		"unix-abstract:localgrpc-test-"+rand.Text(),
+		"unix:///"+filepath.Join(t.TempDir(), "s.sock"),
+		":0",
+	)
+	for _, addr := range addrs {
+		a, err := localgrpc.ParseAddress(addr)
+		if err != nil || a.String() != addr {
+			t.Errorf("Addrs() reports %q, which parses as %q, %v", addr, a, err)
+			continue
+		}
+		cc, err := localgrpc.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := echov1.NewEchoClient(cc).Get(t.Context(), &echov1.EchoRequest{}); err != nil {
+			t.Errorf("%s: %v", addr, err)
+		}
+		cc.Close()
+	}
+}
