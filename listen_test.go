@@ -3,6 +3,7 @@ package localgrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -11,9 +12,12 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -340,4 +344,37 @@ func TestServeFailsWithItsListener(t *testing.T) {
 	if err := grpc.NewServer().Serve(l); !errors.Is(err, broken) {
 		t.Errorf("grpc.Server.Serve: %v; the test expects the listener's error", err)
 	}
+}
+
+// TestRegisterServiceMisuse checks that registering a service after Serve
+// or Stop began, or twice, panics saying so whatever the transports:
+// grpc.Server ends the process for a duplicate or one after its Serve.
+func TestRegisterServiceMisuse(t *testing.T) {
+	panics := func(f func()) (msg string) {
+		defer func() { msg = fmt.Sprint(recover()) }()
+		f()
+		return ""
+	}
+	srv := newEchoServer()
+	if got := panics(func() { echov1.RegisterEchoServer(srv, echo.Server{}) }); !strings.Contains(got, "duplicate") {
+		t.Errorf("registering Echo twice: panic %q, want one saying duplicate", got)
+	}
+	stopped := newEchoServer()
+	stopped.Stop()
+	for _, srv := range []*localgrpc.Server{servingInproc(t), stopped} {
+		if got := panics(func() { healthgrpc.RegisterHealthServer(srv, health.NewServer()) }); !strings.Contains(got, "began to serve or stop") {
+			t.Errorf("registering after Serve or Stop: panic %q, want one saying so", got)
+		}
+	}
+}
+
+// servingInproc returns a Server that serves one in-process address.
+func servingInproc(t *testing.T) *localgrpc.Server {
+	srv := newEchoServer()
+	name := "inproc:" + uniqueName(t)
+	serve(t, srv, name)
+	if _, err := dial(t, name).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }

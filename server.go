@@ -1,6 +1,7 @@
 package localgrpc
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/localgrpc/localgrpc/inproc"
@@ -85,10 +86,23 @@ func NewServer(opts ...ServerOption) *Server {
 }
 
 // RegisterService registers a service on every transport, as generated
-// RegisterXServer functions do. Like grpc.Server's, it panics if called
-// after [Server.Serve]. With [WithHealth], health checks report the
-// service SERVING.
+// RegisterXServer functions do. With [WithHealth], health checks report
+// the service SERVING.
+//
+// It panics if called once [Server.Serve] or a stop has begun, or with a
+// service already registered, on whatever transports the server has:
+// grpc.Server's ends the process for a registration after its Serve and
+// for a duplicate (it logs them with Fatalf).
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.mu.Lock()
+	late := s.phase != listening
+	s.mu.Unlock()
+	if late {
+		panic(fmt.Sprintf("localgrpc: Server.RegisterService for %q after the server began to serve or stop", desc.ServiceName))
+	}
+	if _, dup := s.grpc.GetServiceInfo()[desc.ServiceName]; dup {
+		panic(fmt.Sprintf("localgrpc: Server.RegisterService found duplicate service registration for %q", desc.ServiceName))
+	}
 	s.grpc.RegisterService(desc, impl)
 	s.channel.RegisterService(desc, impl)
 	if s.health != nil {
