@@ -54,17 +54,33 @@ type Address struct {
 	Name string
 }
 
-// String returns the address in the grammar's canonical form.
+// String returns the address in the grammar's canonical form, which
+// ParseAddress parses back to a.
 func (a Address) String() string {
 	switch a.Kind {
 	case Inproc:
 		return "inproc:" + a.Name
 	case Unix:
+		if strings.HasPrefix(a.Name, "//") {
+			// "unix://" would read the first element as an authority.
+			return "unix://" + a.Name
+		}
 		return "unix:" + a.Name
 	case Abstract:
 		return "unix:@" + a.Name
+	case TCP:
+		// A host named as a scheme of the grammar ("[unix]:80") would read
+		// as that scheme without its brackets.
+		if host, port, err := net.SplitHostPort(a.Name); err == nil && isScheme(host) {
+			return "[" + host + "]:" + port
+		}
 	}
 	return a.Name
+}
+
+// isScheme reports whether s is one of the grammar's own schemes.
+func isScheme(s string) bool {
+	return s == "inproc" || s == "unix" || s == "unix-abstract"
 }
 
 // An AddressError says what is wrong with an address.
@@ -167,5 +183,5 @@ func parseTCP(s string) (Address, error) {
 	case n < 0 || n > 65535:
 		return Address{}, addressError(s, "port %d is out of range 0-65535", n)
 	}
-	return Address{Kind: TCP, Name: net.JoinHostPort(host, port)}, nil
+	return Address{Kind: TCP, Name: net.JoinHostPort(host, strconv.Itoa(n))}, nil
 }

@@ -66,3 +66,39 @@ func TestParseAddressErrors(t *testing.T) {
 		}
 	}
 }
+
+// roundTripSeeds are addresses whose canonical form once failed to parse
+// back to themselves, and the forms of the grammar.
+var roundTripSeeds = []string{
+	"inproc:x", "inproc: ", "unix:/run/x.sock", "unix:rel/x.sock", "unix:///run/x.sock",
+	"unix:////tmp/x.sock", "unix://///x", "unix:@x", "unix-abstract:x", "unix-abstract:@x",
+	"127.0.0.1:8080", ":8080", "[::1]:443", "[fe80::1%eth0]:1", "localhost:0",
+	"[unix]:80", "[inproc]:1", "[unix-abstract]:2", "[a:/b]:80", "[a://b]:80", "[dns]:53",
+	"127.0.0.1:080", "h:+80", "dns:///example.com:443", "passthrough:///10.0.0.1:80",
+}
+
+// TestAddressRoundTrip checks that the canonical form of every address
+// parses back to the same address, as Server.Addrs promises.
+func TestAddressRoundTrip(t *testing.T) {
+	for _, s := range roundTripSeeds {
+		checkRoundTrip(t, s)
+	}
+}
+
+func FuzzAddressRoundTrip(f *testing.F) {
+	for _, s := range roundTripSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkRoundTrip)
+}
+
+func checkRoundTrip(t *testing.T, s string) {
+	a, err := parseAddress(s, "linux")
+	if err != nil {
+		return
+	}
+	b, err := parseAddress(a.String(), "linux")
+	if err != nil || b != a {
+		t.Errorf("ParseAddress(%q) = %+v, whose String %q parses as %+v, %v", s, a, a.String(), b, err)
+	}
+}

@@ -67,9 +67,11 @@ func WithClientStatsHandler(h stats.Handler) DialOption {
 }
 
 // Dial returns a connection to the server at addr, an address of the
-// grammar of ParseAddress: an inproc: name served by a Server of this
-// process, a unix or abstract socket, HOST:PORT, or any grpc-go target. As
-// with grpc.NewClient, socket connections are made when first needed.
+// grammar of [ParseAddress]: an inproc: name a [Server] of this process
+// listens on, a unix or abstract socket, HOST:PORT, or any grpc-go target.
+// As with grpc.NewClient, socket connections are made when first needed;
+// calls to a Server that listens but does not serve yet wait for it, on
+// every transport.
 func Dial(addr string, opts ...DialOption) (ClientConn, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -80,12 +82,12 @@ func Dial(addr string, opts ...DialOption) (ClientConn, error) {
 		o(&cfg)
 	}
 	if a.Kind == Inproc {
-		ch := lookupInproc(a.Name)
-		if ch == nil {
-			return nil, addressError(addr, "no server of this process serves the in-process name %q", a.Name)
+		srv := lookupInproc(a.Name)
+		if srv == nil {
+			return nil, addressError(addr, "no server of this process listens on the in-process name %q", a.Name)
 		}
 		c := &inprocConn{
-			cc:     ch,
+			srv:    srv,
 			unary:  chain.UnaryClient(cfg.unary),
 			stream: chain.StreamClient(cfg.stream),
 		}
@@ -109,7 +111,7 @@ func Dial(addr string, opts ...DialOption) (ClientConn, error) {
 func grpcTarget(a Address) string {
 	switch a.Kind {
 	case Unix:
-		return "unix:" + a.Name
+		return a.String() // grpc-go reads unix: targets as this grammar does
 	case Abstract:
 		return "unix-abstract:" + a.Name
 	case TCP:
@@ -124,7 +126,7 @@ func grpcTarget(a Address) string {
 // inprocConn is a client's connection to a Server's in-process channel;
 // closing it does not stop the server.
 type inprocConn struct {
-	cc     grpc.ClientConnInterface
+	srv    *Server
 	unary  grpc.UnaryClientInterceptor
 	stream grpc.StreamClientInterceptor
 	opts   []grpc.CallOption // added to every call, after the caller's
@@ -147,11 +149,27 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 	}
 	opts = c.callOptions(opts)
 	if c.unary == nil {
-		return c.cc.Invoke(ctx, method, req, reply, opts...)
+		return c.invoke(ctx, method, req, reply, opts...)
 	}
 	return c.unary(ctx, method, req, reply, nil, func(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
-		return c.cc.Invoke(ctx, method, req, reply, opts...)
+		return c.invoke(ctx, method, req, reply, opts...)
 	}, opts...)
+}
+
+// invoke and newStream are the calls past the client's interceptors: as
+// over a socket, they wait for the server to serve.
+func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	if err := c.srv.awaitServe(ctx); err != nil {
+		return err
+	}
+	return c.srv.channel.Invoke(ctx, method, req, reply, opts...)
+}
+
+func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if err := c.srv.awaitServe(ctx); err != nil {
+		return nil, err
+	}
+	return c.srv.channel.NewStream(ctx, desc, method, opts...)
 }
 
 func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -160,10 +178,10 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	}
 	opts = c.callOptions(opts)
 	if c.stream == nil {
-		return c.cc.NewStream(ctx, desc, method, opts...)
+		return c.newStream(ctx, desc, method, opts...)
 	}
 	return c.stream(ctx, desc, nil, method, func(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		return c.cc.NewStream(ctx, desc, method, opts...)
+		return c.newStream(ctx, desc, method, opts...)
 	}, opts...)
 }
 

@@ -1,19 +1,28 @@
 // Package localgrpc serves and calls gRPC services in-process, on unix and
 // abstract sockets and on TCP through one code path.
 //
-// A Server registers services once and serves them on many addresses at
-// once; Dial returns a connection for any of them, so the same generated
+// A [Server] registers services once and serves them on many addresses at
+// once; [Dial] returns a connection for any of them, so the same generated
 // client talks to a server in the same process or on another machine,
-// chosen by an address string (see ParseAddress for the grammar):
+// chosen by an address string (see [ParseAddress] for the grammar).
+// [Server.Listen] binds every address, or none, and returns; from then on
+// each can be dialed. [Server.Serve] serves until its context ends or the
+// server stops:
 //
 //	srv := localgrpc.NewServer(localgrpc.WithHealth())
 //	pb.RegisterXServer(srv, impl)
-//	go srv.Serve(ctx, "inproc:x", "unix:/run/x.sock", "unix:@x", "127.0.0.1:8080")
+//	if err := srv.Listen("inproc:x", "unix:/run/x.sock", "unix:@x", "127.0.0.1:8080"); err != nil {
+//		return err
+//	}
+//	go srv.Serve(ctx)
 //	cc, err := localgrpc.Dial("inproc:x")
 //	client := pb.NewXClient(cc)
 //
 // In-process addresses are served by an inproc.Channel: no network and no
-// serialization. Unix socket files get mode 0600 unless WithSocketMode
-// says otherwise; WithPeerCredentials authorizes socket clients by their
-// kernel credentials, the only protection abstract sockets have.
+// serialization. Unix socket files get mode 0600 unless [WithSocketMode]
+// says otherwise, and no one reaches one before it has its mode.
+// [WithPeerCredentials] authorizes socket clients by their kernel
+// credentials, the only protection abstract sockets have; it composes with
+// the transport credentials of [WithTransportCredentials]. [WithHealth]
+// reports every registered service's health on every transport.
 package localgrpc

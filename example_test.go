@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -23,10 +24,13 @@ func Example() {
 
 	srv := localgrpc.NewServer()
 	echov1.RegisterEchoServer(srv, echo.Server{})
+	// Once Listen returns, every address can be dialed.
+	if err := srv.Listen("inproc:echo-example", "unix:"+filepath.Join(dir, "echo.sock")); err != nil {
+		log.Fatal(err)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, "inproc:echo-example", "unix:"+filepath.Join(dir, "echo.sock")) }()
-	<-srv.Ready()
+	go func() { served <- srv.Serve(ctx) }()
 
 	for _, addr := range srv.Addrs() {
 		cc, err := localgrpc.Dial(addr)
@@ -47,4 +51,43 @@ func Example() {
 	// Output:
 	// inproc:echo-example hi
 	// echo.sock hi
+}
+
+// A listener made elsewhere, such as one systemd's socket activation
+// passes on, is served beside the Server's own addresses.
+func ExampleServer_AddListener() {
+	dir, err := os.MkdirTemp("", "localgrpc-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	// With socket activation: listeners, err := activation.Listeners().
+	l, err := net.Listen("unix", filepath.Join(dir, "activated.sock"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	srv := localgrpc.NewServer()
+	echov1.RegisterEchoServer(srv, echo.Server{})
+	if err := srv.AddListener(l); err != nil {
+		log.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
+	defer func() {
+		srv.GracefulStop()
+		<-served
+	}()
+
+	cc, err := localgrpc.Dial(srv.Addrs()[0])
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cc.Close()
+	resp, err := echov1.NewEchoClient(cc).Get(context.Background(), &echov1.EchoRequest{Text: "activated"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.GetText())
+	// Output: activated
 }

@@ -2,7 +2,9 @@ package localgrpc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"google.golang.org/grpc"
 )
 
 // waitLimit bounds every wait of these tests.
@@ -33,22 +36,18 @@ func socketPath(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "s.sock")
 }
 
-// serve starts srv on addrs and returns once it listens; the test's end
-// stops it and waits for Serve to return.
+// serve has srv listen on addrs and serve them until the test ends, when
+// it stops srv and waits for Serve to return.
 func serve(t *testing.T, srv *localgrpc.Server, addrs ...string) {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), addrs...) }()
-	select {
-	case <-srv.Ready():
-	case err := <-done:
-		t.Fatalf("Serve(%q): %v", addrs, err)
-	case <-time.After(waitLimit):
-		t.Fatal("Serve is not ready")
+	if err := srv.Listen(addrs...); err != nil {
+		t.Fatalf("Listen(%q): %v", addrs, err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
 	t.Cleanup(func() {
 		srv.Stop()
-		if err := <-done; err != nil {
+		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			t.Errorf("Serve returned %v after Stop", err)
 		}
 	})
@@ -69,3 +68,7 @@ func dial(t *testing.T, addr string, opts ...localgrpc.DialOption) echov1.EchoCl
 	t.Cleanup(func() { cc.Close() })
 	return echov1.NewEchoClient(cc)
 }
+
+// discardLogger is for servers whose expected warnings would clutter the
+// test's output.
+var discardLogger = slog.New(slog.DiscardHandler)

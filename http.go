@@ -11,11 +11,12 @@ import (
 )
 
 // Listen listens on a socket address of the grammar — unix:PATH,
-// unix:@NAME or HOST:PORT — as a Server does, so that servers of other
-// stacks, such as connect-go's http.Handlers, serve on the same addresses
-// with the same care: a unix socket is created with mode already set
-// (0600 is the Server's default), a stale socket left by a dead server is
-// replaced, and a live one is an error. Closing the listener removes the
+// unix:@NAME or HOST:PORT — as [Server.Listen] does, so that servers of
+// other stacks, such as connect-go's http.Handlers, serve on the same
+// addresses with the same care: no one reaches a unix socket before it has
+// mode (0600 is the Server's default), a stale socket left by a dead
+// server is replaced, a live one is an error, and of servers racing for
+// one path exactly one gets it. Closing the listener removes the
 // socket file it created. In-process addresses and grpc-go targets are
 // errors: nothing listens on them.
 func Listen(addr string, mode fs.FileMode) (net.Listener, error) {
@@ -41,7 +42,7 @@ type socketListener struct {
 }
 
 func (s *socketListener) Close() error {
-	s.once.Do(s.l.close)
+	s.once.Do(func() { s.l.close(nil) })
 	return nil
 }
 

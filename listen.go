@@ -4,23 +4,173 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
-	"syscall"
-	"time"
+	"strings"
 )
 
-// A listener is one address a Server listens on. Unix sockets are created
-// with their final mode before anyone can connect: bound under a temporary
-// name, given their mode, then linked to their path, which fails rather
-// than replace a socket another server created meanwhile.
+// Listen binds every address in addrs, or none of them: if any is
+// malformed or cannot be bound, Listen returns an error naming each such
+// address and leaves nothing bound. Once Listen has returned, [Dial] on
+// any of the addresses works: socket clients connect, and their calls,
+// like in-process ones, wait until [Server.Serve] serves them (or their
+// context ends). Addresses follow the grammar of [ParseAddress]; grpc-go
+// targets name servers to dial and are refused.
+//
+// Listen may be called again, before or while Serve serves (what it binds
+// then is served at once), but not after a stop: that is an error
+// wrapping grpc.ErrServerStopped.
+func (s *Server) Listen(addrs ...string) error {
+	if len(addrs) == 0 {
+		return errors.New("localgrpc: Listen needs at least one address")
+	}
+	parsed, err := parseListenAddrs(addrs)
+	if err != nil {
+		return err
+	}
+	if s.isStopping() {
+		return stoppedError("Listen")
+	}
+	// Binding a unix socket may wait on another server's check of a
+	// stale socket: s.mu is not held meanwhile, so Stop and Addrs go on.
+	bound, err := s.bind(parsed)
+	if err != nil {
+		return err
+	}
+	return s.add("Listen", bound)
+}
+
+// AddListener has the server serve l, a listener the caller made, such as
+// one systemd's socket activation passed on, beside the addresses of
+// [Server.Listen]: l's address is in [Server.Addrs], the peer-credential
+// policy applies to it if it is a unix socket, and the server closes it
+// when it stops (leaving its socket file, if any, to its maker).
+//
+// l must be a stream socket: unix (a path or, on Linux, an abstract name)
+// or TCP. If AddListener returns an error, l is still the caller's.
+func (s *Server) AddListener(l net.Listener) error {
+	if l == nil {
+		return errors.New("localgrpc: AddListener: the listener is nil")
+	}
+	a, err := listenerAddress(l.Addr())
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, b := range s.listeners {
+		if b.net == l {
+			s.mu.Unlock()
+			return fmt.Errorf("localgrpc: AddListener: the listener on %s was already added", a)
+		}
+	}
+	s.mu.Unlock()
+	return s.add("AddListener", []*listener{{addr: a, net: l}})
+}
+
+func (s *Server) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.phase >= draining
+}
+
+// add makes bound the server's, and serves it if Serve was called; after
+// a stop it releases bound instead.
+func (s *Server) add(op string, bound []*listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase >= draining {
+		if op == "Listen" {
+			for _, l := range bound {
+				l.close(s)
+			}
+		}
+		return stoppedError(op)
+	}
+	s.listeners = append(s.listeners, bound...)
+	if s.phase == serving {
+		for _, l := range bound {
+			s.serve(l)
+		}
+	}
+	return nil
+}
+
+// bind binds every address, or none: on errors it releases what it bound
+// and returns them all.
+func (s *Server) bind(addrs []Address) ([]*listener, error) {
+	var bound []*listener
+	var errs []error
+	for _, a := range addrs {
+		var l *listener
+		var err error
+		if a.Kind == Inproc {
+			l, err = &listener{addr: a}, claimInproc(a, s)
+		} else {
+			l, err = listen(a, s.cfg.socketMode)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		bound = append(bound, l)
+	}
+	if len(errs) > 0 {
+		for _, l := range bound {
+			l.close(s)
+		}
+		return nil, errors.Join(errs...)
+	}
+	return bound, nil
+}
+
+// parseListenAddrs parses addrs, all of them, so that every bad one is
+// named at once.
+func parseListenAddrs(addrs []string) ([]Address, error) {
+	var errs []error
+	parsed := make([]Address, 0, len(addrs))
+	seen := map[Address]bool{}
+	for _, a := range addrs {
+		p, err := ParseAddress(a)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case p.Kind == Target:
+			errs = append(errs, addressError(a, "a grpc-go target names servers to dial, not an address to listen on"))
+		case seen[p]:
+			errs = append(errs, addressError(a, "given twice"))
+		default:
+			seen[p] = true
+			parsed = append(parsed, p)
+		}
+	}
+	return parsed, errors.Join(errs...)
+}
+
+// listenerAddress is the address of the grammar a listener on addr
+// serves.
+func listenerAddress(addr net.Addr) (Address, error) {
+	switch addr.Network() {
+	case "unix":
+		name := addr.String()
+		switch {
+		case name == "" || name == "@":
+			return Address{}, errors.New("localgrpc: AddListener: the unix listener has no name to dial it by")
+		case strings.HasPrefix(name, "@"):
+			return Address{Kind: Abstract, Name: name[1:]}, nil
+		}
+		return Address{Kind: Unix, Name: name}, nil
+	case "tcp", "tcp4", "tcp6":
+		return parseTCP(addr.String())
+	}
+	return Address{}, fmt.Errorf("localgrpc: AddListener: a listener on %s %q cannot carry gRPC: it needs a stream socket, unix or tcp", addr.Network(), addr)
+}
+
+// A listener is one address a Server listens on.
 type listener struct {
 	addr Address
 	net  net.Listener // nil for Inproc
-	path string       // Unix: the socket file to remove at the end
-	file os.FileInfo  // Unix: the file as created, to remove only ours
+	path string       // Unix, created by the server: the socket file to remove at the end
+	file os.FileInfo  // and the file as created, to remove only ours
 }
 
 // listen starts listening on a, which is not Inproc.
@@ -33,7 +183,7 @@ func listen(a Address, mode fs.FileMode) (*listener, error) {
 	case TCP:
 		return listenNet(a, "tcp", a.Name)
 	}
-	return nil, &AddressError{Address: a.String(), Reason: "a grpc-go target names servers to dial, not an address to listen on"}
+	return nil, addressError(a.String(), "a grpc-go target names servers to dial, not an address to listen on")
 }
 
 func listenNet(a Address, network, address string) (*listener, error) {
@@ -48,88 +198,25 @@ func listenError(a Address, err error) error {
 	return &AddressError{Address: a.String(), Reason: fmt.Sprintf("cannot listen: %v", err), Err: err}
 }
 
-func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
-	path := a.Name
-	if err := clearStaleSocket(a.String(), path); err != nil {
-		return nil, err
-	}
-	if len(path) > maxSocketPath {
-		return nil, addressError(a.String(), "the socket path is %d bytes long; unix sockets allow at most %d", len(path), maxSocketPath)
-	}
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".lgrpc-%08x", rand.Uint32()))
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
-	if err != nil {
-		return nil, listenError(a, err)
-	}
-	l.SetUnlinkOnClose(false) // the socket's name is path, removed by close
-	fail := func(reason string, err error) (*listener, error) {
-		l.Close()
-		os.Remove(tmp)
-		return nil, &AddressError{Address: a.String(), Reason: fmt.Sprintf("%s: %v", reason, err), Err: err}
-	}
-	if err := os.Chmod(tmp, mode); err != nil {
-		return fail("cannot set the socket's mode", err)
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fail("another server created the socket meanwhile", err)
-		}
-		return fail("cannot create the socket", err)
-	}
-	os.Remove(tmp)
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fail("the socket vanished", err)
-	}
-	return &listener{addr: a, net: l, path: path, file: fi}, nil
-}
-
-// maxSocketPath is the longest path a unix socket address holds on Linux
-// (sun_path is 108 bytes, with a NUL).
-const maxSocketPath = 107
-
-// clearStaleSocket removes a socket file left by a dead server. A file
-// that is not a socket, or a socket a live server answers on, is an error
-// and is left alone.
-func clearStaleSocket(addr, path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return &AddressError{Address: addr, Reason: fmt.Sprintf("cannot inspect the socket path: %v", err), Err: err}
-	}
-	if fi.Mode().Type() != fs.ModeSocket {
-		return &AddressError{Address: addr, Reason: fmt.Sprintf("%s exists and is not a socket (%v)", path, fi.Mode().Type())}
-	}
-	c, err := net.DialTimeout("unix", path, time.Second)
-	if err == nil {
-		c.Close()
-		return &AddressError{Address: addr, Reason: fmt.Sprintf("%s is in use: a live server accepts connections on it", path)}
-	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
-		return &AddressError{Address: addr, Reason: fmt.Sprintf("cannot tell whether the socket %s is in use: %v", path, err), Err: err}
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &AddressError{Address: addr, Reason: fmt.Sprintf("cannot remove the stale socket: %v", err), Err: err}
-	}
-	return nil
-}
-
 // String is where l really listens, in the address grammar.
 func (l *listener) String() string {
 	if l.addr.Kind == TCP {
-		return l.net.Addr().String()
+		if a, err := parseTCP(l.net.Addr().String()); err == nil {
+			return a.String()
+		}
 	}
 	return l.addr.String()
 }
 
-// close stops listening and removes the socket file, if it is still the
-// one l created.
-func (l *listener) close() {
-	if l.net != nil {
-		l.net.Close()
+// close stops listening: it releases an in-process name s holds, or
+// closes the socket and removes its file, if it is still the one l
+// created.
+func (l *listener) close(s *Server) {
+	if l.net == nil {
+		releaseInproc(l.addr.Name, s)
+		return
 	}
+	l.net.Close()
 	if l.path != "" {
 		if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.file) {
 			os.Remove(l.path)

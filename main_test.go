@@ -1,11 +1,17 @@
 package localgrpc_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as the watcher of another user that
+	// TestSocketNeverWiderThanItsMode runs.
+	if dir := os.Getenv(watcherEnv); dir != "" {
+		os.Exit(watchSockets(dir))
+	}
 	goleak.VerifyTestMain(m)
 }

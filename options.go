@@ -6,6 +6,8 @@ import (
 
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
 )
 
@@ -15,6 +17,7 @@ type ServerOption func(*serverConfig)
 type serverConfig struct {
 	inproc     []inproc.Option
 	grpc       []grpc.ServerOption
+	creds      credentials.TransportCredentials
 	unary      []grpc.UnaryServerInterceptor
 	stream     []grpc.StreamServerInterceptor
 	stats      []stats.Handler
@@ -26,7 +29,7 @@ type serverConfig struct {
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {
-	cfg := serverConfig{socketMode: 0o600, logger: slog.Default()}
+	cfg := serverConfig{socketMode: 0o600, logger: slog.Default(), creds: insecure.NewCredentials()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -40,12 +43,36 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 }
 
 // WithGRPCOptions passes options to the grpc.Server that serves socket and
-// TCP addresses, such as grpc.MaxRecvMsgSize or transport credentials for
-// TCP. Interceptors and stats handlers belong in WithUnaryInterceptor,
-// WithStreamInterceptor and WithStatsHandler, which apply to every
-// transport.
+// TCP addresses, such as grpc.MaxRecvMsgSize. Interceptors and stats
+// handlers belong in [WithUnaryInterceptor], [WithStreamInterceptor] and
+// [WithStatsHandler], which apply to every transport, and transport
+// credentials in [WithTransportCredentials]: grpc.Creds given here replaces
+// the server's own credentials, and with [WithPeerCredentials] every
+// socket call is then denied, since the policy cannot check it.
 func WithGRPCOptions(opts ...grpc.ServerOption) ServerOption {
 	return func(c *serverConfig) { c.grpc = append(c.grpc, opts...) }
+}
+
+// WithTransportCredentials sets the transport credentials of every socket
+// connection, unix and TCP alike, as grpc.Creds does for a grpc.Server
+// (the default is insecure). Unlike grpc.Creds given through
+// [WithGRPCOptions], they compose with [WithPeerCredentials]: on unix and
+// abstract sockets the peer's kernel credentials are read and checked
+// beside their handshake.
+//
+// On those sockets a handler's peer.AuthInfo is the server's own, which
+// carries creds' security level (so credentials.CheckSecurityLevel works)
+// and returns the AuthInfo of creds' handshake from its Unwrap method; on
+// TCP it is creds' AuthInfo itself. In-process calls have no transport and
+// use no credentials.
+//
+// WithTransportCredentials(nil) panics: a server meant to be secured must
+// not start insecure.
+func WithTransportCredentials(creds credentials.TransportCredentials) ServerOption {
+	if creds == nil {
+		panic("localgrpc: WithTransportCredentials(nil): give transport credentials, such as insecure.NewCredentials()")
+	}
+	return func(c *serverConfig) { c.creds = creds }
 }
 
 // WithUnaryInterceptor adds unary server interceptors, on every transport;
@@ -71,8 +98,12 @@ func WithSocketMode(mode fs.FileMode) ServerOption {
 	return func(c *serverConfig) { c.socketMode = mode.Perm() }
 }
 
-// WithHealth registers grpc-go's health service (grpc.health.v1.Health),
-// reporting SERVING while the server serves.
+// WithHealth registers grpc-go's health service (grpc.health.v1.Health).
+// It reports SERVING for the server as a whole (the service "") and for
+// every registered service, the health service itself included, until the
+// server stops or begins to drain, when every service reports
+// NOT_SERVING; [Server.SetServingStatus] changes a service's status
+// meanwhile.
 func WithHealth() ServerOption {
 	return func(c *serverConfig) { c.health = true }
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
@@ -59,10 +61,16 @@ func AllowGIDs(gids ...uint32) PeerRule {
 // rules allow. A denied client's calls fail with PermissionDenied, and the
 // server logs the denial once per connection.
 //
+// The policy fails closed: a client whose credentials cannot be read (on
+// systems without SO_PEERCRED, say) is denied, and so is every socket call
+// if grpc.Creds given through [WithGRPCOptions] replaced the server's own
+// transport credentials, without which the policy cannot check anything;
+// give credentials with [WithTransportCredentials] instead.
+//
 // Abstract sockets have no file and so no file permissions: any process in
 // the network namespace can connect, and this policy is their only
-// protection. TCP clients are not checked; use transport credentials
-// (WithGRPCOptions) for them.
+// protection. TCP clients are not checked; use transport credentials for
+// them. In-process calls come from this process and are not checked.
 func WithPeerCredentials(rules ...PeerRule) ServerOption {
 	return func(c *serverConfig) {
 		p := &peerPolicy{}
@@ -85,30 +93,37 @@ func (p *peerPolicy) allows(c PeerCred) bool {
 }
 
 // socketAuthInfo is the AuthInfo of a connection to a unix or abstract
-// socket: the peer's credentials and the policy's verdict.
+// socket: the peer's credentials and the policy's verdict, beside what the
+// transport credentials' handshake gave.
 type socketAuthInfo struct {
-	credentials.CommonAuthInfo
-	cred    PeerCred
-	known   bool // the credentials could be read
-	allowed bool
+	credentials.CommonAuthInfo // the transport credentials' security level
+	cred                       PeerCred
+	known                      bool // the credentials could be read
+	allowed                    bool
+	transport                  credentials.AuthInfo
 }
 
 func (socketAuthInfo) AuthType() string { return "localgrpc-peercred" }
 
-// peerCreds are the grpc.Server's transport credentials: insecure, except
-// that unix connections carry their peer's credentials and verdict.
-type peerCreds struct {
-	policy *peerPolicy // nil: every client is allowed
-	logger *slog.Logger
+// Unwrap returns the AuthInfo of the transport credentials' handshake.
+func (i socketAuthInfo) Unwrap() credentials.AuthInfo { return i.transport }
+
+// serverCreds are the grpc.Server's transport credentials: the user's
+// (insecure unless WithTransportCredentials) on every connection, and on
+// unix socket connections the peer's credentials and the policy's verdict
+// too, read before the user's handshake.
+type serverCreds struct {
+	transport credentials.TransportCredentials
+	policy    *peerPolicy // nil: every client is allowed
+	logger    *slog.Logger
 }
 
-func (c *peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return conn, socketAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, allowed: true}, nil
+func (c *serverCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	if !onSocket(conn.LocalAddr()) {
+		return c.transport.ServerHandshake(conn)
 	}
-	info := socketAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
-	cred, err := readPeerCred(uc)
+	var info socketAuthInfo
+	cred, err := readPeerCred(conn)
 	if err == nil {
 		info.cred, info.known = cred, true
 	}
@@ -116,51 +131,92 @@ func (c *peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthIn
 	case c.policy == nil:
 		info.allowed = true
 	case err != nil:
-		c.logger.Warn("localgrpc: denied a socket client whose credentials cannot be read", "addr", uc.LocalAddr().String(), "err", err)
+		c.logger.Warn("localgrpc: denied a socket client whose credentials cannot be read", "addr", conn.LocalAddr().String(), "err", err)
 	case !c.policy.allows(cred):
-		c.logger.Warn("localgrpc: denied a socket client by peer credentials", "addr", uc.LocalAddr().String(), "uid", cred.UID, "gid", cred.GID, "pid", cred.PID)
+		c.logger.Warn("localgrpc: denied a socket client by peer credentials", "addr", conn.LocalAddr().String(), "uid", cred.UID, "gid", cred.GID, "pid", cred.PID)
 	default:
 		info.allowed = true
+	}
+	conn, info.transport, err = c.transport.ServerHandshake(conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	info.CommonAuthInfo = credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
+	if ci, ok := info.transport.(interface {
+		GetCommonAuthInfo() credentials.CommonAuthInfo
+	}); ok {
+		info.CommonAuthInfo = ci.GetCommonAuthInfo()
 	}
 	return conn, info, nil
 }
 
-func (c *peerCreds) ClientHandshake(_ context.Context, _ string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return conn, socketAuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}, nil
+func (c *serverCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return c.transport.ClientHandshake(ctx, authority, conn)
 }
 
-func (c *peerCreds) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: "insecure"}
+func (c *serverCreds) Info() credentials.ProtocolInfo { return c.transport.Info() }
+
+func (c *serverCreds) Clone() credentials.TransportCredentials {
+	return &serverCreds{transport: c.transport.Clone(), policy: c.policy, logger: c.logger}
 }
 
-func (c *peerCreds) Clone() credentials.TransportCredentials { cp := *c; return &cp }
+func (c *serverCreds) OverrideServerName(name string) error {
+	return c.transport.OverrideServerName(name)
+}
 
-func (c *peerCreds) OverrideServerName(string) error { return nil }
+// onSocket reports whether a connection whose local address is addr is
+// to a unix or abstract socket. A connection that does not say is taken
+// for one, so that a peer policy denies it.
+func onSocket(addr net.Addr) bool {
+	return addr == nil || strings.HasPrefix(addr.Network(), "unix")
+}
 
-// checkPeer fails calls from socket clients the policy denied.
-func checkPeer(ctx context.Context) error {
-	p, ok := peer.FromContext(ctx)
+// peerCheck enforces a peer policy on grpc-go's calls, from the verdict
+// serverCreds left in each connection's AuthInfo.
+type peerCheck struct {
+	logger  *slog.Logger
+	foreign sync.Once // logs, once, that foreign credentials deny every socket call
+}
+
+// errForeignCreds explains the denial of every socket call when the
+// server's transport credentials are not localgrpc's.
+var errForeignCreds = status.Error(codes.PermissionDenied, "localgrpc: the peer-credential policy cannot check this socket connection: "+
+	"its transport credentials are not localgrpc's (grpc.Creds given through WithGRPCOptions replaces them; give them with WithTransportCredentials instead)")
+
+// check fails the calls the policy denies, and the socket calls it cannot
+// check.
+func (p *peerCheck) check(ctx context.Context) error {
+	pr, ok := peer.FromContext(ctx)
 	if !ok {
-		return nil
+		return status.Error(codes.PermissionDenied, "localgrpc: the call has no peer for the peer-credential policy to check")
 	}
-	if info, ok := p.AuthInfo.(socketAuthInfo); ok && !info.allowed {
-		if info.known {
+	if info, ok := pr.AuthInfo.(socketAuthInfo); ok {
+		switch {
+		case info.allowed:
+			return nil
+		case info.known:
 			return status.Errorf(codes.PermissionDenied, "localgrpc: peer uid %d gid %d is not allowed on this socket", info.cred.UID, info.cred.GID)
 		}
 		return status.Error(codes.PermissionDenied, "localgrpc: the peer's credentials cannot be read")
 	}
-	return nil
+	if !onSocket(pr.LocalAddr) {
+		return nil // TCP: the policy does not apply
+	}
+	p.foreign.Do(func() {
+		p.logger.Error("localgrpc: denying every socket call: grpc.Creds given through WithGRPCOptions replaced the credentials the peer-credential policy needs; use WithTransportCredentials")
+	})
+	return errForeignCreds
 }
 
-func peerUnaryCheck(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := checkPeer(ctx); err != nil {
+func (p *peerCheck) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := p.check(ctx); err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
-func peerStreamCheck(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if err := checkPeer(ss.Context()); err != nil {
+func (p *peerCheck) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := p.check(ss.Context()); err != nil {
 		return err
 	}
 	return h(srv, ss)

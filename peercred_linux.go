@@ -1,13 +1,21 @@
 package localgrpc
 
 import (
+	"errors"
 	"net"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-func readPeerCred(c *net.UnixConn) (PeerCred, error) {
-	raw, err := c.SyscallConn()
+// readPeerCred reads the credentials of the process at the other end of
+// c, a unix socket connection.
+func readPeerCred(c net.Conn) (PeerCred, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return PeerCred{}, errors.New("the connection gives no access to its socket")
+	}
+	raw, err := sc.SyscallConn()
 	if err != nil {
 		return PeerCred{}, err
 	}

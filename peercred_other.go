@@ -9,4 +9,4 @@ import (
 
 var errNoPeerCred = errors.New("peer credentials are not supported on this system")
 
-func readPeerCred(*net.UnixConn) (PeerCred, error) { return PeerCred{}, errNoPeerCred }
+func readPeerCred(net.Conn) (PeerCred, error) { return PeerCred{}, errNoPeerCred }

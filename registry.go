@@ -1,37 +1,33 @@
 package localgrpc
 
-import (
-	"sync"
-
-	"github.com/localgrpc/localgrpc/inproc"
-)
+import "sync"
 
 // inprocNames maps the names of inproc: addresses being served in this
-// process to their channels, for Dial.
+// process to their servers, for Dial.
 var inprocNames = struct {
 	sync.Mutex
-	m map[string]*inproc.Channel
-}{m: map[string]*inproc.Channel{}}
+	m map[string]*Server
+}{m: map[string]*Server{}}
 
-func claimInproc(a Address, ch *inproc.Channel) error {
+func claimInproc(a Address, s *Server) error {
 	inprocNames.Lock()
 	defer inprocNames.Unlock()
 	if _, taken := inprocNames.m[a.Name]; taken {
 		return addressError(a.String(), "the in-process name %q is already served in this process", a.Name)
 	}
-	inprocNames.m[a.Name] = ch
+	inprocNames.m[a.Name] = s
 	return nil
 }
 
-func releaseInproc(name string, ch *inproc.Channel) {
+func releaseInproc(name string, s *Server) {
 	inprocNames.Lock()
 	defer inprocNames.Unlock()
-	if inprocNames.m[name] == ch {
+	if inprocNames.m[name] == s {
 		delete(inprocNames.m, name)
 	}
 }
 
-func lookupInproc(name string) *inproc.Channel {
+func lookupInproc(name string) *Server {
 	inprocNames.Lock()
 	defer inprocNames.Unlock()
 	return inprocNames.m[name]

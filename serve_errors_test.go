@@ -17,10 +17,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestServeRejects checks that Serve returns at once an *AddressError
-// naming the bad address and the problem, and leaves nothing listening:
-// the good addresses given with the bad one are free afterwards.
-func TestServeRejects(t *testing.T) {
+// TestListenRejects checks that Listen returns an *AddressError naming
+// the bad address and the problem, and leaves nothing listening: the good
+// addresses given with the bad one are free afterwards.
+func TestListenRejects(t *testing.T) {
 	dir := t.TempDir()
 	notSocket := dir + "/file"
 	if err := os.WriteFile(notSocket, []byte("x"), 0o600); err != nil {
@@ -39,17 +39,20 @@ func TestServeRejects(t *testing.T) {
 		{"inproc-name-taken", "inproc:" + taken, "already served"},
 		{"target", "dns:///example.com:443", "not an address to listen on"},
 		{"path-too-long", "unix:/" + strings.Repeat("x", 200), "at most 107"},
-		{"no-directory", "unix:" + dir + "/missing/s.sock", "cannot listen"},
+		{"no-directory", "unix:" + dir + "/missing/s.sock", "no such file or directory"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			good := socketPath(t)
 			goodName := uniqueName(t)
 			srv := newEchoServer()
-			err := srv.Serve(context.Background(), "unix:"+good, "inproc:"+goodName, tc.addr)
+			err := srv.Listen("unix:"+good, "inproc:"+goodName, tc.addr)
 			var ae *localgrpc.AddressError
 			if !errors.As(err, &ae) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Serve: %v, want an *AddressError saying %q", err, tc.want)
+				t.Fatalf("Listen: %v, want an *AddressError saying %q", err, tc.want)
+			}
+			if got := srv.Addrs(); len(got) != 0 {
+				t.Errorf("Addrs() = %q after a refused Listen, want none", got)
 			}
 			if _, err := os.Lstat(good); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the good socket %s was left behind: %v", good, err)
@@ -70,9 +73,9 @@ func TestServeRejects(t *testing.T) {
 func TestLiveSocketIsKept(t *testing.T) {
 	path := socketPath(t)
 	serve(t, newEchoServer(), "unix:"+path)
-	err := newEchoServer().Serve(context.Background(), "unix:"+path)
+	err := newEchoServer().Listen("unix:" + path)
 	if err == nil || !strings.Contains(err.Error(), "in use") {
-		t.Fatalf("second Serve on a live socket: %v, want an error saying it is in use", err)
+		t.Fatalf("second Listen on a live socket: %v, want an error saying it is in use", err)
 	}
 	if _, err := dial(t, "unix:"+path).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "still"}); err != nil {
 		t.Fatalf("the first server stopped answering: %v", err)
@@ -80,8 +83,8 @@ func TestLiveSocketIsKept(t *testing.T) {
 	// The same for an abstract name.
 	name := uniqueName(t)
 	serve(t, newEchoServer(), "unix:@"+name)
-	if err := newEchoServer().Serve(context.Background(), "unix:@"+name); err == nil {
-		t.Fatal("second Serve on a live abstract socket succeeded")
+	if err := newEchoServer().Listen("unix:@" + name); err == nil {
+		t.Fatal("second Listen on a live abstract socket succeeded")
 	}
 }
 
@@ -108,7 +111,7 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 func TestDialErrors(t *testing.T) {
 	for _, tc := range []struct{ addr, want string }{
 		{"", "empty address"},
-		{"inproc:" + uniqueName(t), "no server of this process"},
+		{"inproc:" + uniqueName(t), "no server of this process listens"},
 		{"bogus://x", "unknown scheme"},
 	} {
 		_, err := localgrpc.Dial(tc.addr)
@@ -198,34 +201,6 @@ func (e credEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoR
 	}
 	e.seen <- c
 	return &echov1.EchoResponse{}, nil
-}
-
-// TestServeMisuse checks the errors of Serve called wrongly: with no
-// address, with one address twice, a second time, and after Stop.
-func TestServeMisuse(t *testing.T) {
-	path := socketPath(t)
-	if err := newEchoServer().Serve(context.Background()); err == nil || !strings.Contains(err.Error(), "at least one address") {
-		t.Errorf("Serve with no address: %v", err)
-	}
-	err := newEchoServer().Serve(context.Background(), "unix:"+path, "unix:"+path)
-	if err == nil || !strings.Contains(err.Error(), "given twice") {
-		t.Errorf("Serve with an address twice: %v", err)
-	}
-	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the socket of a refused Serve remains: %v", err)
-	}
-
-	srv := newEchoServer()
-	serve(t, srv, "unix:"+path)
-	if err := srv.Serve(context.Background(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "already called") {
-		t.Errorf("second Serve: %v", err)
-	}
-
-	stopped := newEchoServer()
-	stopped.Stop()
-	if err := stopped.Serve(context.Background(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "stopped") {
-		t.Errorf("Serve after Stop: %v", err)
-	}
 }
 
 // TestClosedInprocConn checks that calls on a closed in-process connection

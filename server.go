@@ -1,8 +1,6 @@
 package localgrpc
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -17,6 +15,11 @@ import (
 // at once: inproc: addresses through one in-process channel, all others
 // (unix and abstract sockets, TCP) through one grpc.Server. Interceptors
 // and stats handlers apply on every transport.
+//
+// A Server binds its addresses with [Server.Listen] (or takes a listener
+// of the caller's with [Server.AddListener]), then serves them with
+// [Server.Serve] until [Server.Stop], [Server.GracefulStop] or the end of
+// Serve's context. [Server.ListenAndServe] does both.
 type Server struct {
 	cfg     serverConfig
 	grpc    *grpc.Server
@@ -24,14 +27,25 @@ type Server struct {
 	health  *health.Server
 
 	mu        sync.Mutex
-	started   bool
-	stopping  bool
-	listeners []*listener
-	names     []string      // inproc names claimed
-	ready     chan struct{} // closed once every address listens
-	done      chan struct{} // closed once stopped
-	serving   sync.WaitGroup
+	phase     phase
+	listeners []*listener // in the order bound; Inproc ones have no net.Listener
+	// started is closed once Serve begins, or stopping does: in-process
+	// calls wait for it, as socket clients wait to be accepted.
+	started chan struct{}
+	done    chan struct{}  // closed once stopped
+	failed  chan error     // the first listener grpc-go could not serve
+	serving sync.WaitGroup // grpc.Server.Serve, one per socket listener
 }
+
+// phase is where a Server is in its life; it only moves forward.
+type phase uint8
+
+const (
+	listening phase = iota // before Serve: Listen binds, nothing is served
+	serving                // Serve was called
+	draining               // GracefulStop waits for the calls in flight
+	stopped                // Stop was called, or the drain ended
+)
 
 var (
 	_ grpc.ServiceRegistrar          = (*Server)(nil)
@@ -42,13 +56,15 @@ var (
 // NewServer returns a Server with no services and no addresses.
 func NewServer(opts ...ServerOption) *Server {
 	cfg := newServerConfig(opts)
-	s := &Server{cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
+	s := &Server{cfg: cfg, started: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 
-	gopts := []grpc.ServerOption{grpc.Creds(&peerCreds{policy: cfg.peers, logger: cfg.logger})}
+	gopts := []grpc.ServerOption{grpc.Creds(&serverCreds{transport: cfg.creds, policy: cfg.peers, logger: cfg.logger})}
 	unary, stream := cfg.unary, cfg.stream
 	if cfg.peers != nil {
-		unary = append([]grpc.UnaryServerInterceptor{peerUnaryCheck}, unary...)
-		stream = append([]grpc.StreamServerInterceptor{peerStreamCheck}, stream...)
+		// Outermost, so that no interceptor of the user's sees a denied call.
+		check := &peerCheck{logger: cfg.logger}
+		unary = append([]grpc.UnaryServerInterceptor{check.unary}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{check.stream}, stream...)
 	}
 	gopts = append(gopts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	iopts := []inproc.Option{inproc.WithUnaryInterceptor(cfg.unary...), inproc.WithStreamInterceptor(cfg.stream...)}
@@ -70,11 +86,28 @@ func NewServer(opts ...ServerOption) *Server {
 }
 
 // RegisterService registers a service on every transport, as generated
-// RegisterXServer functions do. Like grpc.Server, it panics if called after
-// Serve.
+// RegisterXServer functions do. With [WithHealth], health checks report
+// the service SERVING.
+//
+// It panics if called once [Server.Serve] or a stop has begun, or with a
+// service already registered, on whatever transports the server has:
+// grpc.Server's ends the process for a registration after its Serve and
+// for a duplicate (it logs them with Fatalf).
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.mu.Lock()
+	late := s.phase != listening
+	s.mu.Unlock()
+	if late {
+		panic(fmt.Sprintf("localgrpc: Server.RegisterService for %q after the server began to serve or stop", desc.ServiceName))
+	}
+	if _, dup := s.grpc.GetServiceInfo()[desc.ServiceName]; dup {
+		panic(fmt.Sprintf("localgrpc: Server.RegisterService found duplicate service registration for %q", desc.ServiceName))
+	}
 	s.grpc.RegisterService(desc, impl)
 	s.channel.RegisterService(desc, impl)
+	if s.health != nil {
+		s.health.SetServingStatus(desc.ServiceName, healthgrpc.HealthCheckResponse_SERVING)
+	}
 }
 
 // GetServiceInfo lists the registered services, as grpc.Server does.
@@ -82,170 +115,17 @@ func (s *Server) GetServiceInfo() map[string]grpc.ServiceInfo {
 	return s.grpc.GetServiceInfo()
 }
 
-// Serve listens on every address and serves until ctx ends or Stop or
-// GracefulStop is called; when ctx ends the server stops as Stop does. If
-// an address is malformed or cannot be listened on, Serve returns that
-// error at once and nothing is left listening. A Server serves once.
-func (s *Server) Serve(ctx context.Context, addrs ...string) error {
-	if len(addrs) == 0 {
-		return errors.New("localgrpc: Serve needs at least one address")
-	}
-	parsed, err := parseListenAddrs(addrs)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	if s.started {
-		s.mu.Unlock()
-		return errors.New("localgrpc: Serve was already called on this Server")
-	}
-	s.started = true
-	if s.stopping {
-		s.mu.Unlock()
-		return errors.New("localgrpc: the Server is stopped")
-	}
-	if err := s.listenAll(parsed); err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	serveErr := make(chan error, len(s.listeners))
-	for _, l := range s.listeners {
-		s.serving.Go(func() {
-			if err := s.grpc.Serve(l.net); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-				serveErr <- fmt.Errorf("localgrpc: serving %s: %w", l, err)
-			}
-		})
-	}
-	close(s.ready)
-	s.mu.Unlock()
-
-	select {
-	case <-ctx.Done():
-		s.Stop()
-	case <-s.done:
-	case err = <-serveErr:
-		s.Stop()
-	}
-	<-s.done
-	s.serving.Wait()
-	return err
-}
-
-// parseListenAddrs parses addrs, all of them, so that every bad one is
-// named at once.
-func parseListenAddrs(addrs []string) ([]Address, error) {
-	var errs []error
-	parsed := make([]Address, 0, len(addrs))
-	seen := map[Address]bool{}
-	for _, a := range addrs {
-		p, err := ParseAddress(a)
-		switch {
-		case err != nil:
-			errs = append(errs, err)
-		case p.Kind == Target:
-			errs = append(errs, addressError(a, "a grpc-go target names servers to dial, not an address to listen on"))
-		case seen[p]:
-			errs = append(errs, addressError(a, "given twice"))
-		default:
-			seen[p] = true
-			parsed = append(parsed, p)
-		}
-	}
-	return parsed, errors.Join(errs...)
-}
-
-// listenAll listens on every address, or on none: on an error it undoes
-// what it did. s.mu is held.
-func (s *Server) listenAll(addrs []Address) error {
-	for _, a := range addrs {
-		if a.Kind == Inproc {
-			if err := claimInproc(a, s.channel); err != nil {
-				s.closeListeners()
-				return err
-			}
-			s.names = append(s.names, a.Name)
-			continue
-		}
-		l, err := listen(a, s.cfg.socketMode)
-		if err != nil {
-			s.closeListeners()
-			return err
-		}
-		s.listeners = append(s.listeners, l)
-	}
-	return nil
-}
-
-// closeListeners releases every address. s.mu is held.
-func (s *Server) closeListeners() {
-	for _, l := range s.listeners {
-		l.close()
-	}
-	for _, name := range s.names {
-		releaseInproc(name, s.channel)
-	}
-	s.listeners, s.names = nil, nil
-}
-
-// Ready is closed once Serve listens on every address, so that Addrs
-// reports them all.
-func (s *Server) Ready() <-chan struct{} { return s.ready }
-
-// Addrs returns where the server listens, in the address grammar, with
-// TCP ports that were 0 resolved: inproc: names first, then the others in
-// the order given. It is empty until Ready is closed.
+// Addrs returns the addresses the server listens on, in the address
+// grammar and in the order they were bound, with TCP ports that were 0
+// resolved. Each parses back to itself with [ParseAddress] and can be
+// given to [Dial] as soon as [Server.Listen] or [Server.AddListener] has
+// returned. It is empty before, and after the server stopped.
 func (s *Server) Addrs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var addrs []string
-	for _, n := range s.names {
-		addrs = append(addrs, Address{Kind: Inproc, Name: n}.String())
-	}
+	addrs := make([]string, 0, len(s.listeners))
 	for _, l := range s.listeners {
 		addrs = append(addrs, l.String())
 	}
 	return addrs
-}
-
-// Stop stops the server at once: listeners close, socket files are
-// removed, calls in flight end with Unavailable or Canceled.
-func (s *Server) Stop() {
-	s.stop(func() {
-		s.grpc.Stop()
-		s.channel.Stop()
-	})
-}
-
-// GracefulStop stops taking calls, waits for the calls in flight to end,
-// then stops the server as Stop does.
-func (s *Server) GracefulStop() {
-	s.stop(func() {
-		var wg sync.WaitGroup
-		wg.Go(s.grpc.GracefulStop)
-		wg.Go(s.channel.GracefulStop)
-		wg.Wait()
-	})
-}
-
-func (s *Server) stop(how func()) {
-	s.mu.Lock()
-	if s.stopping {
-		s.mu.Unlock()
-		<-s.done
-		return
-	}
-	s.stopping = true
-	// inproc names go first, so that no new Dial finds a stopping server.
-	for _, name := range s.names {
-		releaseInproc(name, s.channel)
-	}
-	s.mu.Unlock()
-	if s.health != nil {
-		s.health.Shutdown()
-	}
-	how()
-	s.mu.Lock()
-	s.closeListeners()
-	s.mu.Unlock()
-	close(s.done)
 }

@@ -162,9 +162,11 @@ func TestStopRemovesEverything(t *testing.T) {
 	for _, graceful := range []bool{false, true} {
 		srv := newEchoServer()
 		path, name := socketPath(t), uniqueName(t)
+		if err := srv.Listen("unix:"+path, "inproc:"+name, "unix:@"+name); err != nil {
+			t.Fatal(err)
+		}
 		done := make(chan error, 1)
-		go func() { done <- srv.Serve(context.Background(), "unix:"+path, "inproc:"+name, "unix:@"+name) }()
-		<-srv.Ready()
+		go func() { done <- srv.Serve(context.Background()) }()
 		if _, err := os.Lstat(path); err != nil {
 			t.Fatalf("the socket file is missing while serving: %v", err)
 		}
@@ -176,7 +178,7 @@ func TestStopRemovesEverything(t *testing.T) {
 		} else {
 			srv.Stop()
 		}
-		if err := <-done; err != nil {
+		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			t.Errorf("Serve after stop: %v", err)
 		}
 		if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
@@ -184,6 +186,9 @@ func TestStopRemovesEverything(t *testing.T) {
 		}
 		if _, err := localgrpc.Dial("inproc:" + name); err == nil {
 			t.Error("Dial finds the in-process name after stop")
+		}
+		if got := srv.Addrs(); len(got) != 0 {
+			t.Errorf("Addrs() = %q after stop, want none", got)
 		}
 		// The abstract name is free again.
 		l, err := net.Listen("unix", "@"+name)
@@ -200,10 +205,12 @@ func TestStopRemovesEverything(t *testing.T) {
 func TestServeEndsWithContext(t *testing.T) {
 	srv := newEchoServer()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, "127.0.0.1:0") }()
-	<-srv.Ready()
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
 	addr := srv.Addrs()[0]
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve: %v", err)
@@ -300,6 +307,33 @@ func TestStatsHandlerOnEveryTransport(t *testing.T) {
 			}
 		case <-time.After(waitLimit):
 			t.Errorf("%s: the stats handler saw no end of the call", addr)
+		}
+	}
+}
+
+// TestAddrsParseBack serves on addresses given in every form of the
+// grammar and checks that each address Addrs reports parses back to
+// itself and can be dialed.
+func TestAddrsParseBack(t *testing.T) {
+	name := uniqueName(t)
+	addrs := []string{
+		"inproc:" + name,
+		"unix://" + socketPath(t),  // an absolute path: three slashes
+		"unix:///" + socketPath(t), // four: the path begins with "//"
+		"unix-abstract:" + name,
+		"127.0.0.1:0",
+		":0",
+	}
+	srv := newEchoServer()
+	serve(t, srv, addrs...)
+	for _, addr := range srv.Addrs() {
+		a, err := localgrpc.ParseAddress(addr)
+		if err != nil || a.String() != addr {
+			t.Errorf("Addrs() reports %q, which parses as %q, %v", addr, a, err)
+			continue
+		}
+		if _, err := dial(t, addr).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+			t.Errorf("a call to %s: %v", addr, err)
 		}
 	}
 }

@@ -200,7 +200,8 @@ func (ch *Channel) Stop() {
 }
 
 // GracefulStop refuses new calls and waits until every call in flight has
-// finished, then stops the channel.
+// finished, or until Stop is called, then stops the channel. As with
+// grpc.Server, Stop is how a drain is cut short.
 func (ch *Channel) GracefulStop() {
 	ch.mu.Lock()
 	if ch.state.Load() == serving {
@@ -210,6 +211,9 @@ func (ch *Channel) GracefulStop() {
 	if ch.active.Load() == 0 {
 		ch.markDrained()
 	}
-	<-ch.drained
+	select {
+	case <-ch.drained:
+	case <-ch.quit:
+	}
 	ch.Stop()
 }

@@ -238,8 +238,8 @@ func startStalling(t *testing.T, stack string) (string, func()) {
 	t.Helper()
 	addr := "unix:@localgrpc-test-" + rand.Text()
 	type server interface {
-		Serve(ctx context.Context, addrs ...string) error
-		Ready() <-chan struct{}
+		Listen(addrs ...string) error
+		Serve(ctx context.Context) error
 	}
 	var srv server
 	var kill func()
@@ -257,13 +257,11 @@ func startStalling(t *testing.T, stack string) (string, func()) {
 			s.Shutdown(ctx)
 		}
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), addr) }()
-	select {
-	case <-srv.Ready():
-	case err := <-served:
+	if err := srv.Listen(addr); err != nil {
 		t.Fatal(err)
 	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
 	var once bool
 	stop := func() {
 		if !once {

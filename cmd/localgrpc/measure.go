@@ -195,7 +195,7 @@ func (f *measureFlags) startServers() (map[string]map[string]string, func(), err
 		return nil, nil, err
 	}
 	unique := fmt.Sprintf("localgrpc-measure-%d-%s", os.Getpid(), rand.Text()[:8])
-	sf := serveFlags{compress: f.compress}
+	sf := serveFlags{compress: f.compress, drain: defaultDrain}
 	log := slog.New(slog.DiscardHandler)
 	var stops []func()
 	stopAll := func() {
@@ -214,14 +214,12 @@ func (f *measureFlags) startServers() (map[string]map[string]string, func(), err
 		} else {
 			s = sf.connectServer(log)
 		}
-		served := make(chan error, 1)
-		go func() { served <- s.serve(listen) }()
-		select {
-		case err := <-served:
+		if err := s.listen(listen); err != nil {
 			stopAll()
 			return nil, nil, fmt.Errorf("%s server: %w", stack, err)
-		case <-s.ready():
 		}
+		served := make(chan error, 1)
+		go func() { served <- s.serve() }()
 		stops = append(stops, func() {
 			s.drain()
 			<-served

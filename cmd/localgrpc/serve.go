@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
 	"github.com/localgrpc/localgrpc/internal/connectserve"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 )
 
 // The stacks that serve Echo.
@@ -24,14 +26,16 @@ const (
 	stackConnect = "connect"
 )
 
-// drainTimeout is how long a stopping server waits for calls in flight.
-const drainTimeout = 10 * time.Second
+// defaultDrain is how long a stopping server waits for calls in flight,
+// unless --drain-timeout says otherwise.
+const defaultDrain = 10 * time.Second
 
 // serveFlags are the flags of `localgrpc serve`.
 type serveFlags struct {
 	stack    string
 	verbose  bool
 	compress bool
+	drain    time.Duration // how long a stopping server waits for calls in flight
 }
 
 func newServeCmd() *cobra.Command {
@@ -51,7 +55,7 @@ health checking and server reflection, on every ADDRESS at once:
 the Connect, gRPC and gRPC-Web protocols over HTTP/2 without TLS (and HTTP/1.1).
 Compression is off unless --compress. It prints each address it listens on, TCP
 ports resolved, and stops gracefully on SIGINT or SIGTERM: no new calls, and up
-to 10s for the calls in flight.
+to --drain-timeout (10s) for the calls in flight, which are then ended.
 
 The exit status is 2 if the command line is wrong (an address malformed, given
 twice, or not one the stack serves), 1 if the machine refuses an address or
@@ -72,6 +76,7 @@ serving fails.`,
 	fl.StringVar(&f.stack, "stack", stackGRPC, "the server: grpc (grpc-go) or connect (connect-go)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log each call: method, status code, duration")
 	fl.BoolVar(&f.compress, "compress", false, "allow gzip (connect-go; grpc-go compresses only if the client asks)")
+	fl.DurationVar(&f.drain, "drain-timeout", defaultDrain, "how long a stopping server waits for the calls in flight before ending them")
 	return cmd
 }
 
@@ -82,22 +87,23 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 	if err := checkListenAddrs(f.stack, addrs); err != nil {
 		return err
 	}
+	if f.drain < 0 {
+		return fmt.Errorf("--drain-timeout %v: want a duration of 0 or more", f.drain)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	s := f.grpcServer(log)
 	if f.stack == stackConnect {
 		s = f.connectServer(log)
 	}
 
-	served := make(chan error, 1)
-	go func() { served <- s.serve(addrs) }()
-	select {
-	case err := <-served:
+	if err := s.listen(addrs); err != nil {
 		return failure{err}
-	case <-s.ready():
 	}
 	for _, a := range s.addrs() {
 		fmt.Fprintf(stdout, "serving echo.v1.Echo with %s on %s\n", f.stack, a)
 	}
+	served := make(chan error, 1)
+	go func() { served <- s.serve() }()
 	select {
 	case err := <-served:
 		return failure{err}
@@ -142,12 +148,13 @@ func checkListenAddrs(stack string, addrs []string) error {
 	return errors.Join(bad...)
 }
 
-// echoServer is Echo served by one of the stacks.
+// echoServer is Echo served by one of the stacks: both bind with listen,
+// then serve until drain.
 type echoServer struct {
-	serve func(addrs []string) error
-	ready func() <-chan struct{}
-	addrs func() []string
-	drain func() // stops gracefully, closing what is left after drainTimeout
+	listen func(addrs []string) error
+	serve  func() error // returns nil once drain has begun
+	addrs  func() []string
+	drain  func() // stops gracefully, ending what is left after the drain timeout
 }
 
 func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
@@ -158,11 +165,19 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 	srv := localgrpc.NewServer(opts...)
 	echov1.RegisterEchoServer(srv, echo.Server{})
 	return echoServer{
-		serve: func(addrs []string) error { return srv.Serve(context.Background(), addrs...) },
-		ready: srv.Ready,
+		listen: func(addrs []string) error { return srv.Listen(addrs...) },
+		serve: func() error {
+			// A signal may stop the server before Serve runs.
+			if err := srv.Serve(context.Background()); !errors.Is(err, grpc.ErrServerStopped) {
+				return err
+			}
+			return nil
+		},
 		addrs: srv.Addrs,
 		drain: func() {
-			t := time.AfterFunc(drainTimeout, srv.Stop)
+			// Stop cuts the drain short; Echo's handlers honour the
+			// cancellation it brings, so GracefulStop then returns.
+			t := time.AfterFunc(f.drain, srv.Stop)
 			defer t.Stop()
 			srv.GracefulStop()
 		},
@@ -180,11 +195,16 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{}, opts...)
 	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600, opts...)
 	return echoServer{
-		serve: func(addrs []string) error { return srv.Serve(context.Background(), addrs...) },
-		ready: srv.Ready,
+		listen: func(addrs []string) error { return srv.Listen(addrs...) },
+		serve: func() error {
+			if err := srv.Serve(context.Background()); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
 		addrs: srv.Addrs,
 		drain: func() {
-			ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), f.drain)
 			defer cancel()
 			srv.Shutdown(ctx)
 		},

@@ -17,9 +17,11 @@ import (
 func Example() {
 	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{})
 	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600)
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		panic(err)
+	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), "127.0.0.1:0") }()
-	<-srv.Ready()
+	go func() { served <- srv.Serve(context.Background()) }()
 	defer func() {
 		srv.Shutdown(context.Background())
 		<-served

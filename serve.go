@@ -1,0 +1,175 @@
+package localgrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+)
+
+// Serve serves every address bound by [Server.Listen] and
+// [Server.AddListener], and those bound while it serves, until ctx ends,
+// [Server.Stop] is called, or [Server.GracefulStop]'s drain ends. When ctx
+// ends the server stops as Stop does, cutting short a drain in progress.
+// Serve returns nil once the server has stopped, or the error of a
+// listener that failed, having stopped the server.
+//
+// A Server serves once, and Serve refuses to start with nothing to serve.
+// Called after a stop, Serve returns an error wrapping
+// grpc.ErrServerStopped, as grpc.Server's does: code that may stop the
+// server before Serve runs (go srv.Serve(ctx), then srv.Stop()) checks
+// for it with errors.Is.
+func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	switch {
+	case s.phase >= draining:
+		s.mu.Unlock()
+		return stoppedError("Serve")
+	case s.phase == serving:
+		s.mu.Unlock()
+		return errors.New("localgrpc: Serve was already called on this Server")
+	case len(s.listeners) == 0:
+		s.mu.Unlock()
+		return errors.New("localgrpc: Serve has nothing to serve: call Listen or AddListener first")
+	}
+	s.phase = serving
+	close(s.started)
+	for _, l := range s.listeners {
+		s.serve(l)
+	}
+	s.mu.Unlock()
+
+	var err error
+	select {
+	case <-ctx.Done():
+		s.Stop()
+	case <-s.done:
+	case err = <-s.failed:
+		s.Stop()
+	}
+	<-s.done
+	s.serving.Wait()
+	return err
+}
+
+// ListenAndServe listens on addrs as [Server.Listen] does, then serves as
+// [Server.Serve] does. Use Listen and Serve to learn the addresses (with
+// [Server.Addrs]) before serving.
+func (s *Server) ListenAndServe(ctx context.Context, addrs ...string) error {
+	if err := s.Listen(addrs...); err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// serve has grpc-go serve l. s.mu is held.
+func (s *Server) serve(l *listener) {
+	if l.net == nil {
+		return // in-process calls wait only for started
+	}
+	s.serving.Go(func() {
+		if err := s.grpc.Serve(l.net); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			select {
+			case s.failed <- fmt.Errorf("localgrpc: serving %s: %w", l, err):
+			default:
+			}
+		}
+	})
+}
+
+// awaitServe waits until the server serves, or stops, as a socket client
+// waits for the server to accept its connection: a call made between
+// Listen and Serve proceeds once Serve is called, or ends with ctx.
+func (s *Server) awaitServe(ctx context.Context) error {
+	select {
+	case <-s.started:
+		return nil
+	default:
+	}
+	select {
+	case <-s.started:
+		return nil
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+func stoppedError(op string) error {
+	return fmt.Errorf("localgrpc: %s: %w", op, grpc.ErrServerStopped)
+}
+
+// Stop stops the server at once: listeners close, socket files are
+// removed, calls in flight end with Unavailable or Canceled. It does not
+// wait for handlers to return. It cuts short a GracefulStop in progress,
+// as grpc.Server's Stop does: that GracefulStop returns once the handlers
+// still running have returned, which those that honour their context do
+// at once.
+func (s *Server) Stop() { s.stop(false) }
+
+// GracefulStop stops taking calls, waits for the calls in flight to end,
+// then stops the server as Stop does. Stop, or the end of Serve's context,
+// cuts the wait short.
+func (s *Server) GracefulStop() { s.stop(true) }
+
+func (s *Server) stop(graceful bool) {
+	s.mu.Lock()
+	prev := s.phase
+	if prev == stopped || prev == draining && graceful {
+		s.mu.Unlock()
+		<-s.done
+		return
+	}
+	if graceful {
+		s.phase = draining
+	} else {
+		s.phase = stopped
+	}
+	if prev < draining {
+		if prev == listening {
+			close(s.started) // waiting in-process calls now find the channel stopping
+		}
+		// inproc names go first, so that no new Dial finds a stopping server.
+		for _, l := range s.listeners {
+			if l.net == nil {
+				l.close(s)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if prev < draining && s.health != nil {
+		s.health.Shutdown()
+	}
+	if graceful {
+		var wg sync.WaitGroup
+		wg.Go(s.grpc.GracefulStop)
+		wg.Go(s.channel.GracefulStop)
+		wg.Wait()
+	} else {
+		// With a drain in progress (prev == draining), this ends it; the
+		// GracefulStop that began it returns once grpc-go's handlers have.
+		s.grpc.Stop()
+		s.channel.Stop()
+	}
+	s.finish()
+}
+
+// finish releases every address and marks the server stopped, once: the
+// first of Stop and a GracefulStop it cut short to get there.
+func (s *Server) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	s.phase = stopped
+	for _, l := range s.listeners {
+		l.close(s)
+	}
+	s.listeners = nil
+	close(s.done)
+}
