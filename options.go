@@ -21,6 +21,7 @@ type serverConfig struct {
 	unary      []grpc.UnaryServerInterceptor
 	stream     []grpc.StreamServerInterceptor
 	stats      []stats.Handler
+	limits     []sizeLimit
 	socketMode fs.FileMode
 	peers      *peerPolicy
 	health     bool
@@ -43,9 +44,12 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 }
 
 // WithGRPCOptions passes options to the grpc.Server that serves socket and
-// TCP addresses, such as grpc.MaxRecvMsgSize. Interceptors and stats
-// handlers belong in [WithUnaryInterceptor], [WithStreamInterceptor] and
-// [WithStatsHandler], which apply to every transport, and transport
+// TCP addresses, such as keepalive parameters; in-process calls never see
+// them. Interceptors, stats handlers and message size limits belong in
+// [WithUnaryInterceptor], [WithStreamInterceptor], [WithStatsHandler],
+// [WithServerMaxRecvMsgSize] and [WithServerMaxSendMsgSize], which apply to
+// every transport (grpc.MaxRecvMsgSize given here would leave in-process
+// calls at the 4 MiB default), and transport
 // credentials in [WithTransportCredentials]: grpc.Creds given here replaces
 // the server's own credentials, and with [WithPeerCredentials] every
 // socket call is then denied, since the policy cannot check it.
@@ -90,6 +94,36 @@ func WithStreamInterceptor(ints ...grpc.StreamServerInterceptor) ServerOption {
 // WithStatsHandler adds a server stats handler, on every transport.
 func WithStatsHandler(h stats.Handler) ServerOption {
 	return func(c *serverConfig) { c.stats = append(c.stats, h) }
+}
+
+// WithServerMaxRecvMsgSize sets the largest request, encoded, that the
+// server accepts, on every transport: grpc.MaxRecvMsgSize for sockets,
+// [inproc.WithServerMaxRecvMsgSize] in-process. A larger request fails with
+// ResourceExhausted. The default is grpc-go's, 4 MiB.
+func WithServerMaxRecvMsgSize(n int) ServerOption {
+	return func(c *serverConfig) { c.limits = append(c.limits, sizeLimit{recv: true, n: n}) }
+}
+
+// WithServerMaxSendMsgSize sets the largest response, encoded, that
+// handlers may send, on every transport: grpc.MaxSendMsgSize for sockets,
+// [inproc.WithServerMaxSendMsgSize] in-process. A larger one fails with
+// ResourceExhausted. The default is grpc-go's, math.MaxInt32.
+func WithServerMaxSendMsgSize(n int) ServerOption {
+	return func(c *serverConfig) { c.limits = append(c.limits, sizeLimit{n: n}) }
+}
+
+// A sizeLimit is a message size limit for every transport.
+type sizeLimit struct {
+	recv bool // false: send
+	n    int
+}
+
+// options are the limit as options of each transport.
+func (l sizeLimit) options() (grpc.ServerOption, inproc.Option) {
+	if l.recv {
+		return grpc.MaxRecvMsgSize(l.n), inproc.WithServerMaxRecvMsgSize(l.n)
+	}
+	return grpc.MaxSendMsgSize(l.n), inproc.WithServerMaxSendMsgSize(l.n)
 }
 
 // WithSocketMode sets the file mode of the unix sockets the server

@@ -72,6 +72,10 @@ func NewServer(opts ...ServerOption) *Server {
 		gopts = append(gopts, grpc.StatsHandler(h))
 		iopts = append(iopts, inproc.WithServerStatsHandler(h))
 	}
+	for _, l := range cfg.limits {
+		g, i := l.options()
+		gopts, iopts = append(gopts, g), append(iopts, i)
+	}
 	s.grpc = grpc.NewServer(append(gopts, cfg.grpc...)...)
 	s.channel = inproc.New(append(iopts, cfg.inproc...)...)
 
