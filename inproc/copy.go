@@ -75,6 +75,31 @@ func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int
 	return gproto.Clone(pm), n, nil
 }
 
+// transfer is send and receive at once, for a receiver that has its
+// message dst at hand: with Clone, dst gets the deep copy itself.
+func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) (int, error) {
+	pm, dm := protoMessage(m), protoMessage(dst)
+	if mode == Share || pm == nil || dm == nil || codec != nil || reflect.TypeOf(pm) != reflect.TypeOf(dm) {
+		v, n, err := send(m, mode, codec, dir)
+		if err != nil {
+			return n, err
+		}
+		return n, receive(dst, v, codec, dir.plan)
+	}
+	if err := checkEncodable(pm, dir.plan); err != nil {
+		return 0, marshalError(err)
+	}
+	n := gproto.Size(pm)
+	if v, err := checkLimits(n, dir); err != nil {
+		return n, err
+	} else if v != nil {
+		return n, receive(dst, v, codec, dir.plan)
+	}
+	gproto.Reset(dm)
+	gproto.Merge(dm, pm)
+	return n, nil
+}
+
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
 // does.
 func sendEncoded(m any, codec encoding.CodecV2, dir direction) (any, int, error) {

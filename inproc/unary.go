@@ -31,8 +31,9 @@ type unaryCall struct {
 	reqSize  int
 }
 
-// unaryResult is what a unary handler gives its client: what send made of
-// its response, or the status it ended with.
+// unaryResult is what a unary handler gives its client: its response,
+// made by send when size is 0 or more, as returned when it is -1; or the
+// status it ended with.
 type unaryResult struct {
 	resp any
 	size int
@@ -113,7 +114,13 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.err != nil {
 		return r.err
 	}
-	if err := receive(reply, r.resp, ci.codec, &m.responses); err != nil {
+	if r.size < 0 {
+		// The handler handed its response over as it was: take the
+		// client's copy now, straight into reply.
+		if r.size, err = transfer(reply, r.resp, ci.copy, ci.codec, u.responses()); err != nil {
+			return err
+		}
+	} else if err := receive(reply, r.resp, ci.codec, &m.responses); err != nil {
 		return err
 	}
 	if cs.hs != nil {
@@ -199,24 +206,29 @@ func (u *unaryCall) decode(in any) error {
 	return nil
 }
 
-// finish ends the handler's side: the response is sent (checked and, with
-// Clone, copied, here on the handler's goroutine), the header goes out if
-// it has not, the stats handlers hear of the end, and the call is counted
-// out.
+// finish ends the handler's side: the header goes out if it has not, the
+// stats handlers hear of the end, and the call is counted out. The
+// response is handed over as returned, for the client to check and copy
+// on its own goroutine (the handler's is new, with a small stack, and the
+// copy would grow it), unless stats handlers must hear of it as sent.
 func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
-	var r unaryResult
-	if st == nil {
-		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, direction{send: u.ch.cfg.serverMaxSend, recv: u.info.maxRecv, plan: &u.method.responses})
-		st = handlerStatus(err)
+	r := unaryResult{resp: resp, size: -1}
+	if st == nil && u.stats != nil {
+		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, u.responses())
+		if st = handlerStatus(err); st == nil {
+			u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
+		}
 	}
 	u.sendHeaderIfNot()
-	if st == nil && u.stats != nil {
-		u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
-	}
 	u.endServer(st)
 	u.uctx.end()
 	u.ch.end()
 	r.err = st.Err()
 	return r
+}
+
+// responses is the direction of the call's response.
+func (u *unaryCall) responses() direction {
+	return direction{send: u.ch.cfg.serverMaxSend, recv: u.info.maxRecv, plan: &u.method.responses}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 	"unsafe"
 
 	gproto "google.golang.org/protobuf/proto"
@@ -294,16 +293,16 @@ func (p *utf8Plan) check(base unsafe.Pointer) error {
 		at := unsafe.Add(base, f.offset)
 		switch f.kind {
 		case kindString:
-			if !utf8.ValidString(*(*string)(at)) {
+			if !validUTF8(*(*string)(at)) {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringPtr:
-			if sp := *(**string)(at); sp != nil && !utf8.ValidString(*sp) {
+			if sp := *(**string)(at); sp != nil && !validUTF8(*sp) {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringList:
 			for _, s := range *(*[]string)(at) {
-				if !utf8.ValidString(s) {
+				if !validUTF8(s) {
 					return invalidUTF8(f.fd)
 				}
 			}
@@ -403,7 +402,7 @@ func checkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 	switch {
 	case fd.Kind() == protoreflect.StringKind:
-		if enforceUTF8(fd) && !utf8.ValidString(v.String()) {
+		if enforceUTF8(fd) && !validUTF8(v.String()) {
 			return invalidUTF8(fd)
 		}
 	case fd.Message() != nil:
