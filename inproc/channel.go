@@ -155,7 +155,10 @@ func (ch *Channel) lookup(fullMethod string) (*method, error) {
 	return nil, status.Errorf(codes.Unimplemented, "unknown service %v", name[:pos])
 }
 
-var errStopped = status.Error(codes.Unavailable, "inproc: the channel is stopped")
+var (
+	stoppedStatus = status.New(codes.Unavailable, "inproc: the channel is stopped")
+	errStopped    = stoppedStatus.Err()
+)
 
 // begin counts a call in, unless the channel no longer takes calls.
 func (ch *Channel) begin() bool {

@@ -35,9 +35,13 @@ func TestStopEndsInFlightCalls(t *testing.T) {
 		name         string
 		isolatedOnly bool
 		ignoresCtx   bool
+		okAfterStop  bool // the handler returns OK once its context ends
 	}{
-		{"handler-watches-context", false, false},
-		{"handler-ignores-context", true, true},
+		{"handler-watches-context", false, false, false},
+		{"handler-ignores-context", true, true, false},
+		// Over a socket, Stop closes the connection: the client gets
+		// Unavailable whatever the handler does next.
+		{"handler-returns-ok-after-stop", false, false, true},
 	}
 	forEachMode(t, func(t *testing.T, m testMode) {
 		for _, tc := range cases {
@@ -62,6 +66,9 @@ func TestStopEndsInFlightCalls(t *testing.T) {
 						case <-release:
 						}
 						ended <- ctx.Err()
+						if tc.okAfterStop {
+							return nil
+						}
 						return ctx.Err()
 					}))
 					t.Cleanup(func() {

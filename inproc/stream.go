@@ -189,6 +189,11 @@ func (s *stream) finishServer(err error) {
 // far, unless it already ended; a trailer set later is not sent, as with
 // grpc-go.
 func (s *stream) sendStatus(st *status.Status) {
+	if s.ch.state.Load() == stopped {
+		// Over a socket, Stop closed the connection: whatever the
+		// handler ends with, its client hears Unavailable.
+		st = stoppedStatus
+	}
 	s.sendHeaderIfNot()
 	s.mu.Lock()
 	if s.statusSent {

@@ -213,6 +213,9 @@ func (u *unaryCall) decode(in any) error {
 // copy would grow it), unless stats handlers must hear of it as sent.
 func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
+	if u.ch.state.Load() == stopped {
+		st = stoppedStatus // see stream.sendStatus
+	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
 		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, u.responses())
