@@ -20,8 +20,14 @@ type shallowPlan struct {
 	// as they are, copied in one typed move at offset.
 	region reflect.Type
 	offset uintptr
-	// Otherwise, their indexes, copied one by one.
-	fields []int
+	// Otherwise the fields copied, each by its own typed move.
+	fields []fieldAt
+}
+
+// fieldAt is a field of a struct: where it is and its type.
+type fieldAt struct {
+	offset uintptr
+	typ    reflect.Type
 }
 
 var (
@@ -41,14 +47,15 @@ func shallowPlanFor(st reflect.Type) *shallowPlan {
 
 func buildShallowPlan(st reflect.Type) *shallowPlan {
 	var keep []int
+	p := &shallowPlan{}
 	for i := range st.NumField() {
 		f := st.Field(i)
 		if f.Type == messageStateType || f.Name == "sizeCache" || f.Name == "XXX_sizecache" {
 			continue
 		}
 		keep = append(keep, i)
+		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
 	}
-	p := &shallowPlan{fields: keep}
 	if len(keep) == 0 {
 		return p
 	}
@@ -73,20 +80,27 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 	if base+region.Size() > st.Size() {
 		return p
 	}
-	return &shallowPlan{region: region, offset: base}
+	p.region, p.offset = region, base
+	return p
 }
 
 // copy copies what the plan covers from the struct at src to the struct
 // at dst, both of the plan's type, with the write barriers the garbage
-// collector needs.
+// collector needs. (reflect.Value.Set refuses unexported fields, such as
+// unknownFields; a Value made by NewAt does not.)
 func (p *shallowPlan) copy(dst, src reflect.Value) {
+	d, s := dst.Addr().UnsafePointer(), src.Addr().UnsafePointer()
 	if p.region != nil {
-		d := reflect.NewAt(p.region, unsafe.Add(dst.Addr().UnsafePointer(), p.offset)).Elem()
-		s := reflect.NewAt(p.region, unsafe.Add(src.Addr().UnsafePointer(), p.offset)).Elem()
-		d.Set(s)
+		moveAt(p.region, d, s, p.offset)
 		return
 	}
-	for _, i := range p.fields {
-		dst.Field(i).Set(src.Field(i))
+	for _, f := range p.fields {
+		moveAt(f.typ, d, s, f.offset)
 	}
+}
+
+// moveAt copies the value of type t at offset from the struct at src to
+// the struct at dst.
+func moveAt(t reflect.Type, dst, src unsafe.Pointer, offset uintptr) {
+	reflect.NewAt(t, unsafe.Add(dst, offset)).Elem().Set(reflect.NewAt(t, unsafe.Add(src, offset)).Elem())
 }
