@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"sync/atomic"
+	"unsafe"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -137,6 +138,19 @@ func checkLimits(n int, dir direction) (any, error) {
 // receive gives dst, a message the receiver allocated, what send returned;
 // last is where the sender keeps the plans of the type it last sent.
 func receive(dst, v any, codec encoding.CodecV2, last *atomic.Pointer[typedPlan]) error {
+	// The common case first, in small frames: a unary handler receives on
+	// a new goroutine, whose small stack would otherwise grow (a copy of
+	// the stack costs more than the whole hand-over).
+	if shallowCopy(dst, v, last) {
+		return nil
+	}
+	return receiveOther(dst, v, codec)
+}
+
+// receiveOther is receive for what is not a message of dst's type.
+//
+//go:noinline
+func receiveOther(dst, v any, codec encoding.CodecV2) error {
 	switch v := v.(type) {
 	case *tooLarge:
 		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", v.size, v.limit)
@@ -148,9 +162,6 @@ func receive(dst, v any, codec encoding.CodecV2, last *atomic.Pointer[typedPlan]
 		if err := codec.Unmarshal(v.data, dst); err != nil {
 			return unmarshalError(err)
 		}
-		return nil
-	}
-	if shallowCopy(dst, v, last) {
 		return nil
 	}
 	return receiveOtherType(dst, v)
@@ -182,8 +193,28 @@ func unmarshalError(err error) error {
 // type, so the receiver owns the top-level message and shares what its
 // fields point to, except the message's state and size cache (see
 // shallowPlan). It reports whether it could. last, when not nil, holds the
-// plan of the type the sender last sent, most likely dst's.
+// plans of the type the sender last sent, most likely dst's: then the copy
+// runs in small frames, since a unary handler receives on a new goroutine
+// whose small stack would otherwise grow, which costs more than the whole
+// hand-over.
 func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
+	if last != nil {
+		if tp := last.Load(); tp != nil && tp.shallow != nil && tp.shallow.region != nil {
+			d, s := (*[2]unsafe.Pointer)(unsafe.Pointer(&dst)), (*[2]unsafe.Pointer)(unsafe.Pointer(&src))
+			if d[0] == unsafe.Pointer(tp.word) && s[0] == d[0] && d[1] != nil && s[1] != nil {
+				p := tp.shallow
+				valueAt(p.region, unsafe.Add(d[1], p.offset)).Set(valueAt(p.region, unsafe.Add(s[1], p.offset)))
+				return true
+			}
+		}
+	}
+	return shallowCopyPlanned(dst, src)
+}
+
+// shallowCopyPlanned is shallowCopy through the plans of every type.
+//
+//go:noinline
+func shallowCopyPlanned(dst, src any) bool {
 	t := reflect.TypeOf(dst)
 	if t != reflect.TypeOf(src) || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return false
@@ -192,16 +223,7 @@ func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 	if dv.IsNil() || sv.IsNil() {
 		return false
 	}
-	var p *shallowPlan
-	if last != nil {
-		if tp := last.Load(); tp != nil && tp.t == t {
-			p = tp.shallow
-		}
-	}
-	if p == nil {
-		p = shallowPlanFor(t.Elem())
-	}
-	p.copy(dv.Elem(), sv.Elem())
+	shallowPlanFor(t.Elem()).copy(dv.UnsafePointer(), sv.UnsafePointer())
 	return true
 }
 

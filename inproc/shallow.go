@@ -18,7 +18,7 @@ import (
 type shallowPlan struct {
 	// The fields copied, when they are contiguous: a struct type laid out
 	// as they are, copied in one typed move at offset.
-	region reflect.Type
+	region typeWord
 	offset uintptr
 	// Otherwise the fields copied, each by its own typed move.
 	fields []fieldAt
@@ -27,7 +27,31 @@ type shallowPlan struct {
 // fieldAt is a field of a struct: where it is and its type.
 type fieldAt struct {
 	offset uintptr
-	typ    reflect.Type
+	typ    typeWord
+}
+
+// A typeWord is the type word of an interface holding a pointer to some
+// type: with it, valueAt makes a reflect.Value of that pointer type for an
+// address without reflect.NewAt, which looks the pointer type up in a map
+// on every call (for a type made by StructOf) and, deep in its stack,
+// grows the small stack of a handler's new goroutine.
+type typeWord unsafe.Pointer
+
+// pointerTypeWord returns the type word of *t.
+func pointerTypeWord(t reflect.Type) typeWord {
+	x := reflect.New(t).Interface()
+	return typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
+}
+
+// valueAt returns the value of type t at p, where tw is *t's type word: an
+// interface of dynamic type *t holding p, as reflect.NewAt(t, p).Elem()
+// gives, built by hand. The interface lives on the stack, so writing its
+// words needs no write barrier.
+func valueAt(tw typeWord, p unsafe.Pointer) reflect.Value {
+	var x any
+	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
+	w[0], w[1] = unsafe.Pointer(tw), p
+	return reflect.ValueOf(x).Elem()
 }
 
 var (
@@ -54,7 +78,7 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			continue
 		}
 		keep = append(keep, i)
-		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
+		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: pointerTypeWord(f.Type)})
 	}
 	if len(keep) == 0 {
 		return p
@@ -80,16 +104,15 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 	if base+region.Size() > st.Size() {
 		return p
 	}
-	p.region, p.offset = region, base
+	p.region, p.offset = pointerTypeWord(region), base
 	return p
 }
 
-// copy copies what the plan covers from the struct at src to the struct
-// at dst, both of the plan's type, with the write barriers the garbage
+// copy copies what the plan covers from the struct at s to the struct at
+// d, both of the plan's type, with the write barriers the garbage
 // collector needs. (reflect.Value.Set refuses unexported fields, such as
 // unknownFields; a Value made by NewAt does not.)
-func (p *shallowPlan) copy(dst, src reflect.Value) {
-	d, s := dst.Addr().UnsafePointer(), src.Addr().UnsafePointer()
+func (p *shallowPlan) copy(d, s unsafe.Pointer) {
 	if p.region != nil {
 		moveAt(p.region, d, s, p.offset)
 		return
@@ -99,8 +122,8 @@ func (p *shallowPlan) copy(dst, src reflect.Value) {
 	}
 }
 
-// moveAt copies the value of type t at offset from the struct at src to
-// the struct at dst.
-func moveAt(t reflect.Type, dst, src unsafe.Pointer, offset uintptr) {
-	reflect.NewAt(t, unsafe.Add(dst, offset)).Elem().Set(reflect.NewAt(t, unsafe.Add(src, offset)).Elem())
+// moveAt copies the value at offset, whose pointer type's word is tw, from
+// the struct at src to the struct at dst.
+func moveAt(tw typeWord, dst, src unsafe.Pointer, offset uintptr) {
+	valueAt(tw, unsafe.Add(dst, offset)).Set(valueAt(tw, unsafe.Add(src, offset)))
 }

@@ -33,6 +33,8 @@ func checkEncodable(m gproto.Message, last *atomic.Pointer[typedPlan]) error {
 		tp = &typedPlan{t: t, md: md, plan: planFor(t, md)}
 		if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
 			tp.shallow = shallowPlanFor(t.Elem())
+			x := any(m)
+			tp.word = typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
 		}
 		last.Store(tp)
 	}
@@ -53,6 +55,7 @@ type typedPlan struct {
 	md      protoreflect.MessageDescriptor
 	plan    *utf8Plan
 	shallow *shallowPlan
+	word    typeWord // t's, as the type word of an interface
 }
 
 // A utf8Plan says where a message type keeps strings that must be UTF-8,
