@@ -2,6 +2,7 @@ package localgrpc_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
@@ -33,16 +34,12 @@ func TestTracingEveryTransport(t *testing.T) {
 				if _, err := call.call(timeoutCtx(t), c); err != nil {
 					t.Fatal(err)
 				}
-				// The server's span ends before the client's: wait for both.
-				spans := exporter.GetSpans()
-				var client, server *tracetest.SpanStub
-				for i := range spans {
-					switch spans[i].SpanKind {
-					case trace.SpanKindClient:
-						client = &spans[i]
-					case trace.SpanKindServer:
-						server = &spans[i]
-					}
+				// Over a socket the server's span may end after the client
+				// has its status: wait, within a bound, for both.
+				client, server, spans := clientAndServer(exporter)
+				for deadline := time.Now().Add(waitLimit); (client == nil || server == nil) && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+					client, server, spans = clientAndServer(exporter)
 				}
 				if client == nil || server == nil {
 					t.Fatalf("spans %v: want one client and one server span", spanNames(spans))
@@ -54,6 +51,20 @@ func TestTracingEveryTransport(t *testing.T) {
 			})
 		}
 	}
+}
+
+// clientAndServer returns the client and the server span exported so far.
+func clientAndServer(exporter *tracetest.InMemoryExporter) (client, server *tracetest.SpanStub, spans tracetest.SpanStubs) {
+	spans = exporter.GetSpans()
+	for i := range spans {
+		switch spans[i].SpanKind {
+		case trace.SpanKindClient:
+			client = &spans[i]
+		case trace.SpanKindServer:
+			server = &spans[i]
+		}
+	}
+	return client, server, spans
 }
 
 func spanNames(spans tracetest.SpanStubs) []string {
