@@ -42,25 +42,28 @@ func TestTracingEveryTransport(t *testing.T) {
 					client, server, spans = clientAndServer(exporter)
 				}
 				if client == nil || server == nil {
-					t.Fatalf("spans %v: want one client and one server span", spanNames(spans))
+					t.Fatalf("spans %v: want a client span and a server span that is its child", spanNames(spans))
 				}
-				if server.Parent.SpanID() != client.SpanContext.SpanID() || server.SpanContext.TraceID() != client.SpanContext.TraceID() {
-					t.Errorf("the server span's parent is %v in trace %v, want the client span %v of trace %v",
-						server.Parent.SpanID(), server.SpanContext.TraceID(), client.SpanContext.SpanID(), client.SpanContext.TraceID())
+				if server.SpanContext.TraceID() != client.SpanContext.TraceID() {
+					t.Errorf("the server span is in trace %v, want the client's, %v", server.SpanContext.TraceID(), client.SpanContext.TraceID())
 				}
 			})
 		}
 	}
 }
 
-// clientAndServer returns the client and the server span exported so far.
+// clientAndServer returns the client span exported so far and the server
+// span that is its child, if it was exported too. (A server span of an
+// earlier call may end late; it is not the client's child.)
 func clientAndServer(exporter *tracetest.InMemoryExporter) (client, server *tracetest.SpanStub, spans tracetest.SpanStubs) {
 	spans = exporter.GetSpans()
 	for i := range spans {
-		switch spans[i].SpanKind {
-		case trace.SpanKindClient:
+		if spans[i].SpanKind == trace.SpanKindClient {
 			client = &spans[i]
-		case trace.SpanKindServer:
+		}
+	}
+	for i := range spans {
+		if client != nil && spans[i].SpanKind == trace.SpanKindServer && spans[i].Parent.SpanID() == client.SpanContext.SpanID() {
 			server = &spans[i]
 		}
 	}
