@@ -6,9 +6,10 @@ import (
 	"sync"
 )
 
-// The reference text's four ways to merge channels. They live here, in the
-// benchmark, as the yardsticks Merge is measured against; none of them takes a
-// context, as in the text.
+// The four ways to merge channels that the fan-in comparison of the x-dvr dev
+// blog (https://x-dvr.github.io/dev-blog/posts/compare-fan-in) measures. They
+// live here, in the benchmark, as the yardsticks Merge is measured against;
+// none of them takes a context, as in the text.
 
 // mergeGoroutinePerInput starts one goroutine per input, each forwarding to
 // the output, and closes the output when all of them are done.

@@ -50,7 +50,7 @@ func newBenchCmd() *cobra.Command {
 		Long: `Bench runs every way to call a gRPC service locally on the same workloads and
 shows which is fastest, by how much, and what each costs in memory.
 
-Workloads (DESIGN.md): ListStrings, a server stream of --strings strings of --size
+Workloads: ListStrings, a server stream of --strings strings of --size
 bytes, 1, 10 or 100 strings per message (respSize); Unary, one small Echo Get;
 PingPong, one Send and Recv on an open bidirectional stream.
 

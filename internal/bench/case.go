@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// The workloads of DESIGN.md, as Case.Workload names them.
+// The workloads of the comparison (see the README), as Case.Workload names
+// them.
 const (
 	// ListStrings (W1) is one server-streaming List call that returns
 	// Config.Strings strings, respSize strings per message, drained by the

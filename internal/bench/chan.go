@@ -11,11 +11,14 @@ import (
 	"google.golang.org/grpc"
 )
 
-// chanClients is impl "chan": hand-written clients that run the handler on
-// a goroutine of its own and carry messages over unbuffered Go channels,
-// the reference text's option 4. Only stream methods exist (see impls).
+// chanClients is impl "chan": hand-written clients that run the handler on a
+// goroutine of its own and carry messages over unbuffered Go channels,
+// option 4 of Płotka and Petkovski, "Optimizing in-process gRPC with Go 1.23
+// Iterators and Coroutines"
+// (https://www.bwplotka.dev/2025/go-grpc-inprocess-iter/). Only stream
+// methods exist (see impls).
 //
-// Like the reference text's clients, the hand-written streams implement
+// Like that text's clients, the hand-written streams implement
 // only what the workloads and handlers call: they embed a nil
 // grpc.ClientStream or grpc.ServerStream, whose other methods panic.
 func chanClients(_ testing.TB, srv servers) (clients, error) {

@@ -25,7 +25,7 @@ type impl struct {
 	goos string
 }
 
-// impls are the peers of DESIGN.md's "Performance" section, in the order
+// impls are the peers the README's comparison names, in the order
 // the suite runs them. The hand-written clients (chan, iter) exist only for
 // streams: a unary call has no stream for a channel or a coroutine to
 // carry, so either would be direct under another name.

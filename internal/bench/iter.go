@@ -12,8 +12,10 @@ import (
 	"google.golang.org/grpc"
 )
 
-// iterClients is impl "iter": hand-written clients that run the handler as
-// a coroutine with iter.Pull2, the reference text's option 5 and its
+// iterClients is impl "iter": hand-written clients that run the handler as a
+// coroutine with iter.Pull2, option 5 of Płotka and Petkovski, "Optimizing
+// in-process gRPC with Go 1.23 Iterators and Coroutines"
+// (https://www.bwplotka.dev/2025/go-grpc-inprocess-iter/) and its
 // newServerAsClient/yielder pattern. Only stream methods exist (see impls);
 // the streams embed nil gRPC stream interfaces as chanClients explains.
 func iterClients(_ testing.TB, srv servers) (clients, error) {
@@ -24,7 +26,7 @@ func iterClients(_ testing.TB, srv servers) (clients, error) {
 // pulling.
 var errStopped = errors.New("iterator stopped receiving")
 
-// iterList is the reference text's serverAsClient: a
+// iterList is that text's serverAsClient: a
 // listv1.ListStringsClient whose calls pull the handler's Sends.
 type iterList struct{ srv listv1.ListStringsServer }
 
