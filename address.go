@@ -10,12 +10,12 @@ import (
 	"google.golang.org/grpc/resolver"
 )
 
-// Kind is the transport an Address names.
-type Kind uint8
+// AddressKind is the transport an [Address] names.
+type AddressKind uint8
 
 const (
 	// Inproc is an in-process channel: "inproc:NAME".
-	Inproc Kind = iota + 1
+	Inproc AddressKind = iota + 1
 	// Unix is a unix socket file: "unix:PATH" or "unix://ABSPATH".
 	Unix
 	// Abstract is a Linux abstract unix socket, which has no file:
@@ -28,7 +28,7 @@ const (
 	Target
 )
 
-func (k Kind) String() string {
+func (k AddressKind) String() string {
 	switch k {
 	case Inproc:
 		return "inproc"
@@ -41,17 +41,23 @@ func (k Kind) String() string {
 	case Target:
 		return "target"
 	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
+	return fmt.Sprintf("AddressKind(%d)", uint8(k))
 }
 
-// An Address is where a Server listens or where Dial connects, parsed by
-// ParseAddress. The server, Dial and the CLI share the grammar.
+// An Address is where a [Server] listens or where [NewClient] connects,
+// parsed by [ParseAddress]. The server, NewClient and the CLI share the
+// grammar. Kind says which one field holds the address.
 type Address struct {
-	Kind Kind
-	// Name is the channel name (Inproc), the socket path (Unix), the
-	// abstract name without its "@" (Abstract), "host:port" (TCP), or the
-	// whole target (Target).
+	Kind AddressKind
+	// Name is the name of an in-process channel (Inproc) or of an abstract
+	// socket, without its "@" (Abstract).
 	Name string
+	// Path is the path of a unix socket file (Unix).
+	Path string
+	// HostPort is a TCP address, "host:port" with a numeric port (TCP).
+	HostPort string
+	// Target is a whole grpc-go target, such as "dns:///host:443" (Target).
+	Target string
 }
 
 // String returns the address in the grammar's canonical form, which
@@ -61,19 +67,22 @@ func (a Address) String() string {
 	case Inproc:
 		return "inproc:" + a.Name
 	case Unix:
-		if strings.HasPrefix(a.Name, "//") {
+		if strings.HasPrefix(a.Path, "//") {
 			// "unix://" would read the first element as an authority.
-			return "unix://" + a.Name
+			return "unix://" + a.Path
 		}
-		return "unix:" + a.Name
+		return "unix:" + a.Path
 	case Abstract:
 		return "unix:@" + a.Name
 	case TCP:
 		// A host named as a scheme of the grammar ("[unix]:80") would read
 		// as that scheme without its brackets.
-		if host, port, err := net.SplitHostPort(a.Name); err == nil && isScheme(host) {
+		if host, port, err := net.SplitHostPort(a.HostPort); err == nil && isScheme(host) {
 			return "[" + host + "]:" + port
 		}
+		return a.HostPort
+	case Target:
+		return a.Target
 	}
 	return a.Name
 }
@@ -107,7 +116,7 @@ func addressError(addr, format string, args ...any) *AddressError {
 //	unix:@NAME, unix-abstract:NAME  a Linux abstract socket
 //	HOST:PORT, :PORT             TCP
 //	dns:///host:port, ...        for clients, any target of a registered
-//	                             grpc-go resolver (Kind Target)
+//	                             grpc-go resolver (kind Target)
 //
 // Errors are *AddressError and name the address and what is wrong.
 func ParseAddress(s string) (Address, error) {
@@ -132,7 +141,7 @@ func parseAddress(s, goos string) (Address, error) {
 	}
 	if strings.Contains(s, "://") || hasScheme && strings.HasPrefix(rest, "/") {
 		if resolver.Get(scheme) != nil {
-			return Address{Kind: Target, Name: s}, nil
+			return Address{Kind: Target, Target: s}, nil
 		}
 		return Address{}, addressError(s, "unknown scheme %q: want inproc:, unix:, unix-abstract:, HOST:PORT or the target of a grpc-go resolver", scheme)
 	}
@@ -156,7 +165,7 @@ func parseUnix(s, rest, goos string) (Address, error) {
 	if strings.IndexByte(path, 0) >= 0 {
 		return Address{}, addressError(s, "the socket path contains a NUL byte")
 	}
-	return Address{Kind: Unix, Name: path}, nil
+	return Address{Kind: Unix, Path: path}, nil
 }
 
 func abstract(s, name, goos string) (Address, error) {
@@ -183,5 +192,5 @@ func parseTCP(s string) (Address, error) {
 	case n < 0 || n > 65535:
 		return Address{}, addressError(s, "port %d is out of range 0-65535", n)
 	}
-	return Address{Kind: TCP, Name: net.JoinHostPort(host, strconv.Itoa(n))}, nil
+	return Address{Kind: TCP, HostPort: net.JoinHostPort(host, strconv.Itoa(n))}, nil
 }

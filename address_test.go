@@ -11,18 +11,18 @@ func TestParseAddress(t *testing.T) {
 		in   string
 		want Address
 	}{
-		{"inproc:x", Address{Inproc, "x"}},
-		{"unix:/run/x.sock", Address{Unix, "/run/x.sock"}},
-		{"unix:rel/x.sock", Address{Unix, "rel/x.sock"}},
-		{"unix:///run/x.sock", Address{Unix, "/run/x.sock"}},
-		{"unix:@x", Address{Abstract, "x"}},
-		{"unix-abstract:x", Address{Abstract, "x"}},
-		{"127.0.0.1:8080", Address{TCP, "127.0.0.1:8080"}},
-		{"localhost:0", Address{TCP, "localhost:0"}},
-		{":8080", Address{TCP, ":8080"}},
-		{"[::1]:443", Address{TCP, "[::1]:443"}},
-		{"dns:///example.com:443", Address{Target, "dns:///example.com:443"}},
-		{"passthrough:///10.0.0.1:80", Address{Target, "passthrough:///10.0.0.1:80"}},
+		{"inproc:x", Address{Kind: Inproc, Name: "x"}},
+		{"unix:/run/x.sock", Address{Kind: Unix, Path: "/run/x.sock"}},
+		{"unix:rel/x.sock", Address{Kind: Unix, Path: "rel/x.sock"}},
+		{"unix:///run/x.sock", Address{Kind: Unix, Path: "/run/x.sock"}},
+		{"unix:@x", Address{Kind: Abstract, Name: "x"}},
+		{"unix-abstract:x", Address{Kind: Abstract, Name: "x"}},
+		{"127.0.0.1:8080", Address{Kind: TCP, HostPort: "127.0.0.1:8080"}},
+		{"localhost:0", Address{Kind: TCP, HostPort: "localhost:0"}},
+		{":8080", Address{Kind: TCP, HostPort: ":8080"}},
+		{"[::1]:443", Address{Kind: TCP, HostPort: "[::1]:443"}},
+		{"dns:///example.com:443", Address{Kind: Target, Target: "dns:///example.com:443"}},
+		{"passthrough:///10.0.0.1:80", Address{Kind: Target, Target: "passthrough:///10.0.0.1:80"}},
 	}
 	for _, tc := range good {
 		got, err := parseAddress(tc.in, "linux")

@@ -16,17 +16,17 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// ClientConn is what Dial returns: a connection for generated clients,
+// ClientConn is what NewClient returns: a connection for generated clients,
 // closed when done.
 type ClientConn interface {
 	grpc.ClientConnInterface
 	io.Closer
 }
 
-// A DialOption configures Dial.
-type DialOption func(*dialConfig)
+// A ClientOption configures NewClient.
+type ClientOption func(*clientConfig)
 
-type dialConfig struct {
+type clientConfig struct {
 	grpc   []grpc.DialOption
 	unary  []grpc.UnaryClientInterceptor
 	stream []grpc.StreamClientInterceptor
@@ -37,24 +37,24 @@ type dialConfig struct {
 // inproc:, such as transport credentials for a remote server. Without
 // transport credentials the connection is insecure, as is usual for unix
 // sockets and loopback. In-process calls never see these options: give
-// interceptors and stats handlers with WithUnaryClientInterceptor,
-// WithStreamClientInterceptor and WithClientStatsHandler, which apply to
+// interceptors and stats handlers with WithClientUnaryInterceptor,
+// WithClientStreamInterceptor and WithClientStatsHandler, which apply to
 // every transport.
-func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
-	return func(c *dialConfig) { c.grpc = append(c.grpc, opts...) }
+func WithGRPCDialOptions(opts ...grpc.DialOption) ClientOption {
+	return func(c *clientConfig) { c.grpc = append(c.grpc, opts...) }
 }
 
-// WithUnaryClientInterceptor adds unary client interceptors, on every
+// WithClientUnaryInterceptor adds unary client interceptors, on every
 // transport; the first is outermost. Interceptors run with a nil
 // *grpc.ClientConn for inproc: addresses.
-func WithUnaryClientInterceptor(ints ...grpc.UnaryClientInterceptor) DialOption {
-	return func(c *dialConfig) { c.unary = append(c.unary, ints...) }
+func WithClientUnaryInterceptor(ints ...grpc.UnaryClientInterceptor) ClientOption {
+	return func(c *clientConfig) { c.unary = append(c.unary, ints...) }
 }
 
-// WithStreamClientInterceptor adds stream client interceptors, on every
+// WithClientStreamInterceptor adds stream client interceptors, on every
 // transport; the first is outermost.
-func WithStreamClientInterceptor(ints ...grpc.StreamClientInterceptor) DialOption {
-	return func(c *dialConfig) { c.stream = append(c.stream, ints...) }
+func WithClientStreamInterceptor(ints ...grpc.StreamClientInterceptor) ClientOption {
+	return func(c *clientConfig) { c.stream = append(c.stream, ints...) }
 }
 
 // WithClientStatsHandler adds a client stats handler, such as
@@ -62,22 +62,22 @@ func WithStreamClientInterceptor(ints ...grpc.StreamClientInterceptor) DialOptio
 // calls report to it as calls over a socket do, so one option gives the
 // same client spans, and propagates the same trace context, whatever the
 // address.
-func WithClientStatsHandler(h stats.Handler) DialOption {
-	return func(c *dialConfig) { c.stats = append(c.stats, h) }
+func WithClientStatsHandler(h stats.Handler) ClientOption {
+	return func(c *clientConfig) { c.stats = append(c.stats, h) }
 }
 
-// Dial returns a connection to the server at addr, an address of the
+// NewClient returns a connection to the server at addr, an address of the
 // grammar of [ParseAddress]: an inproc: name a [Server] of this process
 // listens on, a unix or abstract socket, HOST:PORT, or any grpc-go target.
 // As with grpc.NewClient, socket connections are made when first needed;
 // calls to a Server that listens but does not serve yet wait for it, on
 // every transport.
-func Dial(addr string, opts ...DialOption) (ClientConn, error) {
+func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
 		return nil, err
 	}
-	var cfg dialConfig
+	var cfg clientConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -115,12 +115,12 @@ func grpcTarget(a Address) string {
 	case Abstract:
 		return "unix-abstract:" + a.Name
 	case TCP:
-		if host, port, _ := net.SplitHostPort(a.Name); host == "" {
+		if host, port, _ := net.SplitHostPort(a.HostPort); host == "" {
 			return "passthrough:///" + net.JoinHostPort("localhost", port)
 		}
-		return "passthrough:///" + a.Name
+		return "passthrough:///" + a.HostPort
 	}
-	return a.Name
+	return a.Target
 }
 
 // inprocConn is a client's connection to a Server's in-process channel;

@@ -2,7 +2,7 @@
 // abstract sockets and on TCP through one code path.
 //
 // A [Server] registers services once and serves them on many addresses at
-// once; [Dial] returns a connection for any of them, so the same generated
+// once; [NewClient] returns a connection for any of them, so the same generated
 // client talks to a server in the same process or on another machine,
 // chosen by an address string (see [ParseAddress] for the grammar).
 // [Server.Listen] binds every address, or none, and returns; from then on
@@ -15,7 +15,7 @@
 //		return err
 //	}
 //	go srv.Serve(ctx)
-//	cc, err := localgrpc.Dial("inproc:x")
+//	cc, err := localgrpc.NewClient("inproc:x")
 //	client := pb.NewXClient(cc)
 //
 // In-process addresses are served by an inproc.Channel: no network and no

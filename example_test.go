@@ -33,7 +33,7 @@ func Example() {
 	go func() { served <- srv.Serve(ctx) }()
 
 	for _, addr := range srv.Addrs() {
-		cc, err := localgrpc.Dial(addr)
+		cc, err := localgrpc.NewClient(addr)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func ExampleServer_AddListener() {
 		<-served
 	}()
 
-	cc, err := localgrpc.Dial(srv.Addrs()[0])
+	cc, err := localgrpc.NewClient(srv.Addrs()[0])
 	if err != nil {
 		log.Fatal(err)
 	}

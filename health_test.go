@@ -122,7 +122,7 @@ func wantStatus(t *testing.T, what string, w healthgrpc.Health_WatchClient, want
 
 func dialConn(t *testing.T, addr string) localgrpc.ClientConn {
 	t.Helper()
-	cc, err := localgrpc.Dial(addr)
+	cc, err := localgrpc.NewClient(addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,11 @@ func newEchoServer(opts ...localgrpc.ServerOption) *localgrpc.Server {
 	return srv
 }
 
-func dial(t *testing.T, addr string, opts ...localgrpc.DialOption) echov1.EchoClient {
+func dial(t *testing.T, addr string, opts ...localgrpc.ClientOption) echov1.EchoClient {
 	t.Helper()
-	cc, err := localgrpc.Dial(addr, opts...)
+	cc, err := localgrpc.NewClient(addr, opts...)
 	if err != nil {
-		t.Fatalf("Dial(%q): %v", addr, err)
+		t.Fatalf("NewClient(%q): %v", addr, err)
 	}
 	t.Cleanup(func() { cc.Close() })
 	return echov1.NewEchoClient(cc)

@@ -63,12 +63,12 @@ func HTTPClient(addr string) (*http.Client, string, error) {
 	var network, address string
 	switch a.Kind {
 	case Unix:
-		network, address = "unix", a.Name
+		network, address = "unix", a.Path
 	case Abstract:
 		network, address = "unix", "@"+a.Name
 	case TCP:
-		network, address = "tcp", a.Name
-		if host, port, _ := net.SplitHostPort(a.Name); host == "" {
+		network, address = "tcp", a.HostPort
+		if host, port, _ := net.SplitHostPort(a.HostPort); host == "" {
 			address = net.JoinHostPort("localhost", port)
 		}
 	default:

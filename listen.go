@@ -11,7 +11,7 @@ import (
 
 // Listen binds every address in addrs, or none of them: if any is
 // malformed or cannot be bound, Listen returns an error naming each such
-// address and leaves nothing bound. Once Listen has returned, [Dial] on
+// address and leaves nothing bound. Once Listen has returned, [NewClient] on
 // any of the addresses works: socket clients connect, and their calls,
 // like in-process ones, wait until [Server.Serve] serves them (or their
 // context ends). Addresses follow the grammar of [ParseAddress]; grpc-go
@@ -158,7 +158,7 @@ func listenerAddress(addr net.Addr) (Address, error) {
 		case strings.HasPrefix(name, "@"):
 			return Address{Kind: Abstract, Name: name[1:]}, nil
 		}
-		return Address{Kind: Unix, Name: name}, nil
+		return Address{Kind: Unix, Path: name}, nil
 	case "tcp", "tcp4", "tcp6":
 		return parseTCP(addr.String())
 	}
@@ -181,7 +181,7 @@ func listen(a Address, mode fs.FileMode) (*listener, error) {
 	case Abstract:
 		return listenNet(a, "unix", "@"+a.Name)
 	case TCP:
-		return listenNet(a, "tcp", a.Name)
+		return listenNet(a, "tcp", a.HostPort)
 	}
 	return nil, addressError(a.String(), "a grpc-go target names servers to dial, not an address to listen on")
 }

@@ -46,7 +46,7 @@ func startServe(t *testing.T, srv *localgrpc.Server) {
 }
 
 // TestDialAfterListen runs the README's snippet many times on every
-// transport: once Listen has returned, Dial and a call work, with Serve
+// transport: once Listen has returned, NewClient and a call work, with Serve
 // started on another goroutine just before.
 func TestDialAfterListen(t *testing.T) {
 	for _, tr := range transports {
@@ -138,7 +138,7 @@ func TestListenAndServe(t *testing.T) {
 	go func() { served <- srv.ListenAndServe(ctx, name) }()
 	// A call waits for the name to be bound and served: no sleep.
 	for {
-		cc, err := localgrpc.Dial(name)
+		cc, err := localgrpc.NewClient(name)
 		if err != nil {
 			select {
 			case err := <-served:
@@ -338,7 +338,7 @@ func TestServeFailsWithItsListener(t *testing.T) {
 			t.Errorf("Serve: %v, want the listener's error", err)
 		}
 	})
-	if _, err := localgrpc.Dial(name); err == nil {
+	if _, err := localgrpc.NewClient(name); err == nil {
 		t.Error("the server still listens after Serve failed")
 	}
 	if err := grpc.NewServer().Serve(l); !errors.Is(err, broken) {

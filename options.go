@@ -43,24 +43,24 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 	return func(c *serverConfig) { c.inproc = append(c.inproc, opts...) }
 }
 
-// WithGRPCOptions passes options to the grpc.Server that serves socket and
+// WithGRPCServerOptions passes options to the grpc.Server that serves socket and
 // TCP addresses, such as keepalive parameters; in-process calls never see
 // them. Interceptors, stats handlers and message size limits belong in
-// [WithUnaryInterceptor], [WithStreamInterceptor], [WithStatsHandler],
+// [WithServerUnaryInterceptor], [WithServerStreamInterceptor], [WithServerStatsHandler],
 // [WithServerMaxRecvMsgSize] and [WithServerMaxSendMsgSize], which apply to
 // every transport (grpc.MaxRecvMsgSize given here would leave in-process
 // calls at the 4 MiB default), and transport
 // credentials in [WithTransportCredentials]: grpc.Creds given here replaces
 // the server's own credentials, and with [WithPeerCredentials] every
 // socket call is then denied, since the policy cannot check it.
-func WithGRPCOptions(opts ...grpc.ServerOption) ServerOption {
+func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return func(c *serverConfig) { c.grpc = append(c.grpc, opts...) }
 }
 
 // WithTransportCredentials sets the transport credentials of every socket
 // connection, unix and TCP alike, as grpc.Creds does for a grpc.Server
 // (the default is insecure). Unlike grpc.Creds given through
-// [WithGRPCOptions], they compose with [WithPeerCredentials]: on unix and
+// [WithGRPCServerOptions], they compose with [WithPeerCredentials]: on unix and
 // abstract sockets the peer's kernel credentials are read and checked
 // beside their handshake.
 //
@@ -79,20 +79,20 @@ func WithTransportCredentials(creds credentials.TransportCredentials) ServerOpti
 	return func(c *serverConfig) { c.creds = creds }
 }
 
-// WithUnaryInterceptor adds unary server interceptors, on every transport;
+// WithServerUnaryInterceptor adds unary server interceptors, on every transport;
 // the first is outermost.
-func WithUnaryInterceptor(ints ...grpc.UnaryServerInterceptor) ServerOption {
+func WithServerUnaryInterceptor(ints ...grpc.UnaryServerInterceptor) ServerOption {
 	return func(c *serverConfig) { c.unary = append(c.unary, ints...) }
 }
 
-// WithStreamInterceptor adds stream server interceptors, on every
+// WithServerStreamInterceptor adds stream server interceptors, on every
 // transport; the first is outermost.
-func WithStreamInterceptor(ints ...grpc.StreamServerInterceptor) ServerOption {
+func WithServerStreamInterceptor(ints ...grpc.StreamServerInterceptor) ServerOption {
 	return func(c *serverConfig) { c.stream = append(c.stream, ints...) }
 }
 
-// WithStatsHandler adds a server stats handler, on every transport.
-func WithStatsHandler(h stats.Handler) ServerOption {
+// WithServerStatsHandler adds a server stats handler, on every transport.
+func WithServerStatsHandler(h stats.Handler) ServerOption {
 	return func(c *serverConfig) { c.stats = append(c.stats, h) }
 }
 

@@ -63,7 +63,7 @@ func AllowGIDs(gids ...uint32) PeerRule {
 //
 // The policy fails closed: a client whose credentials cannot be read (on
 // systems without SO_PEERCRED, say) is denied, and so is every socket call
-// if grpc.Creds given through [WithGRPCOptions] replaced the server's own
+// if grpc.Creds given through [WithGRPCServerOptions] replaced the server's own
 // transport credentials, without which the policy cannot check anything;
 // give credentials with [WithTransportCredentials] instead.
 //
@@ -181,7 +181,7 @@ type peerCheck struct {
 // errForeignCreds explains the denial of every socket call when the
 // server's transport credentials are not localgrpc's.
 var errForeignCreds = status.Error(codes.PermissionDenied, "localgrpc: the peer-credential policy cannot check this socket connection: "+
-	"its transport credentials are not localgrpc's (grpc.Creds given through WithGRPCOptions replaces them; give them with WithTransportCredentials instead)")
+	"its transport credentials are not localgrpc's (grpc.Creds given through WithGRPCServerOptions replaces them; give them with WithTransportCredentials instead)")
 
 // check fails the calls the policy denies, and the socket calls it cannot
 // check.
@@ -203,7 +203,7 @@ func (p *peerCheck) check(ctx context.Context) error {
 		return nil // TCP: the policy does not apply
 	}
 	p.foreign.Do(func() {
-		p.logger.Error("localgrpc: denying every socket call: grpc.Creds given through WithGRPCOptions replaced the credentials the peer-credential policy needs; use WithTransportCredentials")
+		p.logger.Error("localgrpc: denying every socket call: grpc.Creds given through WithGRPCServerOptions replaced the credentials the peer-credential policy needs; use WithTransportCredentials")
 	})
 	return errForeignCreds
 }

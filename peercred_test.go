@@ -21,13 +21,13 @@ import (
 
 // TestPeerPolicyFailsClosed checks the peer-credential policy with the
 // transport credentials given either way: through WithTransportCredentials
-// they compose with it; grpc.Creds through WithGRPCOptions replaces the
+// they compose with it; grpc.Creds through WithGRPCServerOptions replaces the
 // server's own, and then every socket call is denied, even for the
 // server's own user, with a message that says why and what to do. TCP is
 // not the policy's business, and without a policy grpc.Creds works.
 func TestPeerPolicyFailsClosed(t *testing.T) {
 	other := localgrpc.AllowUIDs(uint32(os.Getuid()) + 1)
-	replaced := localgrpc.WithGRPCOptions(grpc.Creds(local.NewCredentials()))
+	replaced := localgrpc.WithGRPCServerOptions(grpc.Creds(local.NewCredentials()))
 	composed := localgrpc.WithTransportCredentials(local.NewCredentials())
 	cases := []struct {
 		name    string

@@ -3,7 +3,7 @@ package localgrpc
 import "sync"
 
 // inprocNames maps the names of inproc: addresses being served in this
-// process to their servers, for Dial.
+// process to their servers, for NewClient.
 var inprocNames = struct {
 	sync.Mutex
 	m map[string]*Server

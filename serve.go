@@ -131,7 +131,7 @@ func (s *Server) stop(graceful bool) {
 		if prev == listening {
 			close(s.started) // waiting in-process calls now find the channel stopping
 		}
-		// inproc names go first, so that no new Dial finds a stopping server.
+		// inproc names go first, so that no new NewClient finds a stopping server.
 		for _, l := range s.listeners {
 			if l.net == nil {
 				l.close(s)

@@ -57,7 +57,7 @@ func TestListenRejects(t *testing.T) {
 			if _, err := os.Lstat(good); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the good socket %s was left behind: %v", good, err)
 			}
-			if _, err := localgrpc.Dial("inproc:" + goodName); err == nil {
+			if _, err := localgrpc.NewClient("inproc:" + goodName); err == nil {
 				t.Error("the good in-process name was left claimed")
 			}
 			if fi, err := os.Stat(notSocket); err != nil || fi.Mode().IsRegular() != true {
@@ -107,16 +107,16 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 	}
 }
 
-// TestDialErrors checks the errors of Dial.
+// TestDialErrors checks the errors of NewClient.
 func TestDialErrors(t *testing.T) {
 	for _, tc := range []struct{ addr, want string }{
 		{"", "empty address"},
 		{"inproc:" + uniqueName(t), "no server of this process listens"},
 		{"bogus://x", "unknown scheme"},
 	} {
-		_, err := localgrpc.Dial(tc.addr)
+		_, err := localgrpc.NewClient(tc.addr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Dial(%q): %v, want an error saying %q", tc.addr, err, tc.want)
+			t.Errorf("NewClient(%q): %v, want an error saying %q", tc.addr, err, tc.want)
 		}
 	}
 }
@@ -209,7 +209,7 @@ func (e credEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoR
 func TestClosedInprocConn(t *testing.T) {
 	name := "inproc:" + uniqueName(t)
 	serve(t, newEchoServer(), name)
-	cc, err := localgrpc.Dial(name)
+	cc, err := localgrpc.NewClient(name)
 	if err != nil {
 		t.Fatal(err)
 	}

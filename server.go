@@ -67,7 +67,7 @@ func NewServer(opts ...ServerOption) *Server {
 		stream = append([]grpc.StreamServerInterceptor{check.stream}, stream...)
 	}
 	gopts = append(gopts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
-	iopts := []inproc.Option{inproc.WithUnaryInterceptor(cfg.unary...), inproc.WithStreamInterceptor(cfg.stream...)}
+	iopts := []inproc.Option{inproc.WithServerUnaryInterceptor(cfg.unary...), inproc.WithServerStreamInterceptor(cfg.stream...)}
 	for _, h := range cfg.stats {
 		gopts = append(gopts, grpc.StatsHandler(h))
 		iopts = append(iopts, inproc.WithServerStatsHandler(h))
@@ -122,7 +122,7 @@ func (s *Server) GetServiceInfo() map[string]grpc.ServiceInfo {
 // Addrs returns the addresses the server listens on, in the address
 // grammar and in the order they were bound, with TCP ports that were 0
 // resolved. Each parses back to itself with [ParseAddress] and can be
-// given to [Dial] as soon as [Server.Listen] or [Server.AddListener] has
+// given to [NewClient] as soon as [Server.Listen] or [Server.AddListener] has
 // returned. It is empty before, and after the server stopped.
 func (s *Server) Addrs() []string {
 	s.mu.Lock()

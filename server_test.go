@@ -131,7 +131,7 @@ func TestHealthOnEveryTransport(t *testing.T) {
 	path := socketPath(t)
 	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+path, "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
-		cc, err := localgrpc.Dial(addr)
+		cc, err := localgrpc.NewClient(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,8 +184,8 @@ func TestStopRemovesEverything(t *testing.T) {
 		if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the socket file remains after stop: %v", err)
 		}
-		if _, err := localgrpc.Dial("inproc:" + name); err == nil {
-			t.Error("Dial finds the in-process name after stop")
+		if _, err := localgrpc.NewClient("inproc:" + name); err == nil {
+			t.Error("NewClient finds the in-process name after stop")
 		}
 		if got := srv.Addrs(); len(got) != 0 {
 			t.Errorf("Addrs() = %q after stop, want none", got)
@@ -245,12 +245,12 @@ func TestInterceptorsOnEveryTransport(t *testing.T) {
 		seen = append(seen, s)
 		mu.Unlock()
 	}
-	srv := newEchoServer(localgrpc.WithUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	srv := newEchoServer(localgrpc.WithServerUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		note("server " + info.FullMethod)
 		return h(ctx, req)
 	}))
 	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "127.0.0.1:0")
-	clientInt := localgrpc.WithUnaryClientInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, inv grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	clientInt := localgrpc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, inv grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		note("client " + method)
 		return inv(ctx, method, req, reply, cc, opts...)
 	})
@@ -294,7 +294,7 @@ func (endNotifier) HandleConn(context.Context, stats.ConnStats)                 
 // hears of calls on every transport.
 func TestStatsHandlerOnEveryTransport(t *testing.T) {
 	h := endNotifier{ended: make(chan string, 1)}
-	srv := newEchoServer(localgrpc.WithStatsHandler(h))
+	srv := newEchoServer(localgrpc.WithServerStatsHandler(h))
 	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
 		if _, err := dial(t, addr).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {

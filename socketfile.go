@@ -26,7 +26,7 @@ import (
 //
 // Errors name the user's path, never the private one.
 func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
-	path, addr := a.Name, a.String()
+	path, addr := a.Path, a.String()
 	if len(path) > maxSocketPath {
 		return nil, addressError(addr, "the socket path is %d bytes long; unix sockets allow at most %d", len(path), maxSocketPath)
 	}

@@ -105,7 +105,7 @@ func testStopCutsGracefulStop(t *testing.T, kind string, ignoreContext bool) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background()) }()
-	cc, err := localgrpc.Dial(srv.Addrs()[0])
+	cc, err := localgrpc.NewClient(srv.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}

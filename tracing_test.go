@@ -23,7 +23,7 @@ func TestTracingEveryTransport(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 	otelOpts := []otelgrpc.Option{otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagation.TraceContext{})}
 
-	srv := newEchoServer(localgrpc.WithStatsHandler(otelgrpc.NewServerHandler(otelOpts...)))
+	srv := newEchoServer(localgrpc.WithServerStatsHandler(otelgrpc.NewServerHandler(otelOpts...)))
 	name := uniqueName(t)
 	serve(t, srv, "inproc:"+name, "unix:@"+name, "unix:"+socketPath(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {

@@ -22,7 +22,7 @@ func Example() {
 	}
 	ch := inproc.New(
 		inproc.WithCopy(inproc.Share),
-		inproc.WithUnaryInterceptor(logMethod),
+		inproc.WithServerUnaryInterceptor(logMethod),
 	)
 	defer ch.Stop()
 	echov1.RegisterEchoServer(ch, echo.Server{})

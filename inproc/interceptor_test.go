@@ -321,10 +321,10 @@ func TestInterceptorOrder(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		var cr, sr recorder
 		ch := newChannel(t, m,
-			inproc.WithUnaryInterceptor(serverUnary(&sr, "s1")),
-			inproc.WithUnaryInterceptor(serverUnary(&sr, "s2"), serverUnary(&sr, "s3")),
-			inproc.WithStreamInterceptor(serverStream(&sr, "s1")),
-			inproc.WithStreamInterceptor(serverStream(&sr, "s2"), serverStream(&sr, "s3")),
+			inproc.WithServerUnaryInterceptor(serverUnary(&sr, "s1")),
+			inproc.WithServerUnaryInterceptor(serverUnary(&sr, "s2"), serverUnary(&sr, "s3")),
+			inproc.WithServerStreamInterceptor(serverStream(&sr, "s1")),
+			inproc.WithServerStreamInterceptor(serverStream(&sr, "s2"), serverStream(&sr, "s3")),
 			inproc.WithClientUnaryInterceptor(clientUnary(&cr, "c1")),
 			inproc.WithClientUnaryInterceptor(clientUnary(&cr, "c2"), clientUnary(&cr, "c3")),
 			inproc.WithClientStreamInterceptor(clientStream(&cr, "c1")),

@@ -85,16 +85,16 @@ func WithServerMaxSendMsgSize(n int) Option {
 	return func(c *config) { c.serverMaxSend = n }
 }
 
-// WithUnaryInterceptor appends server-side unary interceptors. The first
+// WithServerUnaryInterceptor appends server-side unary interceptors. The first
 // interceptor of the whole chain is the outermost, as with
 // grpc.ChainUnaryInterceptor.
-func WithUnaryInterceptor(i ...grpc.UnaryServerInterceptor) Option {
+func WithServerUnaryInterceptor(i ...grpc.UnaryServerInterceptor) Option {
 	return func(c *config) { c.unaryInterceptors = append(c.unaryInterceptors, i...) }
 }
 
-// WithStreamInterceptor appends server-side stream interceptors, outermost
+// WithServerStreamInterceptor appends server-side stream interceptors, outermost
 // first, as with grpc.ChainStreamInterceptor.
-func WithStreamInterceptor(i ...grpc.StreamServerInterceptor) Option {
+func WithServerStreamInterceptor(i ...grpc.StreamServerInterceptor) Option {
 	return func(c *config) { c.streamInterceptors = append(c.streamInterceptors, i...) }
 }
 

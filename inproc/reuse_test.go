@@ -150,7 +150,7 @@ func TestSenderReusesMessage(t *testing.T) {
 				release := make(chan struct{})
 				c, _ := newEcho(t, m, &funcEcho{expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
 					return s.Send(&echov1.EchoResponse{Text: req.GetText()})
-				}}, inproc.WithStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+				}}, inproc.WithServerStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 					<-release // the handler reads its request only after the client changed it
 					return h(srv, ss)
 				}))

@@ -71,7 +71,7 @@ func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
 		if compress {
 			opts = append(opts, grpc.UseCompressor(gzip.Name))
 		}
-		cc, err := localgrpc.Dial(addr)
+		cc, err := localgrpc.NewClient(addr)
 		if err != nil {
 			return nil, err
 		}

@@ -69,7 +69,7 @@ processes on one machine share the machine's.`,
 var measuredKinds = []string{"inproc", "abstract", "unix", "tcp"}
 
 // kindName is what the table calls each kind of address.
-var kindName = map[localgrpc.Kind]string{localgrpc.Inproc: "inproc", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
+var kindName = map[localgrpc.AddressKind]string{localgrpc.Inproc: "inproc", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
 
 // pairing is a row of the matrix: a client calling a server at an
 // address of a kind.

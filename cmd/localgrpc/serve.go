@@ -139,7 +139,7 @@ func checkListenAddrs(stack string, addrs []string) error {
 			bad = append(bad, fmt.Errorf("address %q: given twice", a))
 		case seen:
 			bad = append(bad, fmt.Errorf("address %q: the same address as %q", a, prev))
-		case p.Kind == localgrpc.TCP && strings.HasSuffix(p.Name, ":0"):
+		case p.Kind == localgrpc.TCP && strings.HasSuffix(p.HostPort, ":0"):
 			// Each port 0 is a port of its own: not a duplicate.
 		default:
 			first[p] = a
@@ -160,7 +160,7 @@ type echoServer struct {
 func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log)}
 	if f.verbose {
-		opts = append(opts, localgrpc.WithUnaryInterceptor(grpcUnaryLogger(log)), localgrpc.WithStreamInterceptor(grpcStreamLogger(log)))
+		opts = append(opts, localgrpc.WithServerUnaryInterceptor(grpcUnaryLogger(log)), localgrpc.WithServerStreamInterceptor(grpcStreamLogger(log)))
 	}
 	srv := localgrpc.NewServer(opts...)
 	echov1.RegisterEchoServer(srv, echo.Server{})

@@ -19,7 +19,7 @@ func TestServeDrainEnds(t *testing.T) {
 	for _, stack := range []string{stackGRPC, stackConnect} {
 		t.Run("stack="+stack, func(t *testing.T) {
 			addrs, stderr, stop := startServe(t, 1, "--stack", stack, "--drain-timeout", drain.String(), "unix:@localgrpc-test-"+rand.Text())
-			cc, err := localgrpc.Dial(addrs[0])
+			cc, err := localgrpc.NewClient(addrs[0])
 			if err != nil {
 				t.Fatal(err)
 			}

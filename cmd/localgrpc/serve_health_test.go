@@ -16,7 +16,7 @@ func TestServeHealthSameOnBothStacks(t *testing.T) {
 	byStack := map[string]map[string]string{}
 	for _, stack := range []string{stackGRPC, stackConnect} {
 		addrs, _, _ := startServe(t, 1, "--stack", stack, "unix:@localgrpc-test-"+rand.Text())
-		cc, err := localgrpc.Dial(addrs[0])
+		cc, err := localgrpc.NewClient(addrs[0])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -99,7 +99,7 @@ func TestServe(t *testing.T) {
 				t.Errorf("addresses %q", addrs)
 			}
 			for _, addr := range addrs {
-				cc, err := localgrpc.Dial(addr)
+				cc, err := localgrpc.NewClient(addr)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -125,7 +125,7 @@ func TestEveryProtocolEveryAddress(t *testing.T) {
 			})
 		}
 		t.Run("grpc-go/"+addr, func(t *testing.T) {
-			cc, err := localgrpc.Dial(addr)
+			cc, err := localgrpc.NewClient(addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestListenThenServe(t *testing.T) {
 	}
 	calls := make(chan error, len(srv.Addrs()))
 	for _, addr := range srv.Addrs() {
-		cc, err := localgrpc.Dial(addr)
+		cc, err := localgrpc.NewClient(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestListenServeMisuse(t *testing.T) {
 		<-served
 	}()
 	// A call is answered once Serve serves.
-	cc, err := localgrpc.Dial(serving.Addrs()[0])
+	cc, err := localgrpc.NewClient(serving.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestHealthByService(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background()) }()
-	cc, err := localgrpc.Dial(srv.Addrs()[0])
+	cc, err := localgrpc.NewClient(srv.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestAddrsParseBack(t *testing.T) {
 			t.Errorf("Addrs() reports %q, which parses as %q, %v", addr, a, err)
 			continue
 		}
-		cc, err := localgrpc.Dial(addr)
+		cc, err := localgrpc.NewClient(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
