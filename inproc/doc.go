@@ -2,29 +2,32 @@
 // generated gRPC servers in the same process with no network and no
 // serialization, and behave as they would over a socket.
 //
-// A Channel is both a grpc.ServiceRegistrar, to register implementations
-// on, and a grpc.ClientConnInterface, to build clients from. All four kinds
+// A [Channel] is both a [grpc.ServiceRegistrar], to register
+// implementations on, and a [grpc.ClientConnInterface], to build clients
+// from. All four kinds
 // of method work, with deadlines and cancellation, status codes and
 // details, metadata, headers and trailers, interceptors and stats handlers.
 //
 // Two choices trade isolation for speed, per channel:
 //
-//   - CopyMode: Clone (the default) gives the receiver a deep copy of each
-//     message; Share gives it its own top-level message whose fields share
-//     memory with the sender's. CallCopy overrides the mode for one call.
-//   - Execution: Isolated (the default) runs each handler on its own
-//     goroutine, so a client whose context ends returns at once; Inline runs
+//   - [CopyMode]: [Clone] (the default) gives the receiver a deep copy of
+//     each message, taken before the sender's Send returns; [Share] gives it
+//     its own top-level message whose fields share memory with the
+//     sender's, so a sender must not change a message it sent. [CallCopy]
+//     overrides the mode for one call.
+//   - [Execution]: [Isolated] (the default) runs each handler on its own
+//     goroutine, so a client whose context ends returns at once; [Inline] runs
 //     handlers on the caller's goroutine or as its coroutine, and
 //     cancellation is cooperative.
 //
 // What a socket refuses is refused here too, with the same code: messages
 // over grpc-go's default 4 MiB receive limit or the limits set by call
-// options, WithServerMaxRecvMsgSize and WithServerMaxSendMsgSize give
+// options, [WithServerMaxRecvMsgSize] and [WithServerMaxSendMsgSize] give
 // ResourceExhausted; a proto3 string that is not UTF-8, or a proto2
 // required field left unset, gives Internal.
 //
 // Each stream buffers a bounded window per direction, in messages
-// (WithWindow) and in bytes (WithWindowBytes): a receiver that stops
+// ([WithWindow]) and in bytes ([WithWindowBytes]): a receiver that stops
 // reading blocks its sender, as HTTP/2 flow control does.
 //
 // A stream allows one sending and one receiving goroutine at a time on each

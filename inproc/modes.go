@@ -65,7 +65,10 @@ const (
 	// handlers as coroutines driven by the caller: function-call speed. A
 	// stream handler runs while the caller waits for it, and hands control
 	// back as soon as it has sent (or made room for) what the caller waits
-	// for; code after that runs when the caller next needs the handler.
+	// for; code after that runs when the caller next needs the handler. A
+	// handler may also send or receive from goroutines it starts (one
+	// sender and one receiver at a time, as gRPC allows); those wait as
+	// Isolated handlers do.
 	// Cancellation is cooperative: the handler's context ends with the
 	// caller's, with Stop and with the call, but a client waits for a
 	// handler that ignores its context, and a handler that blocks on
