@@ -53,11 +53,11 @@ func TestPeerPolicyFailsClosed(t *testing.T) {
 				}
 				c := dial(t, addr)
 				for _, call := range echoCalls {
-					_, err := call.call(timeoutCtx(t), c)
+					_, err := call.Call(timeoutCtx(t), c)
 					if status.Code(err) != want {
-						t.Errorf("%s %s: %v, want %v", addr, call.name, err, want)
+						t.Errorf("%s %s: %v, want %v", addr, call.Name, err, want)
 					} else if want != codes.OK && !strings.Contains(status.Convert(err).Message(), tc.message) {
-						t.Errorf("%s %s: %v, want a message saying %q", addr, call.name, err, tc.message)
+						t.Errorf("%s %s: %v, want a message saying %q", addr, call.Name, err, tc.message)
 					}
 				}
 			}

@@ -177,9 +177,9 @@ func TestPeerCredentials(t *testing.T) {
 		for _, addr := range srv.Addrs() {
 			c := dial(t, addr)
 			for _, call := range echoCalls {
-				_, err := call.call(timeoutCtx(t), c)
+				_, err := call.Call(timeoutCtx(t), c)
 				if status.Code(err) != codes.PermissionDenied {
-					t.Errorf("%s %s: %v, want PermissionDenied", addr, call.name, err)
+					t.Errorf("%s %s: %v, want PermissionDenied", addr, call.Name, err)
 				}
 			}
 		}

@@ -3,11 +3,9 @@ package localgrpc_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,65 +19,6 @@ import (
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
-
-// echoCalls make each kind of Echo call and return the texts that came
-// back.
-var echoCalls = []struct {
-	name string
-	call func(ctx context.Context, c echov1.EchoClient) ([]string, error)
-	want []string
-}{
-	{"unary", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
-		r, err := c.Get(ctx, &echov1.EchoRequest{Text: "hello"})
-		return []string{r.GetText()}, err
-	}, []string{"hello"}},
-	{"server-stream", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
-		s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "a b c"})
-		if err != nil {
-			return nil, err
-		}
-		return echotest.RecvAll(s.Recv)
-	}, []string{"a", "b", "c"}},
-	{"client-stream", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
-		s, err := c.Collect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range []string{"x", "y"} {
-			if err := s.Send(&echov1.EchoRequest{Text: w}); errors.Is(err, io.EOF) {
-				break // the server ended the call: CloseAndRecv has its status
-			} else if err != nil {
-				return nil, err
-			}
-		}
-		r, err := s.CloseAndRecv()
-		return []string{r.GetText()}, err
-	}, []string{"x y"}},
-	{"bidi", func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
-		s, err := c.Update(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var got []string
-		for _, w := range []string{"p", "q"} {
-			// Send's io.EOF means the server ended the call; as grpc-go
-			// documents, Recv then returns its status.
-			if err := s.Send(&echov1.EchoRequest{Text: w}); err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			r, err := s.Recv()
-			if err != nil {
-				return nil, err
-			}
-			got = append(got, r.GetText())
-		}
-		if err := s.CloseSend(); err != nil {
-			return nil, err
-		}
-		rest, err := echotest.RecvAll(s.Recv)
-		return append(got, rest...), err
-	}, []string{"p", "q"}},
-}
 
 // TestEveryCallEveryTransport serves Echo on all four transports at once
 // from one Server and makes every kind of call through each, with the same
@@ -99,29 +38,17 @@ func TestEveryCallEveryTransport(t *testing.T) {
 	for _, addr := range got {
 		c := dial(t, addr)
 		for _, call := range echoCalls {
-			t.Run(transportName(addr)+"/"+call.name, func(t *testing.T) {
-				texts, err := call.call(timeoutCtx(t), c)
+			t.Run(transportName(addr)+"/"+call.Name, func(t *testing.T) {
+				texts, err := call.Call(timeoutCtx(t), c)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(texts, call.want) {
-					t.Errorf("got %q, want %q", texts, call.want)
+				if !slices.Equal(texts, call.Want) {
+					t.Errorf("got %q, want %q", texts, call.Want)
 				}
 			})
 		}
 	}
-}
-
-func transportName(addr string) string {
-	switch {
-	case strings.HasPrefix(addr, "inproc:"):
-		return "transport=inproc"
-	case strings.HasPrefix(addr, "unix:@"):
-		return "transport=abstract"
-	case strings.HasPrefix(addr, "unix:"):
-		return "transport=unix"
-	}
-	return "transport=tcp"
 }
 
 // TestHealthOnEveryTransport checks that WithHealth and WithReflection

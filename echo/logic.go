@@ -9,15 +9,16 @@ import (
 )
 
 // The Echo API's behaviour, written once over plain functions so that the
-// grpc-go and connect-go servers, whose stream types differ, share it.
+// grpc-go server here and the connect-go one of the CLI's module, whose
+// stream types differ, share it.
 
-// get answers a Get.
-func get(req *echov1.EchoRequest) *echov1.EchoResponse {
+// Get answers a Get.
+func Get(req *echov1.EchoRequest) *echov1.EchoResponse {
 	return &echov1.EchoResponse{Text: req.GetText()}
 }
 
-// expand sends one response per space-separated word of req's text.
-func expand(req *echov1.EchoRequest, send func(*echov1.EchoResponse) error) error {
+// Expand sends one response per space-separated word of req's text.
+func Expand(req *echov1.EchoRequest, send func(*echov1.EchoResponse) error) error {
 	for _, w := range strings.Fields(req.GetText()) {
 		if err := send(&echov1.EchoResponse{Text: w}); err != nil {
 			return err
@@ -26,9 +27,9 @@ func expand(req *echov1.EchoRequest, send func(*echov1.EchoResponse) error) erro
 	return nil
 }
 
-// collect receives requests until recv returns io.EOF and joins their
+// Collect receives requests until recv returns io.EOF and joins their
 // texts with spaces.
-func collect(recv func() (*echov1.EchoRequest, error)) (*echov1.EchoResponse, error) {
+func Collect(recv func() (*echov1.EchoRequest, error)) (*echov1.EchoResponse, error) {
 	var texts []string
 	for {
 		req, err := recv()
@@ -42,9 +43,9 @@ func collect(recv func() (*echov1.EchoRequest, error)) (*echov1.EchoResponse, er
 	}
 }
 
-// update answers each request with its text as it arrives, until recv
+// Update answers each request with its text as it arrives, until recv
 // returns io.EOF.
-func update(recv func() (*echov1.EchoRequest, error), send func(*echov1.EchoResponse) error) error {
+func Update(recv func() (*echov1.EchoRequest, error), send func(*echov1.EchoResponse) error) error {
 	for {
 		req, err := recv()
 		if errors.Is(err, io.EOF) {

@@ -17,17 +17,17 @@ var _ echov1.EchoServer = Server{}
 
 // Get returns the request's text.
 func (Server) Get(_ context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
-	return get(req), nil
+	return Get(req), nil
 }
 
 // Expand sends one response per space-separated word of the request's text.
 func (Server) Expand(req *echov1.EchoRequest, stream grpc.ServerStreamingServer[echov1.EchoResponse]) error {
-	return expand(req, stream.Send)
+	return Expand(req, stream.Send)
 }
 
 // Collect joins the texts of all requests with spaces.
 func (Server) Collect(stream grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
-	resp, err := collect(stream.Recv)
+	resp, err := Collect(stream.Recv)
 	if err != nil {
 		return err
 	}
@@ -36,5 +36,5 @@ func (Server) Collect(stream grpc.ClientStreamingServer[echov1.EchoRequest, echo
 
 // Update answers each request with its text as it arrives.
 func (Server) Update(stream grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
-	return update(stream.Recv, stream.Send)
+	return Update(stream.Recv, stream.Send)
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/localgrpc/localgrpc/internal/bench"
-	"github.com/localgrpc/localgrpc/internal/report"
+	"github.com/localgrpc/localgrpc/cmd/internal/bench"
+	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	"github.com/spf13/cobra"
 )
 
@@ -62,7 +62,7 @@ copy mode (clone, share) and execution mode (isolated, inline).
 
 Each case runs --count times, a round of every case at a time so that a noisy
 machine's drift spreads over all of them; each run is a benchmark of --benchtime,
-the same code as go test -bench ./internal/bench. The report gives, per workload,
+the same code as go test -bench ./cmd/internal/bench. The report gives, per workload,
 each impl's median time per op with its confidence interval, B/op, allocs/op and
 the ratio to --baseline with a Mann-Whitney p-value, fastest first: the
 statistics of golang.org/x/perf, as benchstat computes them.

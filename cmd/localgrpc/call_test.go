@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +14,10 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/cmd/internal/connectserve"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
-	"github.com/localgrpc/localgrpc/internal/connectserve"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 )
@@ -215,7 +216,7 @@ func (s stalling) Expand(req *echov1.EchoRequest, stream grpc.ServerStreamingSer
 }
 
 // stallingConnect is stalling on connect-go.
-type stallingConnect struct{ echo.ConnectServer }
+type stallingConnect struct{ echoconnect.Server }
 
 func (s stallingConnect) Get(ctx context.Context, _ *connect.Request[echov1.EchoRequest]) (*connect.Response[echov1.EchoResponse], error) {
 	<-ctx.Done()

@@ -9,8 +9,8 @@
 //	localgrpc measure                                   # every server, client, address and method
 //	localgrpc descriptors -o echo.protoset              # for grpcurl, ghz and proxies
 //
-// Its subcommand bench runs the benchmark suite of internal/bench — the
-// same code as `go test -bench ./internal/bench` — and compares every way
+// Its subcommand bench runs the benchmark suite of cmd/internal/bench — the
+// same code as `go test -bench ./cmd/internal/bench` — and compares every way
 // to call a gRPC service on one machine:
 //
 //	localgrpc bench                        # every workload and impl, about 2 minutes

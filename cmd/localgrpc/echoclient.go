@@ -9,8 +9,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding/gzip"

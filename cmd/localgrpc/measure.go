@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/internal/report"
 	"github.com/spf13/cobra"
 )
 

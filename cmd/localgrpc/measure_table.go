@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/localgrpc/localgrpc/internal/report"
+	"github.com/localgrpc/localgrpc/cmd/internal/report"
 )
 
 // measurement is what measure measured: per row, a result per method, in

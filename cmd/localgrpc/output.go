@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/localgrpc/localgrpc/internal/report"
+	"github.com/localgrpc/localgrpc/cmd/internal/report"
 )
 
 // The formats a report can be written in.

@@ -7,15 +7,15 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/internal/bench"
-	"github.com/localgrpc/localgrpc/internal/report"
+	"github.com/localgrpc/localgrpc/cmd/internal/bench"
+	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	"golang.org/x/perf/benchfmt"
 )
 
 // benchPkg is the package whose benchmarks the CLI runs. Results name it,
 // and the benchmarks, as `go test -bench` does, so that benchstat can
 // compare results of either.
-const benchPkg = "github.com/localgrpc/localgrpc/internal/bench"
+const benchPkg = "github.com/localgrpc/localgrpc/cmd/internal/bench"
 
 // A recorder keeps the results of a run as the text `go test -bench`
 // prints: configuration lines that record the environment and the

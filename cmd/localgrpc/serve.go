@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,10 +13,10 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/cmd/internal/connectserve"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
-	"github.com/localgrpc/localgrpc/internal/connectserve"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 )
@@ -192,7 +193,7 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 	if f.verbose {
 		opts = append(opts, connect.WithInterceptors(connectLogger{log}))
 	}
-	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{}, opts...)
+	path, handler := echov1connect.NewEchoHandler(echoconnect.Server{}, opts...)
 	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600, opts...)
 	return echoServer{
 		listen: func(addrs []string) error { return srv.Listen(addrs...) },

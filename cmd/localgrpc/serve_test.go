@@ -16,8 +16,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the server's goroutines to log

@@ -3,19 +3,19 @@ package connectserve_test
 import (
 	"context"
 	"fmt"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/echo"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/cmd/internal/connectserve"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
-	"github.com/localgrpc/localgrpc/internal/connectserve"
 )
 
 // Serving Echo on connect-go on a TCP port, and calling it with the gRPC
 // protocol.
 func Example() {
-	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{})
+	path, handler := echov1connect.NewEchoHandler(echoconnect.Server{})
 	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600)
 	if err := srv.Listen("127.0.0.1:0"); err != nil {
 		panic(err)

@@ -1,6 +1,7 @@
-package localgrpc_test
+package integration_test
 
 import (
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"testing"
 	"time"
 
@@ -23,21 +24,21 @@ func TestTracingEveryTransport(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 	otelOpts := []otelgrpc.Option{otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagation.TraceContext{})}
 
-	srv := newEchoServer(localgrpc.WithServerStatsHandler(otelgrpc.NewServerHandler(otelOpts...)))
-	name := uniqueName(t)
-	serve(t, srv, "inproc:"+name, "unix:@"+name, "unix:"+socketPath(t), "127.0.0.1:0")
+	srv := servertest.NewEchoServer(localgrpc.WithServerStatsHandler(otelgrpc.NewServerHandler(otelOpts...)))
+	name := servertest.UniqueName()
+	servertest.Serve(t, srv, "inproc:"+name, "unix:@"+name, "unix:"+servertest.SocketPath(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
-		c := dial(t, addr, localgrpc.WithClientStatsHandler(otelgrpc.NewClientHandler(otelOpts...)))
-		for _, call := range echoCalls {
-			t.Run(transportName(addr)+"/"+call.name, func(t *testing.T) {
+		c := servertest.Dial(t, addr, localgrpc.WithClientStatsHandler(otelgrpc.NewClientHandler(otelOpts...)))
+		for _, call := range servertest.EchoCalls {
+			t.Run(servertest.TransportName(addr)+"/"+call.Name, func(t *testing.T) {
 				exporter.Reset()
-				if _, err := call.call(timeoutCtx(t), c); err != nil {
+				if _, err := call.Call(servertest.TimeoutCtx(t), c); err != nil {
 					t.Fatal(err)
 				}
 				// Over a socket the server's span may end after the client
 				// has its status: wait, within a bound, for both.
 				client, server, spans := clientAndServer(exporter)
-				for deadline := time.Now().Add(waitLimit); (client == nil || server == nil) && time.Now().Before(deadline); {
+				for deadline := time.Now().Add(servertest.WaitLimit); (client == nil || server == nil) && time.Now().Before(deadline); {
 					time.Sleep(time.Millisecond)
 					client, server, spans = clientAndServer(exporter)
 				}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/localgrpc/localgrpc/internal/bench"
+	"github.com/localgrpc/localgrpc/cmd/internal/bench"
 	"go.uber.org/goleak"
 )
 

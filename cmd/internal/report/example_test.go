@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/localgrpc/localgrpc/internal/report"
+	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	"golang.org/x/perf/benchfmt"
 )
 

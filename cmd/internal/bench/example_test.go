@@ -3,7 +3,7 @@ package bench_test
 import (
 	"fmt"
 
-	"github.com/localgrpc/localgrpc/internal/bench"
+	"github.com/localgrpc/localgrpc/cmd/internal/bench"
 )
 
 // The cases of one impl, named as `go test -bench` names them.

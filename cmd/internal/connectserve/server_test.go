@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"io"
 	"net/http"
 	"os"
@@ -15,10 +16,9 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/echo"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/cmd/internal/connectserve"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
-	"github.com/localgrpc/localgrpc/internal/connectserve"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // addresses it listens on.
 func serveEcho(t *testing.T, addrs ...string) []string {
 	t.Helper()
-	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{})
+	path, handler := echov1connect.NewEchoHandler(echoconnect.Server{})
 	srv := connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600)
 	if err := srv.Listen(addrs...); err != nil {
 		t.Fatalf("Listen: %v", err)
@@ -177,7 +177,7 @@ func TestListenRejects(t *testing.T) {
 
 // newEcho returns a Server of Echo.
 func newEcho() *connectserve.Server {
-	path, handler := echov1connect.NewEchoHandler(echo.ConnectServer{})
+	path, handler := echov1connect.NewEchoHandler(echoconnect.Server{})
 	return connectserve.New([]connectserve.Service{{Name: echov1connect.EchoName, Path: path, Handler: handler}}, 0o600)
 }
 

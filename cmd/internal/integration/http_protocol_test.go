@@ -1,23 +1,24 @@
-package localgrpc_test
+package integration_test
 
 import (
 	"errors"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"io"
 	"net/http"
 	"testing"
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/gen/echo/v1/echov1connect"
 )
 
 // TestHTTPClientToGRPCOnlyServer calls a Server (grpc-go) with connect-go
 // in each protocol: gRPC works; Connect and gRPC-Web fail at once with a
 // ProtocolError, for unary and streaming calls alike.
 func TestHTTPClientToGRPCOnlyServer(t *testing.T) {
-	addr := "unix:@" + uniqueName(t)
-	serve(t, newEchoServer(), addr)
+	addr := "unix:@" + servertest.UniqueName()
+	servertest.Serve(t, servertest.NewEchoServer(), addr)
 	hc, base, err := localgrpc.HTTPClient(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +28,7 @@ func TestHTTPClientToGRPCOnlyServer(t *testing.T) {
 		return echov1connect.NewEchoClient(hc, base, opts...)
 	}
 
-	r, err := client(connect.WithGRPC()).Get(timeoutCtx(t), connect.NewRequest(&echov1.EchoRequest{Text: "hi"}))
+	r, err := client(connect.WithGRPC()).Get(servertest.TimeoutCtx(t), connect.NewRequest(&echov1.EchoRequest{Text: "hi"}))
 	if err != nil || r.Msg.GetText() != "hi" {
 		t.Fatalf("gRPC protocol: %v, %v", r, err)
 	}
@@ -41,11 +42,11 @@ func TestHTTPClientToGRPCOnlyServer(t *testing.T) {
 		{"grpc-web", []connect.ClientOption{connect.WithGRPCWeb()}, "application/grpc-web+proto"},
 	} {
 		t.Run("protocol="+p.name+"/method=Get", func(t *testing.T) {
-			_, err := client(p.opts...).Get(timeoutCtx(t), connect.NewRequest(&echov1.EchoRequest{Text: "hi"}))
+			_, err := client(p.opts...).Get(servertest.TimeoutCtx(t), connect.NewRequest(&echov1.EchoRequest{Text: "hi"}))
 			checkProtocolError(t, err, addr, p.ct)
 		})
 		t.Run("protocol="+p.name+"/method=Expand", func(t *testing.T) {
-			s, err := client(p.opts...).Expand(timeoutCtx(t), connect.NewRequest(&echov1.EchoRequest{Text: "a b"}))
+			s, err := client(p.opts...).Expand(servertest.TimeoutCtx(t), connect.NewRequest(&echov1.EchoRequest{Text: "a b"}))
 			if err == nil {
 				for s.Receive() {
 					t.Errorf("received %v", s.Msg())
@@ -76,7 +77,7 @@ func checkProtocolError(t *testing.T, err error, addr, contentType string) {
 // TestHTTPClientPassesOther415 leaves a 415 that is not a gRPC-only
 // server's refusal to the caller as it came.
 func TestHTTPClientPassesOther415(t *testing.T) {
-	addr := "unix:@" + uniqueName(t)
+	addr := "unix:@" + servertest.UniqueName()
 	l, err := localgrpc.Listen(addr, 0o600)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,12 @@
+// Package cmd is the module of the localgrpc CLI, its benchmarks and the
+// tools that generate code, apart from the library at the repository's
+// root so that importers of the library do not inherit their
+// dependencies. It holds no code of its own: its packages are below it.
+package cmd
+
+// The generated code of the Echo and ListStrings APIs (proto/ at the
+// repository's root) is made by buf and the protoc plugins pinned as tools
+// of this module, so `go generate ./cmd/...` needs nothing but Go: messages
+// and grpc-go code into the library's gen/, connect-go code into this
+// module's gen/.
+//go:generate go tool buf generate ..
