@@ -91,3 +91,24 @@ func ExampleServer_AddListener() {
 	fmt.Println(resp.GetText())
 	// Output: activated
 }
+
+// One Server on every kind of address, and a client of one of them. (The
+// README shows this code; it is compiled, not run, since it binds fixed
+// addresses.)
+func ExampleServer_Listen() {
+	ctx := context.Background()
+	srv := localgrpc.NewServer(localgrpc.WithHealth(), localgrpc.WithReflection())
+	echov1.RegisterEchoServer(srv, echo.Server{})
+	// Binds every address or none; once it returns, each can be dialed.
+	if err := srv.Listen("inproc:echo", "unix:/run/echo.sock", "unix:@echo", "127.0.0.1:8080"); err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve(ctx) // until ctx ends, Stop or GracefulStop
+
+	cc, err := localgrpc.NewClient("unix:@echo") // or "inproc:echo", "127.0.0.1:8080", "dns:///host:443"
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := echov1.NewEchoClient(cc)
+	_ = client
+}

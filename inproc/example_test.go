@@ -60,3 +60,21 @@ func ExampleCallCopy() {
 	fmt.Println()
 	// Output: a b c
 }
+
+// A Channel is a grpc.ServiceRegistrar to register a generated server on
+// and a grpc.ClientConnInterface to build a generated client from. (The
+// README shows this code.)
+func ExampleNew() {
+	ctx := context.Background()
+	ch := inproc.New() // or inproc.New(inproc.WithCopy(inproc.Share))
+	defer ch.Stop()
+	echov1.RegisterEchoServer(ch, echo.Server{}) // a Channel is a grpc.ServiceRegistrar
+	client := echov1.NewEchoClient(ch)           // and a grpc.ClientConnInterface
+
+	resp, err := client.Get(ctx, &echov1.EchoRequest{Text: "hello"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.GetText())
+	// Output: hello
+}
