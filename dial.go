@@ -31,15 +31,17 @@ type clientConfig struct {
 	unary  []grpc.UnaryClientInterceptor
 	stream []grpc.StreamClientInterceptor
 	stats  []stats.Handler
+	calls  []grpc.CallOption
 }
 
 // WithGRPCDialOptions passes options to grpc-go for every address but
 // inproc:, such as transport credentials for a remote server. Without
 // transport credentials the connection is insecure, as is usual for unix
 // sockets and loopback. In-process calls never see these options: give
-// interceptors and stats handlers with WithClientUnaryInterceptor,
-// WithClientStreamInterceptor and WithClientStatsHandler, which apply to
-// every transport.
+// interceptors, stats handlers and default call options (message size
+// limits, say) with [WithClientUnaryInterceptor],
+// [WithClientStreamInterceptor], [WithClientStatsHandler] and
+// [WithDefaultCallOptions], which apply to every transport.
 func WithGRPCDialOptions(opts ...grpc.DialOption) ClientOption {
 	return func(c *clientConfig) { c.grpc = append(c.grpc, opts...) }
 }
@@ -64,6 +66,14 @@ func WithClientStreamInterceptor(ints ...grpc.StreamClientInterceptor) ClientOpt
 // address.
 func WithClientStatsHandler(h stats.Handler) ClientOption {
 	return func(c *clientConfig) { c.stats = append(c.stats, h) }
+}
+
+// WithDefaultCallOptions sets call options every call of the connection
+// starts with, on every transport, as grpc.WithDefaultCallOptions does for
+// grpc-go: grpc.MaxCallRecvMsgSize, say. A call's own options come after
+// them and win.
+func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
+	return func(c *clientConfig) { c.calls = append(c.calls, opts...) }
 }
 
 // NewClient returns a connection to the server at addr, an address of the
@@ -91,6 +101,7 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 			unary:  chain.UnaryClient(cfg.unary),
 			stream: chain.StreamClient(cfg.stream),
 		}
+		c.defaults = cfg.calls
 		if cfg.stats != nil {
 			c.opts = []grpc.CallOption{callopt.ClientStats{Handlers: cfg.stats}}
 		}
@@ -103,6 +114,9 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	}
 	for _, h := range cfg.stats {
 		gopts = append(gopts, grpc.WithStatsHandler(h))
+	}
+	if cfg.calls != nil {
+		gopts = append(gopts, grpc.WithDefaultCallOptions(cfg.calls...))
 	}
 	return grpc.NewClient(grpcTarget(a), append(gopts, cfg.grpc...)...)
 }
@@ -130,11 +144,16 @@ type inprocConn struct {
 	unary  grpc.UnaryClientInterceptor
 	stream grpc.StreamClientInterceptor
 	opts   []grpc.CallOption // added to every call, after the caller's
-	closed atomic.Bool
+	// defaults start every call, before the caller's options.
+	defaults []grpc.CallOption
+	closed   atomic.Bool
 }
 
 // callOptions are opts and what the connection adds to every call.
 func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
+	if c.defaults != nil {
+		opts = append(slices.Clip(c.defaults), opts...)
+	}
 	if c.opts == nil {
 		return opts
 	}

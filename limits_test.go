@@ -6,6 +6,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -41,5 +42,28 @@ func TestSizeLimitsEveryTransport(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDefaultCallOptionsEveryTransport sets a client's receive limit once,
+// with WithDefaultCallOptions, and checks that every transport applies it,
+// and that a call's own option overrides it, as with grpc-go.
+func TestDefaultCallOptionsEveryTransport(t *testing.T) {
+	const limit = 1000
+	srv := newEchoServer()
+	name := uniqueName(t)
+	serve(t, srv, "inproc:"+name, "unix:@"+name, "127.0.0.1:0")
+	for _, addr := range srv.Addrs() {
+		t.Run(transportName(addr), func(t *testing.T) {
+			c := dial(t, addr, localgrpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limit)))
+			_, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: strings.Repeat("x", limit)})
+			if got := status.Code(err); got != codes.ResourceExhausted {
+				t.Errorf("a response over the default limit: %v, want ResourceExhausted", err)
+			}
+			_, err = c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: strings.Repeat("x", limit)}, grpc.MaxCallRecvMsgSize(2*limit))
+			if err != nil {
+				t.Errorf("a call whose own option raises the limit: %v", err)
+			}
+		})
 	}
 }
