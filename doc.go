@@ -18,7 +18,7 @@
 //	cc, err := localgrpc.NewClient("inproc:x")
 //	client := pb.NewXClient(cc)
 //
-// In-process addresses are served by an inproc.Channel: no network and no
+// In-process addresses are served by an [inproc.Channel]: no network and no
 // serialization. Unix socket files get mode 0600 unless [WithSocketMode]
 // says otherwise, and no one reaches one before it has its mode.
 // [WithPeerCredentials] authorizes socket clients by their kernel

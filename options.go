@@ -38,12 +38,12 @@ func newServerConfig(opts []ServerOption) serverConfig {
 }
 
 // WithInprocOptions passes options to the in-process channel that serves
-// inproc: addresses, such as inproc.WithCopy and inproc.WithExecution.
+// inproc: addresses, such as [inproc.WithCopy] and [inproc.WithExecution].
 func WithInprocOptions(opts ...inproc.Option) ServerOption {
 	return func(c *serverConfig) { c.inproc = append(c.inproc, opts...) }
 }
 
-// WithGRPCServerOptions passes options to the grpc.Server that serves socket and
+// WithGRPCServerOptions passes options to the [grpc.Server] that serves socket and
 // TCP addresses, such as keepalive parameters; in-process calls never see
 // them. Interceptors, stats handlers and message size limits belong in
 // [WithServerUnaryInterceptor], [WithServerStreamInterceptor], [WithServerStatsHandler],
