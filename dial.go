@@ -118,23 +118,36 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	if cfg.calls != nil {
 		gopts = append(gopts, grpc.WithDefaultCallOptions(cfg.calls...))
 	}
-	return grpc.NewClient(grpcTarget(a), append(gopts, cfg.grpc...)...)
+	target, dial := grpcTarget(a)
+	gopts = append(gopts, dial...)
+	return grpc.NewClient(target, append(gopts, cfg.grpc...)...)
 }
 
-// grpcTarget is a as a grpc-go target.
-func grpcTarget(a Address) string {
+// grpcTarget is a as a grpc-go target, with the dial option that reaches
+// it. A socket is dialed by its exact path or name: grpc-go reads unix:
+// targets as URLs, percent-decoding them and cutting them at "?" or "#",
+// so that "unix:@x?y" would reach another server's "@x".
+func grpcTarget(a Address) (string, []grpc.DialOption) {
 	switch a.Kind {
 	case Unix:
-		return a.String() // grpc-go reads unix: targets as this grammar does
+		return "passthrough:///localhost", []grpc.DialOption{unixDialer(a.Path)}
 	case Abstract:
-		return "unix-abstract:" + a.Name
+		return "passthrough:///localhost", []grpc.DialOption{unixDialer("@" + a.Name)}
 	case TCP:
 		if host, port, _ := net.SplitHostPort(a.HostPort); host == "" {
-			return "passthrough:///" + net.JoinHostPort("localhost", port)
+			return "passthrough:///" + net.JoinHostPort("localhost", port), nil
 		}
-		return "passthrough:///" + a.HostPort
+		return "passthrough:///" + a.HostPort, nil
 	}
-	return a.Target
+	return a.Target, nil
+}
+
+// unixDialer dials the unix socket at name, whatever the target says.
+func unixDialer(name string) grpc.DialOption {
+	return grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", name)
+	})
 }
 
 // inprocConn is a client's connection to a Server's in-process channel;

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // PeerCred is what the kernel says of the process at the other end of a
@@ -206,6 +207,12 @@ func (p *peerCheck) check(ctx context.Context) error {
 		p.logger.Error("localgrpc: denying every socket call: grpc.Creds given through WithGRPCServerOptions replaced the credentials the peer-credential policy needs; use WithTransportCredentials")
 	})
 	return errForeignCreds
+}
+
+// tap checks a stream as it arrives, before grpc-go runs any interceptor;
+// a status error it returns is what the client gets.
+func (p *peerCheck) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	return ctx, p.check(ctx)
 }
 
 func (p *peerCheck) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

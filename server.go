@@ -61,8 +61,13 @@ func NewServer(opts ...ServerOption) *Server {
 	gopts := []grpc.ServerOption{grpc.Creds(&serverCreds{transport: cfg.creds, policy: cfg.peers, logger: cfg.logger})}
 	unary, stream := cfg.unary, cfg.stream
 	if cfg.peers != nil {
-		// Outermost, so that no interceptor of the user's sees a denied call.
+		// The tap runs as a stream arrives, before any interceptor, even
+		// one given as grpc.UnaryInterceptor, which grpc-go puts before
+		// every chained one: no code of the user's sees a denied call. (A
+		// second tap given with WithGRPCServerOptions makes grpc-go panic
+		// rather than replace this one.) The interceptors check again.
 		check := &peerCheck{logger: cfg.logger}
+		gopts = append(gopts, grpc.InTapHandle(check.tap))
 		unary = append([]grpc.UnaryServerInterceptor{check.unary}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{check.stream}, stream...)
 	}
@@ -98,10 +103,11 @@ func NewServer(opts ...ServerOption) *Server {
 // grpc.Server's ends the process for a registration after its Serve and
 // for a duplicate (it logs them with Fatalf).
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	// Held throughout, so that Serve cannot start grpc-go in between: its
+	// own check would end the process where this one panics.
 	s.mu.Lock()
-	late := s.phase != listening
-	s.mu.Unlock()
-	if late {
+	defer s.mu.Unlock()
+	if s.phase != listening {
 		panic(fmt.Sprintf("localgrpc: Server.RegisterService for %q after the server began to serve or stop", desc.ServiceName))
 	}
 	if _, dup := s.grpc.GetServiceInfo()[desc.ServiceName]; dup {

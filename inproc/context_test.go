@@ -138,7 +138,7 @@ func TestClientValuesDoNotReachHandler(t *testing.T) {
 // not wait for them; this one leaves room for a machine whose CPUs are all
 // busy, where a woken goroutine may wait tens of milliseconds to run.
 // (Quiet, the client returns within microseconds.)
-const promptLimit = 500 * time.Millisecond
+const promptLimit = waitLimit / 2
 
 // TestIsolatedClientReturnsPromptly checks that with Isolated execution a
 // client returns within promptLimit of its context ending although the

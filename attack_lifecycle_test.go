@@ -1,0 +1,341 @@
+package localgrpc_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+)
+
+// TestAttackClientSurvivesServerRestart: a client made for an address
+// keeps working when the server at that address is replaced by a new one,
+// as a grpc-go client of a socket reconnects. An inproc client stays bound
+// to the Server it found at NewClient and fails forever.
+func TestAttackClientSurvivesServerRestart(t *testing.T) {
+	for _, addr := range []string{"unix:" + socketPath(t), "unix:@" + uniqueName(t), "inproc:" + uniqueName(t)} {
+		t.Run(addr, func(t *testing.T) {
+			first := newEchoServer()
+			if err := first.Listen(addr); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- first.Serve(context.Background()) }()
+			c := dial(t, addr)
+			if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "1"}); err != nil {
+				t.Fatal(err)
+			}
+			first.Stop()
+			<-done
+			serve(t, newEchoServer(), addr)
+			var err error
+			for range 50 { // a socket client may need a reconnect attempt
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				_, err = c.Get(ctx, &echov1.EchoRequest{Text: "2"}, grpc.WaitForReady(true))
+				cancel()
+				if err == nil {
+					break
+				}
+			}
+			if err != nil {
+				t.Errorf("after the server at %s was replaced, the old client's call: %v; want it to reach the new server", addr, err)
+			}
+		})
+	}
+}
+
+// TestAttackCloseEndsCallsInFlight: grpc.ClientConn.Close ends the
+// streams in flight (Canceled, "grpc: the client connection is closing").
+// Compare inproc with a unix socket.
+func TestAttackCloseEndsCallsInFlight(t *testing.T) {
+	for _, addr := range []string{"unix:" + socketPath(t), "inproc:" + uniqueName(t)} {
+		t.Run(addr, func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			srv := localgrpc.NewServer()
+			echov1.RegisterEchoServer(srv, holdingEcho{release: release})
+			serve(t, srv, addr)
+			cc, err := localgrpc.NewClient(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := holdStream(t, timeoutCtx(t), echov1.NewEchoClient(cc))
+			cc.Close()
+			got := make(chan error, 1)
+			go func() { _, err := s.Recv(); got <- err }()
+			select {
+			case err := <-got:
+				if status.Code(err) != codes.Canceled {
+					t.Errorf("stream after Close: %v, want Canceled", err)
+				}
+			case <-time.After(3 * time.Second):
+				t.Errorf("a stream open when its ClientConn was closed is still open (grpc-go ends it with Canceled)")
+				srv.Stop()
+				<-got
+			}
+		})
+	}
+}
+
+// TestAttackStopBeforeServeEndsWaitingCalls: calls made between Listen and
+// Serve wait; Stop (no Serve ever) must end them promptly on every
+// transport, and leave nothing behind.
+func TestAttackStopBeforeServeEndsWaitingCalls(t *testing.T) {
+	for _, graceful := range []bool{false, true} {
+		t.Run(fmt.Sprintf("graceful=%v", graceful), func(t *testing.T) {
+			path := socketPath(t)
+			addrs := []string{"inproc:" + uniqueName(t), "unix:" + path, "unix:@" + uniqueName(t), "127.0.0.1:0"}
+			srv := newEchoServer(localgrpc.WithHealth())
+			if err := srv.Listen(addrs...); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(addrs))
+			for i, a := range srv.Addrs() {
+				c := dial(t, a)
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second)
+					defer cancel()
+					_, errs[i] = c.Get(ctx, &echov1.EchoRequest{Text: "x"})
+				})
+			}
+			time.Sleep(200 * time.Millisecond) // let the calls reach their wait
+			if graceful {
+				within(t, "GracefulStop before Serve", srv.GracefulStop)
+			} else {
+				srv.Stop()
+			}
+			within(t, "the waiting calls", wg.Wait)
+			for i, err := range errs {
+				if c := status.Code(err); c != codes.Unavailable {
+					t.Errorf("%s: a call made before Serve, after Stop: %v, want Unavailable", addrs[i], err)
+				}
+			}
+			if err := srv.Serve(context.Background()); !errors.Is(err, grpc.ErrServerStopped) {
+				t.Errorf("Serve after Stop: %v", err)
+			}
+			if err := srv.Listen("inproc:" + uniqueName(t)); !errors.Is(err, grpc.ErrServerStopped) {
+				t.Errorf("Listen after Stop: %v", err)
+			}
+			if _, err := os.Lstat(path); err == nil {
+				t.Errorf("socket file %s left after Stop", path)
+			}
+			if a := srv.Addrs(); len(a) != 0 {
+				t.Errorf("Addrs after Stop: %q", a)
+			}
+		})
+	}
+}
+
+// TestAttackListenStopRace: Listen while Serve runs, racing Stop; nothing
+// may stay bound (inproc name, socket file, port) and nothing may leak.
+func TestAttackListenStopRace(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 100 {
+		srv := newEchoServer()
+		first := "inproc:" + uniqueName(t)
+		if err := srv.Listen(first); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background()) }()
+		name := "inproc:" + uniqueName(t)
+		path := filepath.Join(dir, fmt.Sprintf("%d.sock", i))
+		lerr := make(chan error, 1)
+		go func() { lerr <- srv.Listen(name, "unix:"+path, "unix:@"+uniqueName(t), "127.0.0.1:0") }()
+		if i%2 == 0 {
+			srv.GracefulStop()
+		} else {
+			srv.Stop()
+		}
+		<-done
+		err := <-lerr
+		if _, serr := os.Lstat(path); serr == nil {
+			t.Fatalf("iteration %d: Listen (err %v) raced Stop and left %s", i, err, path)
+		}
+		if cc, cerr := localgrpc.NewClient(name); cerr == nil {
+			cc.Close()
+			t.Fatalf("iteration %d: Listen (err %v) raced Stop and left %s claimed", i, err, name)
+		}
+	}
+	goleak.VerifyNone(t)
+}
+
+// TestAttackServeCtxAlreadyDone: ListenAndServe with a finished context
+// returns promptly, leaving nothing bound and no goroutine.
+func TestAttackServeCtxAlreadyDone(t *testing.T) {
+	path := socketPath(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	srv := newEchoServer(localgrpc.WithHealth())
+	name := "inproc:" + uniqueName(t)
+	within(t, "ListenAndServe", func() {
+		if err := srv.ListenAndServe(ctx, name, "unix:"+path, "127.0.0.1:0"); err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	if _, err := os.Lstat(path); err == nil {
+		t.Errorf("%s left behind", path)
+	}
+	if _, err := localgrpc.NewClient(name); err == nil {
+		t.Errorf("%s still claimed", name)
+	}
+	goleak.VerifyNone(t)
+}
+
+// TestAttackUserClosesAddedListener: a listener given to AddListener that
+// its maker closes while serving makes Serve fail and stop the server:
+// every other address must be released.
+func TestAttackUserClosesAddedListener(t *testing.T) {
+	path := socketPath(t)
+	name := "inproc:" + uniqueName(t)
+	srv := newEchoServer()
+	if err := srv.Listen(name, "unix:"+path); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddListener(l); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	cc, err := localgrpc.NewClient(srv.Addrs()[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	cc.Close()
+	l.Close()
+	var serr error
+	within(t, "Serve after its listener was closed", func() { serr = <-done })
+	t.Logf("Serve: %v", serr)
+	if _, err := os.Lstat(path); err == nil {
+		t.Errorf("%s left behind", path)
+	}
+	if _, err := localgrpc.NewClient(name); err == nil {
+		t.Errorf("%s still claimed", name)
+	}
+	goleak.VerifyNone(t)
+}
+
+const attackRegisterRaceEnv = "LOCALGRPC_ATTACK_REGISTER_RACE"
+
+// TestAttackChildRegisterRace is run by TestAttackRegisterServiceRacesServe.
+func TestAttackChildRegisterRace(t *testing.T) {
+	if os.Getenv(attackRegisterRaceEnv) == "" {
+		t.Skip("only as a child")
+	}
+	dir := t.TempDir()
+	for i := range 3000 {
+		srv := localgrpc.NewServer()
+		if err := srv.Listen("unix:" + filepath.Join(dir, fmt.Sprintf("%d.sock", i))); err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer func() { recover() }() // the documented panic is fine
+			<-start
+			healthgrpc.RegisterHealthServer(srv, healthgrpc.UnimplementedHealthServer{})
+		})
+		served := make(chan error, 1)
+		go func() { <-start; served <- srv.Serve(context.Background()) }()
+		close(start)
+		wg.Wait()
+		srv.Stop()
+		<-served
+	}
+	_ = echo.Server{}
+}
+
+// TestAttackRegisterServiceRacesServe: RegisterService is documented to
+// panic once Serve has begun. It checks the phase, drops the lock, then
+// calls grpc.Server.RegisterService: if Serve starts grpc-go in between,
+// grpc-go's own check calls logger.Fatalf and the whole process exits.
+func TestAttackRegisterServiceRacesServe(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAttackChildRegisterRace$", "-test.count=1")
+	cmd.Env = append(os.Environ(), attackRegisterRaceEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil || bytes.Contains(out.Bytes(), []byte("FATAL")) {
+		t.Errorf("RegisterService racing Serve: the process ended: %v\n%s", err, lastLines(out.String(), 15))
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := bytes.Split([]byte(s), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// TestAttackStopBeforeServeRunsHandlers: in-process calls made between
+// Listen and Serve wait for Serve. If the server is stopped instead and
+// never serves, no handler may run. Stop closes `started` (waking the
+// waiting calls) before it stops the in-process channel, so the woken calls
+// reach a channel still open and their handlers run, after Stop.
+func TestAttackStopBeforeServeRunsHandlers(t *testing.T) {
+	for _, graceful := range []bool{false, true} {
+		t.Run(fmt.Sprintf("graceful=%v", graceful), func(t *testing.T) {
+			var ran, ok int
+			for range 50 {
+				var n atomic.Int64
+				srv := newEchoServer(countingInterceptor(&n), localgrpc.WithHealth())
+				name := "inproc:" + uniqueName(t)
+				if err := srv.Listen(name); err != nil {
+					t.Fatal(err)
+				}
+				cc, err := localgrpc.NewClient(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := echov1.NewEchoClient(cc)
+				var wg sync.WaitGroup
+				var succeeded atomic.Int64
+				for range 20 {
+					wg.Go(func() {
+						if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err == nil {
+							succeeded.Add(1)
+						}
+					})
+				}
+				time.Sleep(10 * time.Millisecond)
+				if graceful {
+					srv.GracefulStop()
+				} else {
+					srv.Stop()
+				}
+				wg.Wait()
+				cc.Close()
+				ran += int(n.Load())
+				ok += int(succeeded.Load())
+			}
+			if ran != 0 || ok != 0 {
+				t.Errorf("servers stopped before they ever served ran %d handlers, and %d calls succeeded, of 1000 waiting calls", ran, ok)
+			}
+		})
+	}
+}
