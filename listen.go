@@ -138,6 +138,8 @@ func parseListenAddrs(addrs []string) ([]Address, error) {
 			errs = append(errs, addressError(a, "a grpc-go target names servers to dial, not an address to listen on"))
 		case seen[p]:
 			errs = append(errs, addressError(a, "given twice"))
+		case p.Kind == TCP && strings.HasSuffix(p.HostPort, ":0"):
+			parsed = append(parsed, p) // each port 0 is a port of its own
 		default:
 			seen[p] = true
 			parsed = append(parsed, p)

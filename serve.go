@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -86,16 +87,27 @@ func (s *Server) serve(l *listener) {
 func (s *Server) awaitServe(ctx context.Context) error {
 	select {
 	case <-s.started:
-		return nil
+		return s.servedErr()
 	default:
 	}
 	select {
 	case <-s.started:
-		return nil
+		return s.servedErr()
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
 	}
 }
+
+// servedErr is why a call that waited for Serve fails: the server stopped
+// before it served.
+func (s *Server) servedErr() error {
+	if s.neverServed.Load() {
+		return errNeverServed
+	}
+	return nil
+}
+
+var errNeverServed = status.Error(codes.Unavailable, "localgrpc: the server stopped before it served")
 
 func stoppedError(op string) error {
 	return fmt.Errorf("localgrpc: %s: %w", op, grpc.ErrServerStopped)
@@ -129,7 +141,10 @@ func (s *Server) stop(graceful bool) {
 	}
 	if prev < draining {
 		if prev == listening {
-			close(s.started) // waiting in-process calls now find the channel stopping
+			// Waiting in-process calls wake and fail, as socket clients of a
+			// server that never accepted them do.
+			s.neverServed.Store(true)
+			close(s.started)
 		}
 		// inproc names go first, so that no new NewClient finds a stopping server.
 		for _, l := range s.listeners {

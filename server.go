@@ -3,6 +3,7 @@ package localgrpc
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
@@ -31,10 +32,11 @@ type Server struct {
 	listeners []*listener // in the order bound; Inproc ones have no net.Listener
 	// started is closed once Serve begins, or stopping does: in-process
 	// calls wait for it, as socket clients wait to be accepted.
-	started chan struct{}
-	done    chan struct{}  // closed once stopped
-	failed  chan error     // the first listener grpc-go could not serve
-	serving sync.WaitGroup // grpc.Server.Serve, one per socket listener
+	started     chan struct{}
+	neverServed atomic.Bool    // stopped while listening, before Serve
+	done        chan struct{}  // closed once stopped
+	failed      chan error     // the first listener grpc-go could not serve
+	serving     sync.WaitGroup // grpc.Server.Serve, one per socket listener
 }
 
 // phase is where a Server is in its life; it only moves forward.

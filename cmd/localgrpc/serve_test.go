@@ -174,11 +174,15 @@ func TestServeErrors(t *testing.T) {
 	}
 }
 
-// Port 0 twice is two ports, each its own, not an address given twice.
-// (The grpc stack's localgrpc.Server refuses it as given twice.)
+// Port 0 twice is two ports, each its own, not an address given twice, on
+// both stacks.
 func TestServePortZeroTwice(t *testing.T) {
-	addrs, _, _ := startServe(t, 2, "--stack", stackConnect, "127.0.0.1:0", "127.0.0.1:0")
-	if addrs[0] == addrs[1] || strings.HasSuffix(addrs[0], ":0") || strings.HasSuffix(addrs[1], ":0") {
-		t.Errorf("addresses %q, want two ports", addrs)
+	for _, stack := range []string{stackGRPC, stackConnect} {
+		t.Run("stack="+stack, func(t *testing.T) {
+			addrs, _, _ := startServe(t, 2, "--stack", stack, "127.0.0.1:0", "127.0.0.1:0")
+			if addrs[0] == addrs[1] || strings.HasSuffix(addrs[0], ":0") || strings.HasSuffix(addrs[1], ":0") {
+				t.Errorf("addresses %q, want two ports", addrs)
+			}
+		})
 	}
 }
