@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/internal/callopt"
@@ -97,10 +98,12 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 			return nil, addressError(addr, "no server of this process listens on the in-process name %q", a.Name)
 		}
 		c := &inprocConn{
-			srv:    srv,
+			name:   a.Name,
+			open:   map[*context.CancelFunc]struct{}{},
 			unary:  chain.UnaryClient(cfg.unary),
 			stream: chain.StreamClient(cfg.stream),
 		}
+		c.srv.Store(srv)
 		c.defaults = cfg.calls
 		if cfg.stats != nil {
 			c.opts = []grpc.CallOption{callopt.ClientStats{Handlers: cfg.stats}}
@@ -151,15 +154,38 @@ func unixDialer(name string) grpc.DialOption {
 }
 
 // inprocConn is a client's connection to a Server's in-process channel;
-// closing it does not stop the server.
+// closing it does not stop the server. Like a grpc-go client, which dials
+// again, it follows its name to the next Server that serves it once its
+// own has stopped.
 type inprocConn struct {
-	srv    *Server
+	name   string
+	srv    atomic.Pointer[Server]
 	unary  grpc.UnaryClientInterceptor
 	stream grpc.StreamClientInterceptor
 	opts   []grpc.CallOption // added to every call, after the caller's
 	// defaults start every call, before the caller's options.
 	defaults []grpc.CallOption
 	closed   atomic.Bool
+
+	// mu guards open, the cancel functions of the streams in flight, which
+	// Close ends, as grpc-go's ClientConn.Close does.
+	mu   sync.Mutex
+	open map[*context.CancelFunc]struct{}
+}
+
+// server is the Server the connection's name leads to: its last one, or,
+// once that one stopped, the one serving the name now, if any.
+func (c *inprocConn) server() *Server {
+	srv := c.srv.Load()
+	select {
+	case <-srv.done:
+		if next := lookupInproc(c.name); next != nil && c.srv.CompareAndSwap(srv, next) {
+			return next
+		}
+		return c.srv.Load()
+	default:
+		return srv
+	}
 }
 
 // callOptions are opts and what the connection adds to every call.
@@ -191,17 +217,63 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 // invoke and newStream are the calls past the client's interceptors: as
 // over a socket, they wait for the server to serve.
 func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	if err := c.srv.awaitServe(ctx); err != nil {
+	srv := c.server()
+	if err := srv.awaitServe(ctx); err != nil {
 		return err
 	}
-	return c.srv.channel.Invoke(ctx, method, req, reply, opts...)
+	return srv.channel.Invoke(ctx, method, req, reply, opts...)
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if err := c.srv.awaitServe(ctx); err != nil {
+	srv := c.server()
+	if err := srv.awaitServe(ctx); err != nil {
 		return nil, err
 	}
-	return c.srv.channel.NewStream(ctx, desc, method, opts...)
+	ctx, cancel := context.WithCancel(ctx)
+	if !c.track(&cancel) {
+		cancel()
+		return nil, errConnClosing
+	}
+	context.AfterFunc(ctx, func() { c.untrack(&cancel) })
+	st, err := srv.channel.NewStream(ctx, desc, method, opts...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &connStream{ClientStream: st, desc: desc, end: cancel}, nil
+}
+
+// track notes a stream's cancel function, unless the connection is closed.
+func (c *inprocConn) track(cancel *context.CancelFunc) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.open[cancel] = struct{}{}
+	return true
+}
+
+func (c *inprocConn) untrack(cancel *context.CancelFunc) {
+	c.mu.Lock()
+	delete(c.open, cancel)
+	c.mu.Unlock()
+}
+
+// connStream is a stream of an inprocConn: its end releases what the
+// connection keeps of it.
+type connStream struct {
+	grpc.ClientStream
+	desc *grpc.StreamDesc
+	end  context.CancelFunc
+}
+
+func (s *connStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if err != nil || !s.desc.ServerStreams {
+		s.end() // the stream is over: with its status, or its one response
+	}
+	return err
 }
 
 func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -217,9 +289,17 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	}, opts...)
 }
 
-// Close makes later calls fail with Canceled, as a closed grpc.ClientConn
-// does; calls in flight go on.
+// Close makes later calls fail with Canceled, and ends the streams in
+// flight with Canceled, as a closed grpc.ClientConn does. Unary calls in
+// flight finish.
 func (c *inprocConn) Close() error {
+	c.mu.Lock()
 	c.closed.Store(true)
+	open := c.open
+	c.open = map[*context.CancelFunc]struct{}{}
+	c.mu.Unlock()
+	for cancel := range open {
+		(*cancel)()
+	}
 	return nil
 }
