@@ -151,7 +151,10 @@ func TestAttackSocketPathSetups(t *testing.T) {
 		{"nothing", func(t *testing.T, dir, path string) string { return "" }, true},
 		{"directory", func(t *testing.T, dir, path string) string { os.Mkdir(path, 0o755); return path }, false},
 		{"regular-file", func(t *testing.T, dir, path string) string { os.WriteFile(path, []byte("x"), 0o600); return path }, false},
-		{"dangling-symlink", func(t *testing.T, dir, path string) string { os.Symlink(filepath.Join(dir, "nowhere"), path); return path }, false},
+		{"dangling-symlink", func(t *testing.T, dir, path string) string {
+			os.Symlink(filepath.Join(dir, "nowhere"), path)
+			return path
+		}, false},
 		{"symlink-to-stale-socket", func(t *testing.T, dir, path string) string {
 			target := filepath.Join(dir, "stale.sock")
 			l, _ := net.Listen("unix", target)
