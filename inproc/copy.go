@@ -204,6 +204,7 @@ func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 			if d[0] == unsafe.Pointer(tp.word) && s[0] == d[0] && d[1] != nil && s[1] != nil {
 				p := tp.shallow
 				valueAt(p.region, unsafe.Add(d[1], p.offset)).Set(valueAt(p.region, unsafe.Add(s[1], p.offset)))
+				p.clearSizeCaches(d[1])
 				return true
 			}
 		}

@@ -22,6 +22,9 @@ type shallowPlan struct {
 	offset uintptr
 	// Otherwise the fields copied, each by its own typed move.
 	fields []fieldAt
+	// sizeCaches are the offsets of the size caches, which the receiver's
+	// message gets cleared, as Unmarshal clears them.
+	sizeCaches []uintptr
 }
 
 // fieldAt is a field of a struct: where it is and its type.
@@ -74,7 +77,13 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 	p := &shallowPlan{}
 	for i := range st.NumField() {
 		f := st.Field(i)
-		if f.Type == messageStateType || f.Name == "sizeCache" || f.Name == "XXX_sizecache" {
+		if f.Type == messageStateType {
+			continue
+		}
+		if f.Name == "sizeCache" || f.Name == "XXX_sizecache" {
+			if f.Type.Kind() == reflect.Int32 {
+				p.sizeCaches = append(p.sizeCaches, f.Offset)
+			}
 			continue
 		}
 		keep = append(keep, i)
@@ -101,7 +110,14 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			return p
 		}
 	}
-	if base+region.Size() > st.Size() {
+	// The move must end before the first field it leaves out: StructOf pads
+	// a struct whose last field has size zero, where the original has the
+	// next field (a size cache, say) at that same offset.
+	limit := st.Size()
+	if last := keep[len(keep)-1]; last+1 < st.NumField() {
+		limit = st.Field(last + 1).Offset
+	}
+	if base+region.Size() > limit {
 		return p
 	}
 	p.region, p.offset = pointerTypeWord(region), base
@@ -115,10 +131,19 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 func (p *shallowPlan) copy(d, s unsafe.Pointer) {
 	if p.region != nil {
 		moveAt(p.region, d, s, p.offset)
-		return
+	} else {
+		for _, f := range p.fields {
+			moveAt(f.typ, d, s, f.offset)
+		}
 	}
-	for _, f := range p.fields {
-		moveAt(f.typ, d, s, f.offset)
+	p.clearSizeCaches(d)
+}
+
+// clearSizeCaches clears the size caches of the receiver's message at d,
+// which may hold the size of a message it received before.
+func (p *shallowPlan) clearSizeCaches(d unsafe.Pointer) {
+	for _, off := range p.sizeCaches {
+		*(*int32)(unsafe.Add(d, off)) = 0
 	}
 }
 

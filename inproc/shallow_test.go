@@ -46,6 +46,23 @@ func TestShallowPlan(t *testing.T) {
 			t.Errorf("copied %+v from %+v, want all but the size cache", dst, src)
 		}
 	})
+	// The layout of gogo's code without unrecognized fields: the last field
+	// copied has size zero and shares its offset with the size cache.
+	type zeroLast struct {
+		Name                 string
+		Tags                 []string
+		XXX_NoUnkeyedLiteral struct{}
+		XXX_sizecache        int32
+	}
+	t.Run("layout=zero-size-last", func(t *testing.T) {
+		src, dst := &zeroLast{Name: "n", Tags: []string{"t"}, XXX_sizecache: 99}, &zeroLast{XXX_sizecache: 7}
+		if !shallowCopy(dst, src, nil) {
+			t.Fatal("refused")
+		}
+		if dst.Name != "n" || len(dst.Tags) != 1 || dst.XXX_sizecache != 0 {
+			t.Errorf("copied %+v from %+v, want all but the size cache, and that cleared", dst, src)
+		}
+	})
 	type between struct {
 		A         string
 		sizeCache int32
