@@ -30,6 +30,11 @@
 // ([WithWindow]) and in bytes ([WithWindowBytes]): a receiver that stops
 // reading blocks its sender, as HTTP/2 flow control does.
 //
+// Per-call credentials (grpc.PerRPCCredentials) are sent whatever their
+// RequireTransportSecurity says: a call that never leaves the process is
+// as private as one over TLS, where grpc-go over an insecure socket would
+// refuse them.
+//
 // A stream allows one sending and one receiving goroutine at a time on each
 // side, as gRPC says; a second goroutine that sends (or receives) while
 // another does fails the stream with Internal.
