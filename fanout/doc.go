@@ -1,0 +1,16 @@
+// Package fanout puts one proxy in front of many gRPC backends, in the
+// same process or on other processes and machines, through one code path:
+// a [Backend] is any [grpc.ClientConnInterface] (an inproc.Channel, a
+// localgrpc.NewClient connection to a socket, TCP or a grpc-go target).
+//
+// A [Proxy] opens one server-streaming call per shard, on one replica of
+// it, and merges the responses: as they come, or in order with
+// [WithSortedMerge] (a loser tree, see package fanin) and [WithDedup]. A
+// backend that fails is a [*BackendError]: with [Warn] (the default) it is
+// yielded and the others go on, with [Abort] it ends the stream.
+// [WithFirstResponseTimeout] and [WithIdleTimeout] give up on a backend
+// that is slow to answer or goes quiet.
+//
+// The model is the querier of Thanos, whose ProxyStore does the same for
+// its Store API (https://github.com/thanos-io/thanos, pkg/store/proxy.go).
+package fanout

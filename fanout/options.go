@@ -1,0 +1,79 @@
+package fanout
+
+import (
+	"fmt"
+	"time"
+)
+
+// An Option configures a Proxy.
+type Option func(*config)
+
+type config struct {
+	cmp          any // func(a, b *Resp) int
+	equal, merge any // func(a, b *Resp) bool, func(kept, next *Resp) *Resp
+	partial      PartialResponse
+	firstTimeout time.Duration
+	idleTimeout  time.Duration
+}
+
+// PartialResponse says what a Proxy does when a backend fails.
+type PartialResponse uint8
+
+const (
+	// Warn yields the backend's *BackendError and goes on with the others.
+	Warn PartialResponse = iota
+	// Abort yields the backend's *BackendError and ends the stream.
+	Abort
+)
+
+func (p PartialResponse) String() string {
+	switch p {
+	case Warn:
+		return "warn"
+	case Abort:
+		return "abort"
+	}
+	return fmt.Sprintf("PartialResponse(%d)", uint8(p))
+}
+
+// WithSortedMerge merges the backends' responses, each backend's sorted by
+// cmp, into one sorted stream; equal responses keep the order of their
+// shards. Without it, responses come as the backends send them. New
+// refuses a cmp whose type is not the proxy's response type's.
+func WithSortedMerge[T any](cmp func(a, b *T) int) Option {
+	return func(c *config) { c.cmp = cmp }
+}
+
+// WithDedup, after a sorted merge, replaces each run of adjacent equal
+// responses by one: the first, or what merge folds the run into, when
+// merge is not nil. New refuses it without WithSortedMerge, and functions
+// whose types are not the proxy's response type's.
+func WithDedup[T any](equal func(a, b *T) bool, merge func(kept, next *T) *T) Option {
+	return func(c *config) {
+		c.equal = equal
+		if merge != nil {
+			c.merge = merge
+		}
+	}
+}
+
+// WithPartialResponse sets what a backend's failure does: Warn (the
+// default) or Abort.
+func WithPartialResponse(p PartialResponse) Option {
+	return func(c *config) { c.partial = p }
+}
+
+// WithFirstResponseTimeout gives up on a backend that has not sent its
+// first response within d: its call is cancelled and it fails with
+// DeadlineExceeded. Zero, the default, waits as long as the caller's
+// context allows.
+func WithFirstResponseTimeout(d time.Duration) Option {
+	return func(c *config) { c.firstTimeout = d }
+}
+
+// WithIdleTimeout gives up on a backend that sends nothing for d after a
+// response: its call is cancelled and it fails with DeadlineExceeded. Zero,
+// the default, waits as long as the caller's context allows.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(c *config) { c.idleTimeout = d }
+}
