@@ -2,8 +2,10 @@ package inproc
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/internal/callopt"
 
@@ -93,6 +95,25 @@ func (ci *callInfo) clientStats(channel []stats.Handler) clientStats {
 		return clientStats{hs: channel}
 	}
 	return clientStats{hs: append(slices.Clip(channel), ci.stats...)}
+}
+
+// requests is the direction of the call's requests to m on ch: the
+// client's send limit, the server's receive limit.
+func (ci *callInfo) requests(ch *Channel, m *method) direction {
+	return direction{send: ci.maxSend, recv: ch.cfg.serverMaxRecv, plan: &m.requests}
+}
+
+// responses is the direction of the call's responses from m on ch: the
+// server's send limit, the client's receive limit.
+func (ci *callInfo) responses(ch *Channel, m *method) direction {
+	return direction{send: ch.cfg.serverMaxSend, recv: ci.maxRecv, plan: &m.responses}
+}
+
+// checkUnrouted checks a request to a method that does not exist, as a
+// network would encode it before the server says so; nothing is copied.
+func (ci *callInfo) checkUnrouted(req any) error {
+	_, _, err := send(req, Share, ci.codec, direction{send: ci.maxSend, recv: math.MaxInt, plan: new(atomic.Pointer[typedPlan])})
+	return err
 }
 
 func (ci *callInfo) reporter() *callReport {

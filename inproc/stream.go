@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"iter"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -39,10 +38,9 @@ type stream struct {
 	// at once.
 	handlerDone <-chan struct{}
 	serverDone  atomic.Bool // the handler returned
-	statusSent  bool
 	status      *status.Status
 	sentTrailer metadata.MD // the trailer as it was when status was sent
-	statusDone  atomic.Bool // status and sentTrailer are set
+	statusDone  atomic.Bool // status and sentTrailer are set, once
 	recvd       bool        // the handler received its one request
 
 	// Inline execution: the handler is a coroutine that the client's calls
@@ -196,13 +194,13 @@ func (s *stream) sendStatus(st *status.Status) {
 	}
 	s.sendHeaderIfNot()
 	s.mu.Lock()
-	if s.statusSent {
+	if s.statusDone.Load() {
 		s.mu.Unlock()
 		return
 	}
-	s.statusSent, s.status, s.sentTrailer = true, st, s.trailer
+	s.status, s.sentTrailer = st, s.trailer
+	s.statusDone.Store(true) // after them: a reader that sees it sees them
 	s.mu.Unlock()
-	s.statusDone.Store(true)
 	s.toClient.close()
 }
 
@@ -379,10 +377,7 @@ func (c *clientStream) SendMsg(m any) error {
 	if s.method == nil {
 		// No such method: as over a network, the message is encoded and
 		// goes out, and RecvMsg reports Unimplemented.
-		if _, _, err := send(m, s.info.copy, s.info.codec, direction{send: s.info.maxSend, recv: math.MaxInt, plan: new(atomic.Pointer[typedPlan])}); err != nil {
-			return err
-		}
-		return nil
+		return s.info.checkUnrouted(m)
 	}
 	if s.finished.Load() {
 		return io.EOF // RecvMsg tells why
@@ -395,7 +390,7 @@ func (c *clientStream) SendMsg(m any) error {
 		return s.finishClient(errConcurrentSend)
 	}
 	defer s.toServer.leave(true)
-	v, n, err := send(m, s.info.copy, s.info.codec, direction{send: s.info.maxSend, recv: s.ch.cfg.serverMaxRecv, plan: &s.method.requests})
+	v, n, err := send(m, s.info.copy, s.info.codec, s.info.requests(s.ch, s.method))
 	if err != nil {
 		return s.finishClient(err)
 	}
@@ -533,7 +528,7 @@ func (ss *serverStream) SendMsg(m any) error {
 	}
 	defer ss.toClient.leave(true)
 	ss.sendHeaderIfNot()
-	v, n, err := send(m, ss.info.copy, ss.info.codec, direction{send: ss.ch.cfg.serverMaxSend, recv: ss.info.maxRecv, plan: &ss.method.responses})
+	v, n, err := send(m, ss.info.copy, ss.info.codec, ss.info.responses(ss.ch, ss.method))
 	if err != nil {
 		return ss.fail(err)
 	}

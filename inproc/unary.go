@@ -3,9 +3,7 @@ package inproc
 import (
 	"context"
 	"io"
-	"math"
 	"sync"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -67,7 +65,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if lookupErr != nil {
 		// As over a network, the request is encoded before the server
 		// can say it has no such method.
-		if _, _, err := send(req, ci.copy, ci.codec, direction{send: ci.maxSend, recv: math.MaxInt, plan: new(atomic.Pointer[typedPlan])}); err != nil {
+		if err := ci.checkUnrouted(req); err != nil {
 			return err
 		}
 		return lookupErr
@@ -79,7 +77,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil {
 		cs.outHeader(ctx, method, md)
 	}
-	v, n, err := send(req, ci.copy, ci.codec, direction{send: ci.maxSend, recv: ch.cfg.serverMaxRecv, plan: &m.requests})
+	v, n, err := send(req, ci.copy, ci.codec, ci.requests(ch, m))
 	if err != nil {
 		return err
 	}
@@ -117,7 +115,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.size < 0 {
 		// The handler handed its response over as it was: take the
 		// client's copy now, straight into reply.
-		if r.size, err = transfer(reply, r.resp, ci.copy, ci.codec, u.responses()); err != nil {
+		if r.size, err = transfer(reply, r.resp, ci.copy, ci.codec, u.info.responses(u.ch, u.method)); err != nil {
 			return err
 		}
 	} else if err := receive(reply, r.resp, ci.codec, &m.responses); err != nil {
@@ -218,7 +216,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
-		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, u.responses())
+		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, u.info.responses(u.ch, u.method))
 		if st = handlerStatus(err); st == nil {
 			u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
 		}
@@ -229,9 +227,4 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	u.ch.end()
 	r.err = st.Err()
 	return r
-}
-
-// responses is the direction of the call's response.
-func (u *unaryCall) responses() direction {
-	return direction{send: u.ch.cfg.serverMaxSend, recv: u.info.maxRecv, plan: &u.method.responses}
 }
