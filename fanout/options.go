@@ -50,7 +50,9 @@ func WithSortedMerge[T any](cmp func(a, b *T) int) Option {
 // whose types are not the proxy's response type's.
 func WithDedup[T any](equal func(a, b *T) bool, merge func(kept, next *T) *T) Option {
 	return func(c *config) {
-		c.equal = equal
+		// Both of one call, so that merge is of equal's type: a nil merge
+		// stays an untyped nil.
+		c.equal, c.merge = equal, nil
 		if merge != nil {
 			c.merge = merge
 		}

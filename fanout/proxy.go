@@ -121,9 +121,7 @@ func (p *Proxy[Req, Resp]) takeFuncs() error {
 		}
 	}
 	if p.cfg.merge != nil {
-		if p.merge, ok = p.cfg.merge.(func(kept, next *Resp) *Resp); !ok {
-			return fmt.Errorf("fanout: WithDedup's merge is a %T, want a func(kept, next *%T) *%[2]T", p.cfg.merge, *new(Resp))
-		}
+		p.merge = p.cfg.merge.(func(kept, next *Resp) *Resp) // of equal's type, checked above
 	}
 	return nil
 }

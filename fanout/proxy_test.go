@@ -315,6 +315,9 @@ func TestNewRefuses(t *testing.T) {
 		{"same-name", []fanout.Backend{{Name: "a", Conn: conn}, {Name: "a", Conn: conn}}, nil, "two backends"},
 		{"cmp-of-another-type", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(func(a, b *listv1.ListRequest) int { return 0 })}, "WithSortedMerge"},
 		{"dedup-without-sort", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithDedup(sameString, nil)}, "needs WithSortedMerge"},
+		{"equal-of-another-type", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(byString), fanout.WithDedup(func(a, b *listv1.ListRequest) bool { return true }, nil)}, "WithDedup's equal"},
+		// A later WithDedup replaces an earlier one whole, merge included.
+		{"later-dedup-of-another-type", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(byString), fanout.WithDedup(sameString, func(kept, next *listv1.ListResponse) *listv1.ListResponse { return kept }), fanout.WithDedup(func(a, b *listv1.ListRequest) bool { return true }, nil)}, "WithDedup's equal"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
