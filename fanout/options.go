@@ -14,6 +14,8 @@ type config struct {
 	partial      PartialResponse
 	firstTimeout time.Duration
 	idleTimeout  time.Duration
+	hedging      *Hedging
+	handler      func(CallStats)
 }
 
 // PartialResponse says what a Proxy does when a backend fails.
@@ -65,10 +67,10 @@ func WithPartialResponse(p PartialResponse) Option {
 	return func(c *config) { c.partial = p }
 }
 
-// WithFirstResponseTimeout gives up on a backend that has not sent its
-// first response within d: its call is cancelled and it fails with
-// DeadlineExceeded. Zero, the default, waits as long as the caller's
-// context allows.
+// WithFirstResponseTimeout gives up on a shard that has not sent its
+// first response within d, hedges included: its calls are cancelled and it
+// fails with DeadlineExceeded. Zero, the default, waits as long as the
+// caller's context allows.
 func WithFirstResponseTimeout(d time.Duration) Option {
 	return func(c *config) { c.firstTimeout = d }
 }
@@ -78,4 +80,37 @@ func WithFirstResponseTimeout(d time.Duration) Option {
 // the default, waits as long as the caller's context allows.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idleTimeout = d }
+}
+
+// WithHedging hedges every shard of more than one replica: when the call
+// to a replica has not produced its first response after the policy's
+// delay, the proxy starts the same call on the shard's next replica, and
+// the first to respond wins; the others are cancelled. See [Hedging].
+func WithHedging(h Hedging) Option {
+	return func(c *config) { c.hedging = &h }
+}
+
+// WithStatsHandler calls h when each backend call ends, hedges and
+// cancelled calls included, with what an operator graphs: see [CallStats].
+// It also makes the proxy count the bytes of the responses it receives,
+// which costs a walk of each message. h runs on the call's goroutine, so
+// it must be quick and safe for concurrent use.
+func WithStatsHandler(h func(CallStats)) Option {
+	return func(c *config) { c.handler = h }
+}
+
+// check refuses settings no proxy can run with.
+func (c *config) check() error {
+	switch {
+	case c.partial > Abort:
+		return fmt.Errorf("fanout: WithPartialResponse(%v): want Warn or Abort", c.partial)
+	case c.firstTimeout < 0:
+		return fmt.Errorf("fanout: WithFirstResponseTimeout(%v) is negative", c.firstTimeout)
+	case c.idleTimeout < 0:
+		return fmt.Errorf("fanout: WithIdleTimeout(%v) is negative", c.idleTimeout)
+	}
+	if c.hedging != nil {
+		return c.hedging.check()
+	}
+	return nil
 }

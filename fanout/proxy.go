@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"sync/atomic"
-	"time"
 
 	"github.com/localgrpc/localgrpc/fanin"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // A Backend is one server behind a Proxy.
@@ -40,53 +38,103 @@ type OpenFunc[Req, Resp any] func(ctx context.Context, cc grpc.ClientConnInterfa
 // shard of its backends and merges their responses. It is safe for
 // concurrent use.
 type Proxy[Req, Resp any] struct {
-	open   OpenFunc[Req, Resp]
-	shards []*shard
-	cfg    config
-	cmp    func(a, b *Resp) int
-	equal  func(a, b *Resp) bool
-	merge  func(kept, next *Resp) *Resp
-}
-
-// A shard is the replicas of one shard, called in turn.
-type shard struct {
-	name     string
-	replicas []Backend
-	next     atomic.Uint32
-}
-
-// pick is the replica the next call goes to.
-func (s *shard) pick() Backend {
-	return s.replicas[int(s.next.Add(1)-1)%len(s.replicas)]
+	core[Req, Resp]
 }
 
 // New returns a Proxy that opens calls with open on backends. It refuses
 // no backend, a backend without a name, a connection or with another's
-// name, and options whose functions are not of the response type.
+// name, and options that are out of range or whose functions are not of
+// the response type.
 func New[Req, Resp any](open OpenFunc[Req, Resp], backends []Backend, opts ...Option) (*Proxy[Req, Resp], error) {
 	if open == nil {
 		return nil, errors.New("fanout: New needs an OpenFunc")
 	}
-	if len(backends) == 0 {
-		return nil, errors.New("fanout: New needs at least one backend")
+	p := &Proxy[Req, Resp]{}
+	start := func(ctx context.Context, cc grpc.ClientConnInterface, req *Req) (func() (*Resp, error), error) {
+		stream, err := open(ctx, cc, req)
+		if err != nil {
+			return nil, err
+		}
+		return stream.Recv, nil
 	}
-	p := &Proxy[Req, Resp]{open: open}
-	for _, o := range opts {
-		o(&p.cfg)
-	}
-	if err := p.takeFuncs(); err != nil {
+	if err := p.init(start, backends, opts); err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// Stream calls one replica of every shard with req and yields their
+// responses, merged. A backend's failure is a *BackendError, yielded
+// (Warn) or ending the stream (Abort); if ctx ends, Stream yields its
+// status (Canceled or DeadlineExceeded) and ends. Breaking out of the loop
+// cancels every backend call, and every goroutine Stream started has ended
+// when the loop is over.
+func (p *Proxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[*Resp, error] {
+	return p.stream(ctx, req)
+}
+
+// Stats returns every backend's totals, in the order New got them.
+func (p *Proxy[Req, Resp]) Stats() []BackendStats { return p.stats() }
+
+// core is what a Proxy and a UnaryProxy share: the shards, the options,
+// and the way a call fans out.
+type core[Req, Resp any] struct {
+	start    startFunc[Req, Resp]
+	shards   []*shard
+	replicas []*replica // in the order New got them
+	cfg      config
+	cmp      func(a, b *Resp) int
+	equal    func(a, b *Resp) bool
+	merge    func(kept, next *Resp) *Resp
+	size     func(*Resp) int // nil: bytes are not counted
+}
+
+// A startFunc starts a backend call and returns what receives its
+// responses, one at a time, then io.EOF.
+type startFunc[Req, Resp any] func(ctx context.Context, cc grpc.ClientConnInterface, req *Req) (recv func() (*Resp, error), err error)
+
+// A shard is the replicas of one shard, called in turn.
+type shard struct {
+	name     string
+	replicas []*replica
+	next     atomic.Uint32
+	hedge    *hedger // nil: not hedged
+}
+
+// pick is the index of the replica the next call goes to first.
+func (s *shard) pick() int {
+	return int(s.next.Add(1)-1) % len(s.replicas)
+}
+
+func (c *core[Req, Resp]) init(start startFunc[Req, Resp], backends []Backend, opts []Option) error {
+	if len(backends) == 0 {
+		return errors.New("fanout: New needs at least one backend")
+	}
+	c.start = start
+	for _, o := range opts {
+		o(&c.cfg)
+	}
+	if err := c.cfg.check(); err != nil {
+		return err
+	}
+	if err := c.takeFuncs(); err != nil {
+		return err
+	}
+	if c.cfg.handler != nil {
+		if _, ok := any(new(Resp)).(proto.Message); ok {
+			c.size = func(r *Resp) int { return proto.Size(any(r).(proto.Message)) }
+		}
 	}
 	names := map[string]bool{}
 	byShard := map[string]*shard{}
 	for i, b := range backends {
 		switch {
 		case b.Name == "":
-			return nil, fmt.Errorf("fanout: backend %d has no Name", i)
+			return fmt.Errorf("fanout: backend %d has no Name", i)
 		case names[b.Name]:
-			return nil, fmt.Errorf("fanout: two backends are named %q", b.Name)
+			return fmt.Errorf("fanout: two backends are named %q", b.Name)
 		case b.Conn == nil:
-			return nil, fmt.Errorf("fanout: backend %q has no Conn", b.Name)
+			return fmt.Errorf("fanout: backend %q has no Conn", b.Name)
 		}
 		names[b.Name] = true
 		key := b.Shard
@@ -97,54 +145,65 @@ func New[Req, Resp any](open OpenFunc[Req, Resp], backends []Backend, opts ...Op
 		if s == nil {
 			s = &shard{name: b.Shard}
 			byShard[key] = s
-			p.shards = append(p.shards, s)
+			c.shards = append(c.shards, s)
 		}
-		s.replicas = append(s.replicas, b)
+		r := &replica{Backend: b}
+		s.replicas = append(s.replicas, r)
+		c.replicas = append(c.replicas, r)
 	}
-	return p, nil
-}
-
-// takeFuncs checks the options' functions against the response type.
-func (p *Proxy[Req, Resp]) takeFuncs() error {
-	var ok bool
-	if p.cfg.cmp != nil {
-		if p.cmp, ok = p.cfg.cmp.(func(a, b *Resp) int); !ok {
-			return fmt.Errorf("fanout: WithSortedMerge's function is a %T, want a func(a, b *%T) int", p.cfg.cmp, *new(Resp))
+	if c.cfg.hedging != nil {
+		for _, s := range c.shards {
+			if len(s.replicas) > 1 {
+				s.hedge = newHedger(*c.cfg.hedging)
+			}
 		}
-	}
-	if p.cfg.equal != nil {
-		if p.cmp == nil {
-			return errors.New("fanout: WithDedup drops adjacent equal responses, so it needs WithSortedMerge")
-		}
-		if p.equal, ok = p.cfg.equal.(func(a, b *Resp) bool); !ok {
-			return fmt.Errorf("fanout: WithDedup's equal is a %T, want a func(a, b *%T) bool", p.cfg.equal, *new(Resp))
-		}
-	}
-	if p.cfg.merge != nil {
-		p.merge = p.cfg.merge.(func(kept, next *Resp) *Resp) // of equal's type, checked above
 	}
 	return nil
 }
 
-// Stream calls one replica of every shard with req and yields their
-// responses, merged. A backend's failure is a *BackendError, yielded
-// (Warn) or ending the stream (Abort); if ctx ends, Stream yields its
-// status (Canceled or DeadlineExceeded) and ends. Breaking out of the loop
-// cancels every backend call, and every goroutine Stream started has ended
-// when the loop is over.
-func (p *Proxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[*Resp, error] {
+// takeFuncs checks the options' functions against the response type.
+func (c *core[Req, Resp]) takeFuncs() error {
+	var ok bool
+	if c.cfg.cmp != nil {
+		if c.cmp, ok = c.cfg.cmp.(func(a, b *Resp) int); !ok {
+			return fmt.Errorf("fanout: WithSortedMerge's function is a %T, want a func(a, b *%T) int", c.cfg.cmp, *new(Resp))
+		}
+	}
+	if c.cfg.equal != nil {
+		if c.cmp == nil {
+			return errors.New("fanout: WithDedup drops adjacent equal responses, so it needs WithSortedMerge")
+		}
+		if c.equal, ok = c.cfg.equal.(func(a, b *Resp) bool); !ok {
+			return fmt.Errorf("fanout: WithDedup's equal is a %T, want a func(a, b *%T) bool", c.cfg.equal, *new(Resp))
+		}
+	}
+	if c.cfg.merge != nil {
+		c.merge = c.cfg.merge.(func(kept, next *Resp) *Resp) // of equal's type, checked above
+	}
+	return nil
+}
+
+func (c *core[Req, Resp]) stats() []BackendStats {
+	out := make([]BackendStats, len(c.replicas))
+	for i, r := range c.replicas {
+		out[i] = r.snapshot()
+	}
+	return out
+}
+
+func (c *core[Req, Resp]) stream(ctx context.Context, req *Req) iter.Seq2[*Resp, error] {
 	return func(yield func(*Resp, error) bool) {
 		calls, cancel := context.WithCancel(ctx)
 		defer cancel()
-		seqs := make([]iter.Seq2[*Resp, error], len(p.shards))
-		for i, s := range p.shards {
-			seqs[i] = p.call(calls, s.pick(), req)
+		seqs := make([]iter.Seq2[*Resp, error], len(c.shards))
+		for i, s := range c.shards {
+			seqs[i] = c.call(calls, s, req)
 		}
 		var merged iter.Seq2[*Resp, error]
-		if p.cmp != nil {
-			merged = fanin.MergeSorted(p.cmp, seqs...)
-			if p.equal != nil {
-				merged = fanin.Dedup(merged, p.equal, p.merge)
+		if c.cmp != nil {
+			merged = fanin.MergeSorted(c.cmp, seqs...)
+			if c.equal != nil {
+				merged = fanin.Dedup(merged, c.equal, c.merge)
 			}
 		} else {
 			merged = fanin.MergeSeq(calls, seqs...)
@@ -166,73 +225,9 @@ func (p *Proxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[*Resp
 			if !errors.As(err, &be) {
 				be = &BackendError{Err: err} // not expected: every source error is one
 			}
-			if !yield(nil, be) || p.cfg.partial == Abort {
+			if !yield(nil, be) || c.cfg.partial == Abort {
 				cancel()
 				return
-			}
-		}
-	}
-}
-
-// Why a proxy gives up on a backend, as the cause of its call's context.
-var (
-	errFirstResponseTimeout = errors.New("no first response in time")
-	errIdleTimeout          = errors.New("no response in time")
-)
-
-// call is the responses of one backend's call, then its error if it ends
-// with one. It runs the call under its own context, which the timeouts
-// cancel.
-func (p *Proxy[Req, Resp]) call(parent context.Context, b Backend, req *Req) iter.Seq2[*Resp, error] {
-	return func(yield func(*Resp, error) bool) {
-		ctx, cancel := context.WithCancelCause(parent)
-		defer cancel(nil)
-		fail := func(err error) {
-			if cause := context.Cause(ctx); cause == errFirstResponseTimeout || cause == errIdleTimeout {
-				err = status.Errorf(codes.DeadlineExceeded, "fanout: %v", cause)
-			}
-			yield(nil, &BackendError{Backend: b.Name, Shard: b.Shard, Err: err})
-		}
-		// One timer watches the wait for the first response, open
-		// included, then each wait for the next one, while the backend,
-		// not the consumer, is the one to act.
-		var timer, idle *time.Timer
-		if p.cfg.firstTimeout > 0 {
-			timer = time.AfterFunc(p.cfg.firstTimeout, func() { cancel(errFirstResponseTimeout) })
-		}
-		stop := func() {
-			if timer != nil {
-				timer.Stop()
-			}
-		}
-		defer stop()
-		stream, err := p.open(ctx, b.Conn, req)
-		if err != nil {
-			fail(err)
-			return
-		}
-		for {
-			resp, err := stream.Recv()
-			stop()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				fail(err)
-				return
-			}
-			if !yield(resp, nil) {
-				return
-			}
-			switch {
-			case p.cfg.idleTimeout <= 0:
-				timer = nil
-			case idle == nil:
-				idle = time.AfterFunc(p.cfg.idleTimeout, func() { cancel(errIdleTimeout) })
-				timer = idle
-			default:
-				idle.Reset(p.cfg.idleTimeout)
-				timer = idle
 			}
 		}
 	}

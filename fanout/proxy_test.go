@@ -60,7 +60,7 @@ func (l *lister) List(_ *listv1.ListRequest, s grpc.ServerStreamingServer[listv1
 }
 
 // channel is an inproc.Channel serving l until the test ends.
-func channel(t *testing.T, l *lister) *inproc.Channel {
+func channel(t *testing.T, l listv1.ListStringsServer) *inproc.Channel {
 	ch := inproc.New()
 	t.Cleanup(ch.Stop)
 	listv1.RegisterListStringsServer(ch, l)
