@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/localgrpc/localgrpc/fanout"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
@@ -67,4 +69,89 @@ func Example() {
 	// apple
 	// banana
 	// cherry
+}
+
+// stalled is a ListStrings replica that never answers before its call is
+// cancelled.
+type stalled struct{ listv1.UnimplementedListStringsServer }
+
+func (stalled) List(_ *listv1.ListRequest, stream grpc.ServerStreamingServer[listv1.ListResponse]) error {
+	<-stream.Context().Done()
+	return stream.Context().Err()
+}
+
+// With hedging, a shard whose replica is slow to answer is asked again on
+// another replica, and the first to answer wins.
+func ExampleWithHedging() {
+	stuck, healthy := inproc.New(), inproc.New()
+	defer stuck.Stop()
+	defer healthy.Stop()
+	listv1.RegisterListStringsServer(stuck, stalled{})
+	listv1.RegisterListStringsServer(healthy, sorted{strings: []string{"answer"}})
+
+	open := func(ctx context.Context, cc grpc.ClientConnInterface, r *listv1.ListRequest) (grpc.ServerStreamingClient[listv1.ListResponse], error) {
+		return listv1.NewListStringsClient(cc).List(ctx, r)
+	}
+	p, err := fanout.New(open, []fanout.Backend{
+		{Name: "stuck", Shard: "a", Conn: stuck},
+		{Name: "healthy", Shard: "a", Conn: healthy},
+	}, fanout.WithHedging(fanout.Hedging{Delay: 10 * time.Millisecond, Budget: 1}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The first call goes to stuck, and is hedged to healthy.
+	for resp, err := range p.Stream(context.Background(), &listv1.ListRequest{}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(resp.Strings[0])
+	}
+	for _, s := range p.Stats() {
+		fmt.Printf("%s: %d call, %d hedge, %v %d cancelled\n", s.Backend, s.Calls, s.Hedges, s.Succeeded, s.Cancelled)
+	}
+	// Output:
+	// answer
+	// stuck: 1 call, 0 hedge, 0 1 cancelled
+	// healthy: 1 call, 1 hedge, 1 0 cancelled
+}
+
+// A unary proxy gathers one response per shard.
+func ExampleNewUnary() {
+	backend := func(text string) *inproc.Channel {
+		ch := inproc.New()
+		echov1.RegisterEchoServer(ch, fixedEcho{text: text})
+		return ch
+	}
+	a, b := backend("from a"), backend("from b")
+	defer a.Stop()
+	defer b.Stop()
+
+	get := func(ctx context.Context, cc grpc.ClientConnInterface, r *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		return echov1.NewEchoClient(cc).Get(ctx, r)
+	}
+	p, err := fanout.NewUnary(get, []fanout.Backend{{Name: "a", Conn: a}, {Name: "b", Conn: b}},
+		fanout.WithSortedMerge(func(x, y *echov1.EchoResponse) int { return strings.Compare(x.Text, y.Text) }))
+	if err != nil {
+		log.Fatal(err)
+	}
+	resps, err := p.Gather(context.Background(), &echov1.EchoRequest{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range resps {
+		fmt.Println(r.Text)
+	}
+	// Output:
+	// from a
+	// from b
+}
+
+// fixedEcho answers every Get with its text.
+type fixedEcho struct {
+	echov1.UnimplementedEchoServer
+	text string
+}
+
+func (f fixedEcho) Get(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	return &echov1.EchoResponse{Text: f.text}, nil
 }
