@@ -73,7 +73,9 @@ func Example() {
 
 // stalled is a ListStrings replica that never answers before its call is
 // cancelled.
-type stalled struct{ listv1.UnimplementedListStringsServer }
+type stalled struct {
+	listv1.UnimplementedListStringsServer
+}
 
 func (stalled) List(_ *listv1.ListRequest, stream grpc.ServerStreamingServer[listv1.ListResponse]) error {
 	<-stream.Context().Done()
