@@ -13,7 +13,9 @@ import (
 )
 
 // numbers is a ListStrings server that sends 150 strings in batches.
-type numbers struct{ listv1.UnimplementedListStringsServer }
+type numbers struct {
+	listv1.UnimplementedListStringsServer
+}
 
 func (numbers) List(_ *listv1.ListRequest, stream grpc.ServerStreamingServer[listv1.ListResponse]) error {
 	s := batch.NewSender(stream.Send, func(m *listv1.ListResponse, s string) { m.Strings = append(m.Strings, s) },
