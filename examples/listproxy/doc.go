@@ -1,5 +1,7 @@
-// Package listproxy is the proxy of the in-process reference text
-// ("Transparent, in-process gRPC calls"): a ListStrings service that hides
+// Package listproxy is the proxy of "Optimizing in-process gRPC with Go
+// 1.23 Iterators and Coroutines" (Płotka and Petkovski, 2025,
+// https://www.bwplotka.dev/2025/go-grpc-inprocess-iter/, section
+// "Transparent, in-process gRPC calls"): a ListStrings service that hides
 // many ListStrings backends and answers as one, built on package fanout.
 // Its backends may be in the same process, behind a unix or abstract
 // socket, on TCP or behind any grpc-go target, and one [Server] registers
