@@ -2,10 +2,10 @@
 // 1.23 Iterators and Coroutines" (Płotka and Petkovski, 2025,
 // https://www.bwplotka.dev/2025/go-grpc-inprocess-iter/, section
 // "Transparent, in-process gRPC calls"): a ListStrings service that hides
-// many ListStrings backends and answers as one, built on package fanout.
+// many ListStrings backends and answers as one, built on package [fanout].
 // Its backends may be in the same process, behind a unix or abstract
 // socket, on TCP or behind any grpc-go target, and one [Server] registers
-// on a localgrpc.Server like any service, so it is itself served on every
+// on a [localgrpc.Server] like any service, so it is itself served on every
 // kind of address.
 //
 // # What a client gets
@@ -23,7 +23,7 @@
 // yield nothing), so fanout's sorted merge, a loser tree over the
 // backends, sees strings, and puts equal ones next to each other, where
 // the proxy drops all but the first. (It does so itself rather than with
-// fanout.WithDedup, which keeps a run's item until the merge yields a
+// [fanout.WithDedup], which keeps a run's item until the merge yields a
 // different one, since it may fold the run: a string would wait for the
 // next.) The merged strings are packed again
 // into responses of at most 64 strings and 1 MiB of string bytes
@@ -39,7 +39,7 @@
 //
 // # When a backend fails
 //
-// With fanout.Warn, the default, the proxy goes on with the other
+// With [fanout.Warn], the default, the proxy goes on with the other
 // backends: the client gets every string they have, and the failed
 // backends' strings from before their failure, then the call ends with a
 // status whose code is the first failed backend's (Unavailable for a
@@ -48,7 +48,7 @@
 // backend with its status. A ListResponse has no field for warnings, as
 // Thanos's responses have, and ending with OK would let a client take a
 // partial list for the whole one; a status after the data tells it what
-// it got. With fanout.Abort the call ends at the first failure, with the
+// it got. With [fanout.Abort] the call ends at the first failure, with the
 // same status.
 //
 // A client that cancels its call ends every backend call of it: the proxy

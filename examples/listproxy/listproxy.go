@@ -16,8 +16,8 @@ import (
 
 // A Server is the ListStrings proxy: its List fans out to its backends and
 // streams the sorted, deduplicated union of their strings. Register it on
-// a localgrpc.Server (or any grpc.ServiceRegistrar) with
-// listv1.RegisterListStringsServer. It is safe for concurrent use.
+// a [localgrpc.Server] (or any [grpc.ServiceRegistrar]) with
+// [listv1.RegisterListStringsServer]. It is safe for concurrent use.
 type Server struct {
 	listv1.UnimplementedListStringsServer
 	proxy                *fanout.Proxy[listv1.ListRequest, string]
@@ -49,27 +49,28 @@ func WithBatchLimits(maxStrings, maxBytes int) Option {
 	return func(c *config) { c.maxStrings, c.maxBytes = maxStrings, maxBytes }
 }
 
-// WithFanoutOptions passes options to the fanout.Proxy underneath:
-// fanout.WithPartialResponse, fanout.WithFirstResponseTimeout,
-// fanout.WithIdleTimeout. The proxy's sorted merge of strings comes after
-// them and replaces a fanout.WithSortedMerge given here; the proxy drops
-// repeated strings itself, so fanout.WithDedup adds nothing (and, for
-// another type than string, New refuses it).
+// WithFanoutOptions passes options to the [fanout.Proxy] underneath:
+// [fanout.WithPartialResponse], [fanout.WithFirstResponseTimeout],
+// [fanout.WithIdleTimeout]. The proxy's sorted merge of strings comes
+// after them and replaces a [fanout.WithSortedMerge] given here; the proxy
+// drops repeated strings itself, so [fanout.WithDedup] adds nothing (and,
+// for another type than string, New refuses it).
 func WithFanoutOptions(opts ...fanout.Option) Option {
 	return func(c *config) { c.fanout = append(c.fanout, opts...) }
 }
 
-// WithClientOptions passes options to localgrpc.NewClient for each address
-// of [Dial]. New, whose backends come connected, refuses it.
+// WithClientOptions passes options to [localgrpc.NewClient] for each
+// address of [Dial]. [New], whose backends come connected, refuses it.
 func WithClientOptions(opts ...localgrpc.ClientOption) Option {
 	return func(c *config) { c.client, c.hasClient = append(c.client, opts...), true }
 }
 
-// New returns a proxy of backends, each a fanout.Backend: an
-// inproc.Channel, a localgrpc.NewClient connection, a *grpc.ClientConn,
+// New returns a proxy of backends, each a [fanout.Backend]: an
+// inproc.Channel, a [localgrpc.NewClient] connection, a [*grpc.ClientConn],
 // with replicas of one shard sharing its Shard. The connections stay the
-// caller's. New refuses what fanout.New refuses (no backend, a backend
-// without a name or a connection, two of one name) and limits below 1.
+// caller's. New refuses what [fanout.New] refuses (an empty list, a backend
+// without a name or a connection, two of one name), batch limits below 1,
+// and [WithClientOptions].
 func New(backends []fanout.Backend, opts ...Option) (*Server, error) {
 	cfg := newConfig(opts)
 	if cfg.hasClient {
@@ -79,12 +80,13 @@ func New(backends []fanout.Backend, opts ...Option) (*Server, error) {
 }
 
 // Dial returns a proxy of the servers at addrs, each a shard of its own
-// named by its address: any address of localgrpc.NewClient ("inproc:NAME"
-// of a localgrpc.Server of this process, "unix:PATH", "unix:@NAME",
+// named by its address: any address of [localgrpc.NewClient] ("inproc:NAME"
+// of a [localgrpc.Server] of this process, "unix:PATH", "unix:@NAME",
 // "HOST:PORT", a grpc-go target such as "dns:///host:port", whose
 // resolver may give several hosts that grpc-go balances as one backend).
-// [Server.Close] closes the connections. Dial refuses no address, an
-// address given twice, one NewClient refuses, and limits below 1.
+// [Server.Close] closes the connections. Dial refuses an empty list, an
+// address given twice, an address NewClient refuses, and batch limits
+// below 1.
 func Dial(addrs []string, opts ...Option) (*Server, error) {
 	cfg := newConfig(opts)
 	if len(addrs) == 0 {
