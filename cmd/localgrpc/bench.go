@@ -57,8 +57,10 @@ PingPong, one Send and Recv on an open bidirectional stream.
 Impls: grpc-go over TCP (localhost), unix and abstract sockets and bufconn;
 fullstorydev/grpchan, copying (grpchan) or sharing (grpchan-share) messages;
 hand-written goroutine+channel (chan) and iter.Pull2 (iter) clients; the handler
-called directly (direct, the floor); and this project's inproc channel in each
-copy mode (clone, share) and execution mode (isolated, inline).
+called directly (direct); the least any channel keeping inproc's contract must
+pay (floor: for ListStrings the generated Recv's new message and field copy, for
+Unary a go statement and one channel hand-off back); and this project's inproc
+channel in each copy mode (clone, share) and execution mode (isolated, inline).
 
 Each case runs --count times, a round of every case at a time so that a noisy
 machine's drift spreads over all of them; each run is a benchmark of --benchtime,

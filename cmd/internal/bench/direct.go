@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc"
 )
 
-// directClients is impl "direct", the floor: the workloads call the
-// handlers as plain methods, with no client, no stream machinery and no
+// directClients is impl "direct", no channel at all: the workloads call
+// the handlers as plain methods, with no client, no stream machinery and no
 // second goroutine.
 //
 //   - ListStrings runs List with a stream whose Send is the workload's

@@ -39,6 +39,7 @@ var impls = []impl{
 	{name: "chan", connect: chanClients, skip: map[string]string{Unary: noStream}},
 	{name: "iter", connect: iterClients, skip: map[string]string{Unary: noStream}},
 	{name: "direct", connect: directClients},
+	{name: "floor", connect: floorClients, skip: map[string]string{PingPong: noFloor}},
 	{name: "inproc-clone-isolated", connect: viaConn(serveInproc(inproc.Clone, inproc.Isolated))},
 	{name: "inproc-share-isolated", connect: viaConn(serveInproc(inproc.Share, inproc.Isolated))},
 	{name: "inproc-clone-inline", connect: viaConn(serveInproc(inproc.Clone, inproc.Inline))},
@@ -78,7 +79,7 @@ type clients struct {
 
 	// pushList, when set, replaces list: it runs the List handler with a
 	// stream whose Send calls send, so there is no client at all. It is
-	// the floor ("direct").
+	// "direct" and "floor".
 	pushList func(ctx context.Context, req *listv1.ListRequest, send func(*listv1.ListResponse) error) error
 }
 
