@@ -2,6 +2,7 @@ package localgrpc_test
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,8 +16,16 @@ func TestReadmeSnippetsAreExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files, err := filepath.Glob("*example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob("*/*example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var examples []string
-	for _, f := range []string{"example_test.go", "inproc/example_test.go", "fanin/example_test.go"} {
+	for _, f := range append(files, more...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
