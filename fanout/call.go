@@ -233,7 +233,7 @@ func (c *core[Req, Resp]) end(a *attempt[Resp], err error) error {
 	if err == errNotNeeded {
 		s.Err, s.Code = status.Error(codes.Canceled, "fanout: "+errNotNeeded.Error()), codes.Canceled
 	}
-	a.r.record(s)
+	a.r.record(s, c.cfg.cooldown)
 	if c.cfg.handler != nil {
 		c.cfg.handler(*s)
 	}

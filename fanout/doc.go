@@ -4,7 +4,8 @@
 // localgrpc.NewClient connection to a socket, TCP or a grpc-go target).
 //
 // A [Proxy] opens one server-streaming call per shard, on one replica of
-// it in turn, and merges the responses: as they come, or in order with
+// it in turn (passing over, for a [WithCooldown] while, a replica that
+// failed as an unhealthy server does), and merges the responses: as they come, or in order with
 // [WithSortedMerge] (a loser tree, see package fanin) and [WithDedup]. A
 // [UnaryProxy] does the same for a unary call and gathers one response
 // per shard. A backend that fails is a [*BackendError]: with [Warn] (the

@@ -260,3 +260,46 @@ func TestHedgeCallerCancels(t *testing.T) {
 		}
 	}
 }
+
+func TestCooldown(t *testing.T) {
+	down := newReplica("down", func(context.Context) error { return status.Error(codes.Unavailable, "down") })
+	refuses := newReplica("refuses", func(context.Context) error { return status.Error(codes.InvalidArgument, "bad request") })
+	up := newReplica("up", nil)
+	failures := func(p *fanout.Proxy[listv1.ListRequest, listv1.ListResponse], calls int) int {
+		n := 0
+		for range calls {
+			if _, errs := collect(t, p); errs != nil {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("cooldown=default", func(t *testing.T) {
+		p := twoReplicas(t, down, up)
+		if n := failures(p, 6); n != 1 {
+			t.Errorf("%d of 6 calls failed, want only the first: the failed replica is passed over", n)
+		}
+	})
+	t.Run("cooldown=0", func(t *testing.T) {
+		p := twoReplicas(t, down, up, fanout.WithCooldown(0))
+		if n := failures(p, 6); n != 3 {
+			t.Errorf("%d of 6 calls failed, want every other one, strictly in turn", n)
+		}
+	})
+	t.Run("cooldown=ends", func(t *testing.T) {
+		const cooldown = 20 * time.Millisecond
+		p := twoReplicas(t, down, up, fanout.WithCooldown(cooldown))
+		failures(p, 1)
+		time.Sleep(2 * cooldown)
+		if n := failures(p, 2); n != 1 {
+			t.Errorf("after the cooldown, %d of 2 calls failed, want the failed replica tried again", n)
+		}
+	})
+	t.Run("error=the-request's", func(t *testing.T) {
+		// InvalidArgument is the request's fault, not the replica's.
+		p := twoReplicas(t, refuses, up)
+		if n := failures(p, 6); n != 3 {
+			t.Errorf("%d of 6 calls failed, want every other one: a refusal is no sign of ill health", n)
+		}
+	})
+}

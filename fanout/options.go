@@ -16,7 +16,12 @@ type config struct {
 	idleTimeout  time.Duration
 	hedging      *Hedging
 	handler      func(CallStats)
+	cooldown     time.Duration
 }
+
+// DefaultCooldown is how long a replica that failed is passed over, unless
+// WithCooldown says otherwise.
+const DefaultCooldown = time.Second
 
 // PartialResponse says what a Proxy does when a backend fails.
 type PartialResponse uint8
@@ -99,6 +104,15 @@ func WithStatsHandler(h func(CallStats)) Option {
 	return func(c *config) { c.handler = h }
 }
 
+// WithCooldown sets how long a replica whose call failed as an unhealthy
+// server fails (Unavailable, DeadlineExceeded, ResourceExhausted,
+// Internal, Unknown) is passed over while its shard has a replica that has
+// not failed; DefaultCooldown without it. Zero calls replicas strictly in
+// turn.
+func WithCooldown(d time.Duration) Option {
+	return func(c *config) { c.cooldown = d }
+}
+
 // check refuses settings no proxy can run with.
 func (c *config) check() error {
 	switch {
@@ -108,6 +122,8 @@ func (c *config) check() error {
 		return fmt.Errorf("fanout: WithFirstResponseTimeout(%v) is negative", c.firstTimeout)
 	case c.idleTimeout < 0:
 		return fmt.Errorf("fanout: WithIdleTimeout(%v) is negative", c.idleTimeout)
+	case c.cooldown < 0:
+		return fmt.Errorf("fanout: WithCooldown(%v) is negative", c.cooldown)
 	}
 	if c.hedging != nil {
 		return c.hedging.check()

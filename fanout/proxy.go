@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sync/atomic"
+	"time"
 
 	"github.com/localgrpc/localgrpc/fanin"
 	"google.golang.org/grpc"
@@ -13,7 +14,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// A Backend is one server behind a Proxy.
+// A Backend is one server behind a Proxy. Of the replicas of a shard, a
+// Proxy calls one, in turn, passing over for a while one whose last call
+// failed as an unhealthy server fails (see WithCooldown).
 type Backend struct {
 	// Name names the backend in errors; every backend of a Proxy has its
 	// own.
@@ -101,9 +104,22 @@ type shard struct {
 	hedge    *hedger // nil: not hedged
 }
 
-// pick is the index of the replica the next call goes to first.
+// pick is the index of the replica the next call goes to first: the next
+// in turn that is not cooling down after a failure, or the next in turn
+// if all are.
 func (s *shard) pick() int {
-	return int(s.next.Add(1)-1) % len(s.replicas)
+	next := int(s.next.Add(1)-1) % len(s.replicas)
+	if s.replicas[next].failedUntil.Load() == 0 {
+		return next
+	}
+	now := time.Now().UnixNano()
+	for k := range len(s.replicas) {
+		i := (next + k) % len(s.replicas)
+		if until := s.replicas[i].failedUntil.Load(); until == 0 || until <= now {
+			return i
+		}
+	}
+	return next
 }
 
 func (c *core[Req, Resp]) init(start startFunc[Req, Resp], backends []Backend, opts []Option) error {
@@ -111,6 +127,7 @@ func (c *core[Req, Resp]) init(start startFunc[Req, Resp], backends []Backend, o
 		return errors.New("fanout: New needs at least one backend")
 	}
 	c.start = start
+	c.cfg.cooldown = DefaultCooldown
 	for _, o := range opts {
 		o(&c.cfg)
 	}

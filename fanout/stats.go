@@ -87,6 +87,19 @@ type replica struct {
 	messages, bytes              atomic.Int64
 	firstResponses               atomic.Int64
 	firstResponseTime, callTime  atomic.Int64 // nanoseconds
+	// failedUntil is when the replica's cooldown after a failure ends, in
+	// Unix nanoseconds; zero while its calls succeed.
+	failedUntil atomic.Int64
+}
+
+// unhealthy says whether a call that failed with code says its server is
+// unwell, rather than refusing this request.
+func unhealthy(c codes.Code) bool {
+	switch c {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Internal, codes.Unknown:
+		return true
+	}
+	return false
 }
 
 func (r *replica) snapshot() BackendStats {
@@ -106,13 +119,20 @@ func (r *replica) snapshot() BackendStats {
 	}
 }
 
-// record adds an ended call to the counters.
-func (r *replica) record(s *CallStats) {
+// record adds an ended call to the counters, and starts or ends the
+// replica's cooldown.
+func (r *replica) record(s *CallStats, cooldown time.Duration) {
 	switch s.Outcome {
 	case Succeeded:
 		r.succeeded.Add(1)
+		if r.failedUntil.Load() != 0 {
+			r.failedUntil.Store(0)
+		}
 	case Failed:
 		r.failed.Add(1)
+		if cooldown > 0 && unhealthy(s.Code) {
+			r.failedUntil.Store(time.Now().Add(cooldown).UnixNano())
+		}
 	default:
 		r.cancelled.Add(1)
 	}

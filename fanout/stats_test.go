@@ -123,6 +123,7 @@ func TestNewRefusesSettings(t *testing.T) {
 		{"partial=unknown", fanout.WithPartialResponse(7), "WithPartialResponse"},
 		{"first-timeout=negative", fanout.WithFirstResponseTimeout(-1), "negative"},
 		{"idle-timeout=negative", fanout.WithIdleTimeout(-1), "negative"},
+		{"cooldown=negative", fanout.WithCooldown(-1), "negative"},
 		{"hedging=empty", fanout.WithHedging(fanout.Hedging{}), "Delay or a Percentile"},
 		{"hedging=negative-delay", fanout.WithHedging(fanout.Hedging{Delay: -1}), "Delay"},
 		{"hedging=percentile-100", fanout.WithHedging(fanout.Hedging{Percentile: 100}), "Percentile"},
