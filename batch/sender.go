@@ -40,7 +40,8 @@ type Sender[M, I any] struct {
 var ErrClosed = errors.New("batch: Add after Close")
 
 // NewSender returns a Sender that adds items to a batch with add and sends
-// batches with send. It panics on options out of range (a MaxItems below
+// batches with send. Each batch starts as a new(M); Appender's add
+// function makes its repeated field with room for a whole batch. It panics on options out of range (a MaxItems below
 // one, a negative MaxBytes or MaxAge), and on MaxBytes for items that are
 // not proto.Message without an ItemSize of the item type: mistakes of the
 // program, not of its input.
