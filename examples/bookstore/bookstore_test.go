@@ -72,7 +72,8 @@ func TestListBooks(t *testing.T) {
 					t.Parallel()
 					for _, author := range authors {
 						ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-						books, sizes, err := s.list(ctx, tr.conn, author)
+						var sizes []int
+						books, err := s.list(ctx, tr.conn, author, &sizes)
 						cancel()
 						if err != nil {
 							t.Fatalf("%s: %v", author, err)

@@ -19,7 +19,8 @@ type SenderBatched struct {
 // ListBooks sends every book of the request's author, BatchSize to a
 // message.
 func (s *SenderBatched) ListBooks(req *bookstorev1.ListBooksRequest, stream grpc.ServerStreamingServer[bookstorev1.ListBooksResponse]) error {
-	out := batch.NewSender(stream.Send, addBook, batch.MaxItems(batchSize(s.BatchSize)))
+	size := batchSize(s.BatchSize)
+	out := batch.NewSender(stream.Send, batch.Appender(books, size), batch.MaxItems(size))
 	for i := range s.Library {
 		if s.Library[i].Author != req.GetAuthor() {
 			continue
@@ -31,4 +32,4 @@ func (s *SenderBatched) ListBooks(req *bookstorev1.ListBooksRequest, stream grpc
 	return out.Flush()
 }
 
-func addBook(m *bookstorev1.ListBooksResponse, b *bookstorev1.Book) { m.Books = append(m.Books, b) }
+func books(m *bookstorev1.ListBooksResponse) *[]*bookstorev1.Book { return &m.Books }

@@ -18,8 +18,9 @@ type store struct {
 	batch int    // books per message
 	// register registers the server of lib.
 	register func(s grpc.ServiceRegistrar, lib bookstore.Library)
-	// list lists author's books, and the number of books in each message.
-	list func(ctx context.Context, cc grpc.ClientConnInterface, author string) ([]*bookstorev1.Book, []int, error)
+	// list lists author's books, and appends the number of books in each
+	// message to sizes unless it is nil.
+	list func(ctx context.Context, cc grpc.ClientConnInterface, author string, sizes *[]int) ([]*bookstorev1.Book, error)
 }
 
 func (s store) String() string { return fmt.Sprintf("server=%s/batch=%d", s.name, s.batch) }
@@ -46,47 +47,45 @@ var stores = []store{
 
 // listOne lists from a BookStore, as the article's client does, but
 // telling the stream's end from its failure.
-func listOne(ctx context.Context, cc grpc.ClientConnInterface, author string) ([]*bookstorev1.Book, []int, error) {
+func listOne(ctx context.Context, cc grpc.ClientConnInterface, author string, sizes *[]int) ([]*bookstorev1.Book, error) {
 	stream, err := bookstorev1.NewBookStoreClient(cc).ListBooks(ctx, &bookstorev1.ListBooksRequest{Author: author})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var books []*bookstorev1.Book
 	for {
 		b, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			break
+			return books, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		books = append(books, b)
+		if sizes != nil {
+			*sizes = append(*sizes, 1)
+		}
 	}
-	sizes := make([]int, len(books))
-	for i := range sizes {
-		sizes[i] = 1
-	}
-	return books, sizes, nil
 }
 
 // listBatched lists from a BookStoreBatch.
-func listBatched(ctx context.Context, cc grpc.ClientConnInterface, author string) ([]*bookstorev1.Book, []int, error) {
+func listBatched(ctx context.Context, cc grpc.ClientConnInterface, author string, sizes *[]int) ([]*bookstorev1.Book, error) {
 	stream, err := bookstorev1.NewBookStoreBatchClient(cc).ListBooks(ctx, &bookstorev1.ListBooksRequest{Author: author})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var books []*bookstorev1.Book
-	var sizes []int
 	for {
 		m, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			break
+			return books, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		books = append(books, m.Books...)
-		sizes = append(sizes, len(m.Books))
+		if sizes != nil {
+			*sizes = append(*sizes, len(m.Books))
+		}
 	}
-	return books, sizes, nil
 }
