@@ -116,7 +116,11 @@ func (s *Sender[M, I]) Add(item I) error {
 }
 
 // Flush sends the batch being filled, if any, and returns the Send error
-// of this or an earlier batch. The Sender stays usable.
+// of this or an earlier batch. The Sender stays usable. Once Flush has
+// returned, the Sender calls send again only for a later Add: until then
+// the caller may send other messages on the same stream itself, such as a
+// bidirectional stream's answers between batches, without two Sends at
+// once and in order after every item added before.
 func (s *Sender[M, I]) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
