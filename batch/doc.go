@@ -9,6 +9,8 @@
 // sends its Store API series 64 to a message. A [Sender] does the
 // batching once for any generated stream: it sends a batch when it
 // holds [MaxItems] items or [MaxBytes] bytes, or when its oldest item is
-// [MaxAge] old, so that a slow producer still delivers in time. [Items]
-// yields the items of the batches a client receives.
+// [MaxAge] old, so that a slow producer still delivers in time.
+// [Appender] makes its add function, which fills a batch's repeated field
+// with one allocation. [Items] yields the items of the batches a client
+// receives.
 package batch

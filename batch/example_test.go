@@ -18,8 +18,8 @@ type numbers struct {
 }
 
 func (numbers) List(_ *listv1.ListRequest, stream grpc.ServerStreamingServer[listv1.ListResponse]) error {
-	s := batch.NewSender(stream.Send, func(m *listv1.ListResponse, s string) { m.Strings = append(m.Strings, s) },
-		batch.MaxItems(64), batch.MaxAge(10*time.Millisecond))
+	add := batch.Appender(func(m *listv1.ListResponse) *[]string { return &m.Strings }, 64)
+	s := batch.NewSender(stream.Send, add, batch.MaxItems(64), batch.MaxAge(10*time.Millisecond))
 	for i := range 150 {
 		if err := s.Add(fmt.Sprint(i)); err != nil {
 			return err

@@ -40,7 +40,8 @@ type Sender[M, I any] struct {
 var ErrClosed = errors.New("batch: Add after Close")
 
 // NewSender returns a Sender that adds items to a batch with add and sends
-// batches with send. It panics on options out of range (a MaxItems below
+// batches with send. Each batch starts as a new(M); Appender's add
+// function makes its repeated field with room for a whole batch. It panics on options out of range (a MaxItems below
 // one, a negative MaxBytes or MaxAge), and on MaxBytes for items that are
 // not proto.Message without an ItemSize of the item type: mistakes of the
 // program, not of its input.
@@ -115,7 +116,11 @@ func (s *Sender[M, I]) Add(item I) error {
 }
 
 // Flush sends the batch being filled, if any, and returns the Send error
-// of this or an earlier batch. The Sender stays usable.
+// of this or an earlier batch. The Sender stays usable. Once Flush has
+// returned, the Sender calls send again only for a later Add: until then
+// the caller may send other messages on the same stream itself, such as a
+// bidirectional stream's answers between batches, without two Sends at
+// once and in order after every item added before.
 func (s *Sender[M, I]) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

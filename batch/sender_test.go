@@ -244,6 +244,52 @@ func TestConcurrentAddsNeverSendAtOnce(t *testing.T) {
 	}
 }
 
+// TestSendBetweenFlushAndAdd is the pattern of a bidirectional handler
+// that sends its own messages between batches: after Flush, no timer of
+// the Sender sends, so the handler's send never runs beside one, and comes
+// after every item added before it.
+func TestSendBetweenFlushAndAdd(t *testing.T) {
+	var out sink
+	s := batch.NewSender(out.send, appendValue, batch.MaxItems(4), batch.MaxAge(time.Microsecond))
+	for i := range 300 {
+		for j := range i % 6 {
+			if err := s.Add(number(j)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := out.send(&structpb.ListValue{Values: []*structpb.Value{structpb.NewStringValue("own")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out.overlap.Load() {
+		t.Error("the handler's send ran beside a timer's")
+	}
+	// Between two of the handler's messages, the items of that round, in
+	// order.
+	i := 0
+	for round := range 300 {
+		want := 0
+		for ; i < len(out.batches) && out.batches[i].Values[0].GetStringValue() != "own"; i++ {
+			for _, v := range out.batches[i].Values {
+				if v.GetNumberValue() != float64(want) {
+					t.Fatalf("round %d: item %v, want %d", round, v, want)
+				}
+				want++
+			}
+		}
+		if want != round%6 || i == len(out.batches) {
+			t.Fatalf("round %d: %d items before the handler's message, want %d", round, want, round%6)
+		}
+		i++
+	}
+}
+
 func TestAddAfterClose(t *testing.T) {
 	var out sink
 	s := batch.NewSender(out.send, appendValue)
