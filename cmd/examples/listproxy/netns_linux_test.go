@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/examples/listproxy"
+	"github.com/localgrpc/localgrpc/cmd/examples/listproxy"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/internal/servertest"
 	"golang.org/x/sys/unix"

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/examples/listproxy"
+	"github.com/localgrpc/localgrpc/cmd/examples/listproxy"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"google.golang.org/grpc"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/examples/listproxy"
+	"github.com/localgrpc/localgrpc/cmd/examples/listproxy"
 	"github.com/localgrpc/localgrpc/fanout"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/inproc"

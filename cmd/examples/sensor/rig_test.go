@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/examples/sensor"
+	"github.com/localgrpc/localgrpc/cmd/examples/sensor"
 	sensorv1 "github.com/localgrpc/localgrpc/gen/sensor/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/localgrpc/localgrpc/examples/sensor"
+	"github.com/localgrpc/localgrpc/cmd/examples/sensor"
 	sensorv1 "github.com/localgrpc/localgrpc/gen/sensor/v1"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/batch"
-	"github.com/localgrpc/localgrpc/examples/bookstore"
+	"github.com/localgrpc/localgrpc/cmd/examples/bookstore"
 	bookstorev1 "github.com/localgrpc/localgrpc/gen/bookstore/v1"
 )
 

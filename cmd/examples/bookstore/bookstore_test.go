@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/localgrpc/localgrpc/examples/bookstore"
+	"github.com/localgrpc/localgrpc/cmd/examples/bookstore"
 	bookstorev1 "github.com/localgrpc/localgrpc/gen/bookstore/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
