@@ -95,14 +95,31 @@ func (m *merger[T]) exit() {
 func (m *merger[T]) forward(in <-chan T) {
 	defer m.exit()
 	for {
-		select {
-		case v, ok := <-in:
-			if !ok || !m.send(v) {
+		v, ok, ready := tryRecv(in)
+		if ready {
+			if m.ended() {
 				return
 			}
-		case <-m.done:
+		} else {
+			select {
+			case v, ok = <-in:
+			case <-m.done:
+				return
+			}
+		}
+		if !ok || !m.send(v) {
 			return
 		}
+	}
+}
+
+// ended reports whether ctx has ended, without blocking.
+func (m *merger[T]) ended() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
 	}
 }
 
