@@ -20,45 +20,53 @@ import (
 // waiting on it would only keep the output open until ctx ends. With no
 // non-nil inputs the output is closed at once.
 func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
-	var groups []*group[T]
-	var g *group[T]
+	n := 0
 	for _, in := range ins {
-		if in == nil {
-			continue
+		if in != nil {
+			n++
 		}
-		if g == nil || g.open == groupSize {
-			g = &group[T]{back: make(chan struct{}, 1)}
-			groups = append(groups, g)
-		}
-		g.ins[g.open] = in
-		g.open++
 	}
 	out := make(chan T, outBuffer)
-	if len(groups) == 0 {
+	if n == 0 {
 		close(out)
 		return out
 	}
 	m := &merger[T]{done: ctx.Done(), out: out}
-	switch {
-	case len(groups) == 1 && groups[0].open <= forwardUpTo:
-		m.running.Store(int32(groups[0].open))
-		for _, in := range groups[0].ins[:groups[0].open] {
-			go m.forward(in)
+	if n <= forwardUpTo {
+		m.running.Store(int32(n))
+		for _, in := range ins {
+			if in != nil {
+				go m.forward(in)
+			}
 		}
-	case len(groups) == 1:
+		return out
+	}
+	groups := make([]group[T], (n+groupSize-1)/groupSize)
+	n = 0
+	for _, in := range ins {
+		if in != nil {
+			g := &groups[n/groupSize]
+			g.ins[g.open] = in
+			g.open++
+			n++
+		}
+	}
+	if len(groups) == 1 {
 		// One watcher sweeps its own group when busy: a sweeper would
 		// only add a handoff.
 		m.running.Store(1)
-		go m.watch(groups[0])
-	default:
-		m.busy = make(chan *group[T], len(groups))
-		m.running.Store(int32(len(groups)) + 1)
-		m.watching.Store(int32(len(groups)))
-		for _, g := range groups {
-			go m.watch(g)
-		}
-		go m.sweep()
+		go m.watch(&groups[0])
+		return out
 	}
+	m.busy = make(chan *group[T], len(groups))
+	m.running.Store(int32(len(groups)) + 1)
+	m.watching.Store(int32(len(groups)))
+	for i := range groups {
+		g := &groups[i]
+		g.back = make(chan struct{}, 1)
+		go m.watch(g)
+	}
+	go m.sweep()
 	return out
 }
 
