@@ -131,9 +131,12 @@ func (m *merger[T]) ended() bool {
 	}
 }
 
-// watch waits on a group's inputs while they are quiet. After a value, if
-// the group has more ready it is busy: the watcher hands it to the sweeper
-// (or, alone, spins on it itself) and waits to get it back.
+// watch waits on a group's inputs while they are quiet. After a value it
+// takes what else the group has ready, as far as the output has room. If the
+// group had more ready it is busy, and if the output was full the watcher
+// holds a value it could not place: either way it hands the group to the
+// sweeper and waits to get it back. A watcher alone (one group, no sweeper)
+// sweeps its own group while it is busy, waiting for room in the output.
 func (m *merger[T]) watch(g *group[T]) {
 	defer m.exit()
 	if m.busy != nil {
@@ -151,21 +154,30 @@ func (m *merger[T]) watch(g *group[T]) {
 		case !ok:
 			g.drop(i)
 			continue
-		case !m.send(v):
-			return
-		}
-		got, live := m.take(g)
-		if !live {
-			return
-		}
-		if !got || g.open == 0 {
-			continue
 		}
 		if m.busy == nil {
-			if !m.spin(g) {
+			if !m.send(v) {
+				return
+			}
+			got, live := m.take(g, true)
+			if !live {
+				return
+			}
+			if got && g.open > 0 && !m.spin(g) {
 				return
 			}
 			continue
+		}
+		if !m.trySend(v) {
+			g.pending, g.held = v, true
+		} else {
+			got, live := m.take(g, false)
+			if !live {
+				return
+			}
+			if !g.held && (!got || g.open == 0) {
+				continue
+			}
 		}
 		m.busy <- g
 		select {
@@ -239,12 +251,22 @@ func (m *merger[T]) spin(g *group[T]) bool {
 	}
 }
 
-// sweepOnce takes what a busy group has ready and reports whether it is
-// still busy: open, and not found empty more than idleSweeps sweeps in a
-// row. It reports false for live when ctx ended.
+// sweepOnce delivers the value a busy group holds, if any, takes what the
+// group has ready and reports whether it is still busy: open, and not found
+// empty more than idleSweeps sweeps in a row. It reports false for live when
+// ctx ended.
 func (m *merger[T]) sweepOnce(g *group[T]) (busy, live bool) {
-	got, live := m.take(g)
-	if got {
+	got := g.held
+	if g.held {
+		var zero T
+		v := g.pending
+		g.pending, g.held = zero, false
+		if !m.send(v) {
+			return false, false
+		}
+	}
+	took, live := m.take(g, true)
+	if got || took {
 		g.idle = 0
 	} else {
 		g.idle++
@@ -256,9 +278,14 @@ func (m *merger[T]) sweepOnce(g *group[T]) (busy, live bool) {
 	return true, live
 }
 
-// take receives what the group's inputs have ready without blocking. It
-// reports whether it got anything, and false for live when ctx ended.
-func (m *merger[T]) take(g *group[T]) (got, live bool) {
+// take receives what the group's inputs have ready without blocking and puts
+// it in the output. With wait it waits for room in the output; without, it
+// stops at a full output and leaves the value in hand held in the group, for
+// the sweeper to deliver, so that only the sweeper (or a watcher alone) waits
+// on the output, not every watcher whose group got busy while the consumer
+// fell behind. It reports whether it got anything, and false for live when
+// ctx ended.
+func (m *merger[T]) take(g *group[T], wait bool) (got, live bool) {
 	for i, in := range &g.ins {
 		if in == nil {
 			continue
@@ -272,17 +299,28 @@ func (m *merger[T]) take(g *group[T]) (got, live bool) {
 				g.drop(i)
 				break
 			}
-			if !m.send(v) {
-				return got, false
+			switch {
+			case wait:
+				if !m.send(v) {
+					return got, false
+				}
+			case !m.trySend(v):
+				g.pending, g.held = v, true
+				return true, !m.ended()
 			}
 			got = true
 		}
 	}
+	return got, !m.ended()
+}
+
+// trySend puts v in the output if there is room, without blocking.
+func (m *merger[T]) trySend(v T) bool {
 	select {
-	case <-m.done:
-		return got, false
+	case m.out <- v:
+		return true
 	default:
-		return got, true
+		return false
 	}
 }
 
