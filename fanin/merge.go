@@ -326,10 +326,8 @@ func (m *merger[T]) trySend(v T) bool {
 
 // send puts v in the output, or returns false if ctx ends first.
 func (m *merger[T]) send(v T) bool {
-	select {
-	case m.out <- v:
+	if m.trySend(v) {
 		return true
-	default:
 	}
 	select {
 	case m.out <- v:
