@@ -7,14 +7,17 @@ package fanin
 // at 1,000 inputs.
 const groupSize = 4
 
-// group is a watcher's inputs. Its watcher or, while the group is busy, the
+// group is a watcher's inputs, and the value its watcher took but found no
+// room for in the output. Its watcher or, while the group is busy, the
 // sweeper owns it; the handoffs over the busy and back channels order their
 // accesses.
 type group[T any] struct {
-	ins  [groupSize]<-chan T // nil once closed, and past the inputs given
-	open int                 // inputs not yet closed
-	idle int                 // sweeps in a row that found the group empty
-	back chan struct{}       // the sweeper gives the group back to its watcher
+	ins     [groupSize]<-chan T // nil once closed, and past the inputs given
+	open    int                 // inputs not yet closed
+	idle    int                 // sweeps in a row that found the group empty
+	pending T                   // a value taken but not yet put in the output
+	held    bool                // pending holds a value
+	back    chan struct{}       // the sweeper gives the group back to its watcher
 }
 
 // wait blocks until one of the group's inputs has a value or is closed, and

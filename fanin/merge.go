@@ -20,45 +20,53 @@ import (
 // waiting on it would only keep the output open until ctx ends. With no
 // non-nil inputs the output is closed at once.
 func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
-	var groups []*group[T]
-	var g *group[T]
+	n := 0
 	for _, in := range ins {
-		if in == nil {
-			continue
+		if in != nil {
+			n++
 		}
-		if g == nil || g.open == groupSize {
-			g = &group[T]{back: make(chan struct{}, 1)}
-			groups = append(groups, g)
-		}
-		g.ins[g.open] = in
-		g.open++
 	}
 	out := make(chan T, outBuffer)
-	if len(groups) == 0 {
+	if n == 0 {
 		close(out)
 		return out
 	}
 	m := &merger[T]{done: ctx.Done(), out: out}
-	switch {
-	case len(groups) == 1 && groups[0].open <= forwardUpTo:
-		m.running.Store(int32(groups[0].open))
-		for _, in := range groups[0].ins[:groups[0].open] {
-			go m.forward(in)
+	if n <= forwardUpTo {
+		m.running.Store(int32(n))
+		for _, in := range ins {
+			if in != nil {
+				go m.forward(in)
+			}
 		}
-	case len(groups) == 1:
+		return out
+	}
+	groups := make([]group[T], (n+groupSize-1)/groupSize)
+	n = 0
+	for _, in := range ins {
+		if in != nil {
+			g := &groups[n/groupSize]
+			g.ins[g.open] = in
+			g.open++
+			n++
+		}
+	}
+	if len(groups) == 1 {
 		// One watcher sweeps its own group when busy: a sweeper would
 		// only add a handoff.
 		m.running.Store(1)
-		go m.watch(groups[0])
-	default:
-		m.busy = make(chan *group[T], len(groups))
-		m.running.Store(int32(len(groups)) + 1)
-		m.watching.Store(int32(len(groups)))
-		for _, g := range groups {
-			go m.watch(g)
-		}
-		go m.sweep()
+		go m.watch(&groups[0])
+		return out
 	}
+	m.busy = make(chan *group[T], len(groups))
+	m.running.Store(int32(len(groups)) + 1)
+	m.watching.Store(int32(len(groups)))
+	for i := range groups {
+		g := &groups[i]
+		g.back = make(chan struct{}, 1)
+		go m.watch(g)
+	}
+	go m.sweep()
 	return out
 }
 
@@ -95,20 +103,40 @@ func (m *merger[T]) exit() {
 func (m *merger[T]) forward(in <-chan T) {
 	defer m.exit()
 	for {
-		select {
-		case v, ok := <-in:
-			if !ok || !m.send(v) {
+		v, ok, ready := tryRecv(in)
+		if ready {
+			if m.ended() {
 				return
 			}
-		case <-m.done:
+		} else {
+			select {
+			case v, ok = <-in:
+			case <-m.done:
+				return
+			}
+		}
+		if !ok || !m.send(v) {
 			return
 		}
 	}
 }
 
-// watch waits on a group's inputs while they are quiet. After a value, if
-// the group has more ready it is busy: the watcher hands it to the sweeper
-// (or, alone, spins on it itself) and waits to get it back.
+// ended reports whether ctx has ended, without blocking.
+func (m *merger[T]) ended() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// watch waits on a group's inputs while they are quiet. After a value it
+// takes what else the group has ready, as far as the output has room. If the
+// group had more ready it is busy, and if the output was full the watcher
+// holds a value it could not place: either way it hands the group to the
+// sweeper and waits to get it back. A watcher alone (one group, no sweeper)
+// sweeps its own group while it is busy, waiting for room in the output.
 func (m *merger[T]) watch(g *group[T]) {
 	defer m.exit()
 	if m.busy != nil {
@@ -126,21 +154,30 @@ func (m *merger[T]) watch(g *group[T]) {
 		case !ok:
 			g.drop(i)
 			continue
-		case !m.send(v):
-			return
-		}
-		got, live := m.take(g)
-		if !live {
-			return
-		}
-		if !got || g.open == 0 {
-			continue
 		}
 		if m.busy == nil {
-			if !m.spin(g) {
+			if !m.send(v) {
+				return
+			}
+			got, live := m.take(g, true)
+			if !live {
+				return
+			}
+			if got && g.open > 0 && !m.spin(g) {
 				return
 			}
 			continue
+		}
+		if !m.trySend(v) {
+			g.pending, g.held = v, true
+		} else {
+			got, live := m.take(g, false)
+			if !live {
+				return
+			}
+			if !g.held && (!got || g.open == 0) {
+				continue
+			}
 		}
 		m.busy <- g
 		select {
@@ -214,12 +251,22 @@ func (m *merger[T]) spin(g *group[T]) bool {
 	}
 }
 
-// sweepOnce takes what a busy group has ready and reports whether it is
-// still busy: open, and not found empty more than idleSweeps sweeps in a
-// row. It reports false for live when ctx ended.
+// sweepOnce delivers the value a busy group holds, if any, takes what the
+// group has ready and reports whether it is still busy: open, and not found
+// empty more than idleSweeps sweeps in a row. It reports false for live when
+// ctx ended.
 func (m *merger[T]) sweepOnce(g *group[T]) (busy, live bool) {
-	got, live := m.take(g)
-	if got {
+	got := g.held
+	if g.held {
+		var zero T
+		v := g.pending
+		g.pending, g.held = zero, false
+		if !m.send(v) {
+			return false, false
+		}
+	}
+	took, live := m.take(g, true)
+	if got || took {
 		g.idle = 0
 	} else {
 		g.idle++
@@ -231,9 +278,14 @@ func (m *merger[T]) sweepOnce(g *group[T]) (busy, live bool) {
 	return true, live
 }
 
-// take receives what the group's inputs have ready without blocking. It
-// reports whether it got anything, and false for live when ctx ended.
-func (m *merger[T]) take(g *group[T]) (got, live bool) {
+// take receives what the group's inputs have ready without blocking and puts
+// it in the output. With wait it waits for room in the output; without, it
+// stops at a full output and leaves the value in hand held in the group, for
+// the sweeper to deliver, so that only the sweeper (or a watcher alone) waits
+// on the output, not every watcher whose group got busy while the consumer
+// fell behind. It reports whether it got anything, and false for live when
+// ctx ended.
+func (m *merger[T]) take(g *group[T], wait bool) (got, live bool) {
 	for i, in := range &g.ins {
 		if in == nil {
 			continue
@@ -247,26 +299,35 @@ func (m *merger[T]) take(g *group[T]) (got, live bool) {
 				g.drop(i)
 				break
 			}
-			if !m.send(v) {
-				return got, false
+			switch {
+			case wait:
+				if !m.send(v) {
+					return got, false
+				}
+			case !m.trySend(v):
+				g.pending, g.held = v, true
+				return true, !m.ended()
 			}
 			got = true
 		}
 	}
+	return got, !m.ended()
+}
+
+// trySend puts v in the output if there is room, without blocking.
+func (m *merger[T]) trySend(v T) bool {
 	select {
-	case <-m.done:
-		return got, false
+	case m.out <- v:
+		return true
 	default:
-		return got, true
+		return false
 	}
 }
 
 // send puts v in the output, or returns false if ctx ends first.
 func (m *merger[T]) send(v T) bool {
-	select {
-	case m.out <- v:
+	if m.trySend(v) {
 		return true
-	default:
 	}
 	select {
 	case m.out <- v:

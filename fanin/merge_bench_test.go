@@ -25,6 +25,18 @@ var mergeStrategies = []strategy{
 // channel. Each op starts the senders, merges and drains. cpu-ns/op is the
 // process's user and system time per op, which shows a strategy that spins.
 func BenchmarkMerge(b *testing.B) {
+	benchmarkMerge(b, 0)
+}
+
+// BenchmarkMergeBursty is BenchmarkMerge with bursty sources: each sends its
+// 10 values into a channel buffered 5, so up to 5 values wait in an input at
+// once and a sender runs ahead of the merge instead of handing each value
+// over in step with it.
+func BenchmarkMergeBursty(b *testing.B) {
+	benchmarkMerge(b, 5)
+}
+
+func benchmarkMerge(b *testing.B, buffer int) {
 	const messages = 10
 	for _, sources := range []int{runtime.NumCPU(), 100, 1000} {
 		for _, s := range mergeStrategies {
@@ -35,7 +47,7 @@ func BenchmarkMerge(b *testing.B) {
 				start := cpuTime(b)
 				for b.Loop() {
 					for i := range ins {
-						ins[i] = send(messages)
+						ins[i] = send(messages, buffer)
 					}
 					sum := 0
 					for v := range s.merge(b.Context(), ins...) {
@@ -51,10 +63,10 @@ func BenchmarkMerge(b *testing.B) {
 	}
 }
 
-// send returns an unbuffered channel on which a new goroutine sends 0 to n-1
-// and then closes it.
-func send(n int) <-chan int {
-	c := make(chan int)
+// send returns a channel with the given buffer on which a new goroutine sends
+// 0 to n-1 and then closes it.
+func send(n, buffer int) <-chan int {
+	c := make(chan int, buffer)
 	go func() {
 		for i := range n {
 			c <- i

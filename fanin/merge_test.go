@@ -62,6 +62,48 @@ func TestMergeDeliversEveryValueInInputOrder(t *testing.T) {
 	}
 }
 
+// A consumer that starts late finds the output full and every input ready:
+// the goroutines of Merge that cannot put a value in the output hold it for
+// the one that waits, and every value still comes out, in input order.
+func TestMergeLateConsumer(t *testing.T) {
+	for _, sources := range []int{2, 4, 100} {
+		const n = 100
+		ins := make([]<-chan int, sources)
+		for s := range ins {
+			c := make(chan int, n)
+			for i := range n {
+				c <- s*n + i
+			}
+			close(c)
+			ins[s] = c
+		}
+		out := fanin.Merge(t.Context(), ins...)
+		deadline := time.Now().Add(5 * time.Second)
+		for len(out) < cap(out) {
+			if time.Now().After(deadline) {
+				t.Fatalf("sources=%d: the output holds %d values, want %d", sources, len(out), cap(out))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		next := make([]int, sources)
+		for s := range next {
+			next[s] = s * n
+		}
+		got := 0
+		for v := range out {
+			s := v / n
+			if v != next[s] {
+				t.Fatalf("sources=%d: source %d delivered %d, want %d next", sources, s, v, next[s])
+			}
+			next[s]++
+			got++
+		}
+		if want := sources * n; got != want {
+			t.Fatalf("sources=%d: got %d values, want %d", sources, got, want)
+		}
+	}
+}
+
 func TestMergeNoInputs(t *testing.T) {
 	for _, ins := range [][]<-chan int{nil, {nil}, {nil, nil, nil}} {
 		out := fanin.Merge(t.Context(), ins...)
