@@ -39,7 +39,13 @@ const (
 	plotLeft     = chartLabelW + 10
 	plotRight    = chartWidth - chartValueW
 	chartPadding = 24 // between charts in one SVG file
+	zeroStubW    = 4  // the bar of a value of 0, which a log axis cannot place
 )
+
+// axisMargin is how far, in decades, the axis starts at least below the
+// smallest value: at the smallest value itself its bar would have no
+// length (a value of 1 on an axis starting at 1).
+const axisMargin = 0.5
 
 // Bar colours: this project's impls stand out; the baseline is grey.
 const (
@@ -129,10 +135,15 @@ func (c chart) write(w io.Writer, y int) {
 		top := chartTop + i*chartRowH
 		mid := float64(top) + chartRowH/2.0
 		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", chartLabelW, mid, escapeXML(b.label))
-		if b.value > 0 {
-			end := max(x(b.value), plotLeft+2) // a value at the axis's start still shows
+		switch {
+		case b.value > 0:
 			fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
-				plotLeft, mid-chartBarH/2.0, end-plotLeft, chartBarH, b.color, escapeXML(b.label), escapeXML(b.text))
+				plotLeft, mid-chartBarH/2.0, x(b.value)-plotLeft, chartBarH, b.color, escapeXML(b.label), escapeXML(b.text))
+		case b.value == 0:
+			// 0 is nowhere on a log axis: a stub at its start, labelled.
+			fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%d" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
+				plotLeft, mid-chartBarH/2.0, zeroStubW, chartBarH, b.color, escapeXML(b.label), escapeXML(b.text))
+			fmt.Fprintf(w, `<text x="%d" y="%.1f" dominant-baseline="middle" fill="#57606a">0</text>`+"\n", plotLeft+zeroStubW+3, mid)
 		}
 		if b.value > 0 && b.low > 0 && !math.IsInf(b.low, 0) && !math.IsInf(b.high, 0) && !math.IsNaN(b.high) {
 			l, r := x(b.low), x(b.high)
@@ -144,9 +155,10 @@ func (c chart) write(w io.Writer, y int) {
 	fmt.Fprintln(w, "</svg>")
 }
 
-// decades returns the powers of ten the axis spans: the smallest and
-// largest positive value or finite interval bound, widened to whole
-// decades, at least one apart.
+// decades returns the powers of ten the axis spans: from axisMargin
+// decades, or a tenth of the values' span if more, below the smallest
+// positive value or finite interval bound, so that the smallest bar is
+// long enough to see, to the largest, widened to whole decades.
 func (c chart) decades() (lo, hi int) {
 	minV, maxV := math.Inf(1), math.Inf(-1)
 	for _, b := range c.bars {
@@ -159,11 +171,10 @@ func (c chart) decades() (lo, hi int) {
 	if math.IsInf(minV, 0) { // nothing positive: a chart of zeros
 		return 0, 1
 	}
-	lo, hi = int(math.Floor(math.Log10(minV))), int(math.Ceil(math.Log10(maxV)))
-	if hi <= lo {
-		hi = lo + 1
-	}
-	return lo, hi
+	minL, maxL := math.Log10(minV), math.Log10(maxV)
+	margin := math.Max(axisMargin, (maxL-minL)/10)
+	lo, hi = int(math.Floor(minL-margin)), int(math.Ceil(maxL))
+	return lo, max(hi, lo+1)
 }
 
 // escapeXML escapes s for XML text and attribute values.
