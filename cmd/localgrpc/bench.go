@@ -162,6 +162,8 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return failure{err}
 		}
+		rep.Settings = f.settings()
+		rep.Verdict = rep.Conclude()
 		// Files first: a closed pipe on stdout must not lose them.
 		errs = append(errs, outs.write(rep, rec))
 		if err := writeFormat(stdout, f.format, rep, rec); err != nil {

@@ -38,8 +38,10 @@ const (
 	chartBottom  = 30 // the axis labels
 	plotLeft     = chartLabelW + 10
 	plotRight    = chartWidth - chartValueW
-	chartPadding = 24 // between charts in one SVG file
-	zeroStubW    = 4  // the bar of a value of 0, which a log axis cannot place
+	chartPadding = 24  // between charts in one SVG file
+	zeroStubW    = 4   // the bar of a value of 0, which a log axis cannot place
+	headLineH    = 16  // a line of an SVG file's heading
+	headChars    = 100 // characters a heading line holds, at about 7 px each
 )
 
 // axisMargin is how far, in decades, the axis starts at least below the
@@ -67,7 +69,7 @@ func (r *Report) charts(g Group) []chart {
 		case strings.HasPrefix(row.Impl, "inproc"):
 			color = colorInproc
 		}
-		t := formatTime(row.Time.Median) + " ± " + row.Time.Percent()
+		t := formatTime(row.Time.Median) + " ± " + formatPercentRange(row)
 		timeChart.bars = append(timeChart.bars, bar{row.Impl, row.Time.Median, row.Time.Low, row.Time.High, t, color})
 		nan := math.NaN()
 		allocChart.bars = append(allocChart.bars, bar{row.Impl, row.Allocs, nan, nan, formatCount(row.Allocs), color})
@@ -78,31 +80,80 @@ func (r *Report) charts(g Group) []chart {
 // height is the chart's height in pixels.
 func (c chart) height() int { return chartTop + len(c.bars)*chartRowH + chartBottom }
 
-// WriteSVG writes every group's charts, one under the other, as one SVG
-// document.
+// WriteSVG writes, as one SVG document, a heading with the verdict, the
+// settings, the environment and the notes, then every group's charts, one
+// under the other.
 func (r *Report) WriteSVG(w io.Writer) error {
 	var charts []chart
 	for _, g := range r.Groups {
 		charts = append(charts, r.charts(g)...)
 	}
-	total := 0
-	for i, c := range charts {
-		if i > 0 {
-			total += chartPadding
-		}
-		total += c.height()
+	head := r.svgHeading()
+	total := (len(head) + 1) * headLineH
+	for _, c := range charts {
+		total += c.height() + chartPadding
 	}
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
 		`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %[1]d %[2]d">`+"\n", chartWidth, total)
-	fmt.Fprintf(ew, "<title>localgrpc bench: %s</title>\n", escapeXML(r.Environment.Summary()))
-	y := 0
+	title := "localgrpc bench: " + r.Environment.Summary()
+	if s := r.settingsLine(); s != "" {
+		title += "; settings: " + s
+	}
+	fmt.Fprintf(ew, "<title>%s</title>\n", escapeXML(title))
+	fmt.Fprintln(ew, `<g font-family="sans-serif" font-size="12">`)
+	for i, line := range head {
+		weight := ""
+		if i == 0 {
+			weight = ` font-size="16" font-weight="bold"`
+		}
+		fmt.Fprintf(ew, `<text x="%d" y="%d"%s>%s</text>`+"\n", line.x, (i+1)*headLineH, weight, escapeXML(line.text))
+	}
+	fmt.Fprintln(ew, "</g>")
+	y := (len(head) + 1) * headLineH
 	for _, c := range charts {
 		c.write(ew, y)
 		y += c.height() + chartPadding
 	}
 	fmt.Fprintln(ew, "</svg>")
 	return ew.err
+}
+
+// A headLine is a line of an SVG file's heading, indented by x pixels
+// (SVG collapses leading spaces).
+type headLine struct {
+	text string
+	x    int
+}
+
+// svgHeading is the lines of an SVG file's heading, wrapped, since SVG
+// text does not wrap itself: a title, the verdict's paragraphs as
+// bullets, the settings, the environment and the notes.
+func (r *Report) svgHeading() []headLine {
+	lines := []headLine{{"localgrpc bench", 0}}
+	paragraph := func(bullet, text string) {
+		for i, l := range wrap(text, headChars) {
+			switch {
+			case i > 0 && bullet != "":
+				lines = append(lines, headLine{l, 12})
+			case i == 0:
+				lines = append(lines, headLine{bullet + l, 0})
+			default:
+				lines = append(lines, headLine{l, 0})
+			}
+		}
+	}
+	for _, v := range r.Verdict {
+		paragraph("• ", v)
+	}
+	if s := r.settingsLine(); s != "" {
+		paragraph("", "Settings: "+s)
+	}
+	paragraph("", "Environment: "+r.Environment.Summary())
+	for _, n := range r.Notes {
+		paragraph("", "Note: "+n)
+	}
+	return lines
 }
 
 // write writes c as an <svg> element at vertical offset y (0 for one that
