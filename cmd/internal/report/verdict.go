@@ -24,38 +24,40 @@ import (
 type implKind int
 
 const (
-	kindOther   implKind = iota // yardsticks and variants the verdict leaves out: direct, chan, iter, bufconn, grpchan-share
+	kindOther   implKind = iota // yardsticks the verdict leaves out: direct, chan, iter, bufconn
 	kindDefault                 // inproc as inproc.New makes it: the pick within a process
 	kindMode                    // inproc's other modes, faster where their rules hold
-	kindRival                   // another in-process channel, to compare the pick with
+	kindRival                   // another in-process channel, to compare ours with (versus)
 	kindTCP                     // grpc-go over localhost TCP: the reference for sockets
 	kindSocket                  // across processes on one machine: unix and abstract sockets
 )
 
-// An implInfo is what the verdict knows of an impl: its kind, and what a
-// reader needs to be told of it, if anything.
+// An implInfo is what the verdict knows of an impl: its kind, what a
+// reader needs to be told of it, if anything, and for a rival, the impls
+// of ours that do the same work (copying, or sharing, messages).
 type implInfo struct {
-	name  string
-	kind  implKind
-	about string
+	name   string
+	kind   implKind
+	about  string
+	versus []string
 }
 
 // implKinds are package bench's impls, in the order the verdict names
 // them.
 var implKinds = []implInfo{
-	{"inproc-clone-isolated", kindDefault, "the default"},
-	{"inproc-share-isolated", kindMode, ""},
-	{"inproc-clone-inline", kindMode, ""},
-	{"inproc-share-inline", kindMode, ""},
-	{"grpchan", kindRival, "fullstorydev/grpchan, copying messages"},
-	{"localhost", kindTCP, "grpc-go over TCP"},
-	{"unix", kindSocket, ""},
-	{"abstract", kindSocket, ""},
-	{"grpchan-share", kindOther, ""},
-	{"bufconn", kindOther, ""},
-	{"chan", kindOther, ""},
-	{"iter", kindOther, ""},
-	{"direct", kindOther, ""},
+	{"inproc-clone-isolated", kindDefault, "the default", nil},
+	{"inproc-share-isolated", kindMode, "", nil},
+	{"inproc-clone-inline", kindMode, "", nil},
+	{"inproc-share-inline", kindMode, "", nil},
+	{"grpchan", kindRival, "fullstorydev/grpchan, copying messages", []string{"inproc-clone-isolated"}},
+	{"grpchan-share", kindRival, "grpchan sharing messages", []string{"inproc-share-isolated", "inproc-share-inline"}},
+	{"localhost", kindTCP, "grpc-go over TCP", nil},
+	{"unix", kindSocket, "", nil},
+	{"abstract", kindSocket, "", nil},
+	{"bufconn", kindOther, "", nil},
+	{"chan", kindOther, "", nil},
+	{"iter", kindOther, "", nil},
+	{"direct", kindOther, "", nil},
 }
 
 // KnownImpl says whether the verdict knows what the impl name is for.
@@ -63,23 +65,25 @@ func KnownImpl(name string) bool {
 	return slices.ContainsFunc(implKinds, func(k implInfo) bool { return k.name == name })
 }
 
-// kindOf is the kind of the impl name; kindOther if it is unknown.
-func kindOf(name string) implKind {
+// infoOf is what the table says of the impl name: nothing but kindOther
+// if it is unknown.
+func infoOf(name string) implInfo {
 	for _, k := range implKinds {
 		if k.name == name {
-			return k.kind
+			return k
 		}
 	}
-	return kindOther
+	return implInfo{name: name, kind: kindOther}
 }
+
+// kindOf is the kind of the impl name; kindOther if it is unknown.
+func kindOf(name string) implKind { return infoOf(name).kind }
 
 // describe is the impl's name followed by what it is, when the table
 // says: "localhost (grpc-go over TCP)".
 func describe(name string) string {
-	for _, k := range implKinds {
-		if k.name == name && k.about != "" {
-			return name + " (" + k.about + ")"
-		}
+	if about := infoOf(name).about; about != "" {
+		return name + " (" + about + ")"
 	}
 	return name
 }
@@ -94,7 +98,8 @@ func describe(name string) string {
 // The in-process pick is compared with the baseline (with localhost
 // instead when the baseline is itself an inproc mode, which says nothing
 // of calling within a process against calling without), inproc's other
-// modes with the default, and the sockets with localhost.
+// modes with the default, grpchan with the inproc modes that copy or
+// share as it does, and the sockets with localhost.
 func (r *Report) Conclude() []string {
 	var v []string
 	def, modes := r.ranOf(kindDefault), r.ranOf(kindMode)
@@ -114,14 +119,26 @@ func (r *Report) Conclude() []string {
 			v = append(v, fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
 				"the fastest of those run (%s) %s.", strings.Join(modes, ", "), r.against(modes, def[0])))
 		}
-		for _, rival := range r.ranOf(kindRival) {
-			v = append(v, fmt.Sprintf("Against another in-process channel, %s %s.", def[0], r.against(def, rival)))
-		}
 	case len(modes) > 0:
 		v = append(v, fmt.Sprintf("This run has no %s, so it says nothing of inproc's default; the fastest of the modes it ran (%s), "+
 			"which need their rules to hold (see the inproc docs), %s.", defaultImpl(), strings.Join(modes, ", "), r.against(modes, ref)))
 	default:
 		v = append(v, "This run has no inproc impl, so it says nothing of calls within one process.")
+	}
+	for _, rival := range r.ranOf(kindRival) {
+		var ours []string
+		for _, impl := range infoOf(rival).versus {
+			if r.ran(impl) {
+				ours = append(ours, impl)
+			}
+		}
+		switch len(ours) {
+		case 0:
+		case 1:
+			v = append(v, fmt.Sprintf("Against another in-process channel, %s %s.", ours[0], r.against(ours, rival)))
+		default:
+			v = append(v, fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(ours, " and "), r.against(ours, rival)))
+		}
 	}
 	if sockets := r.ranOf(kindSocket); len(sockets) > 0 {
 		tcp := r.ranOf(kindTCP)

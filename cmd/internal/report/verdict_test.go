@@ -57,11 +57,11 @@ func TestVerdictEveryImpl(t *testing.T) {
 	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
 		listBench: {
 			"localhost": 10000, "inproc-clone-isolated": 1000, "inproc-share-isolated": 500, "inproc-share-inline": 480,
-			"grpchan": 3000, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100,
+			"grpchan": 3000, "grpchan-share": 300, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100,
 		},
 		unaryBench: {
 			"localhost": 50000, "inproc-clone-isolated": 2000, "inproc-share-inline": 500, "inproc-clone-inline": 510,
-			"grpchan": 4000, "unix": 31250, "abstract": 30000, "direct": 10,
+			"grpchan": 4000, "grpchan-share": 1500, "unix": 31250, "abstract": 30000, "direct": 10,
 		},
 	})
 	checkVerdict(t, got, []string{
@@ -71,6 +71,9 @@ func TestVerdictEveryImpl(t *testing.T) {
 			"in this run (ListStrings respSize=10: inproc-share-inline 2.1×, Unary: inproc-share-inline 4.0×).",
 		"Against another in-process channel, inproc-clone-isolated is 2.0–3.0× faster than grpchan (fullstorydev/grpchan, copying messages) " +
 			"in this run (ListStrings respSize=10: 3.0×, Unary: 2.0×).",
+		"Against another in-process channel, the fastest of inproc-share-isolated and inproc-share-inline is faster than grpchan-share " +
+			"(grpchan sharing messages) in 1 workload (3.0×) and slower in 1 (1.6×) in this run " +
+			"(ListStrings respSize=10: inproc-share-inline 1.6× slower, Unary: inproc-share-inline 3.0× faster).",
 		"Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 1.6×, Unary: 1.6×); " +
 			"abstract is 1.7× faster than localhost (grpc-go over TCP) in this run (Unary: 1.7×; no significant difference in ListStrings respSize=10).",
 	})
@@ -98,6 +101,17 @@ func TestVerdictFiltered(t *testing.T) {
 		"This run has no inproc-clone-isolated, so it says nothing of inproc's default; the fastest of the modes it ran " +
 			"(inproc-share-inline), which need their rules to hold (see the inproc docs), is 100× faster than localhost " +
 			"(grpc-go over TCP) in this run (Unary: 100×).",
+	})
+
+	// A rival with one of its counterparts run.
+	got = verdictOf(t, "localhost", 5, map[string]map[string]float64{
+		unaryBench: {"localhost": 50000, "inproc-share-inline": 500, "grpchan-share": 1500, "grpchan": 4000},
+	})
+	checkVerdict(t, got, []string{
+		"This run has no inproc-clone-isolated, so it says nothing of inproc's default; the fastest of the modes it ran " +
+			"(inproc-share-inline), which need their rules to hold (see the inproc docs), is 100× faster than localhost " +
+			"(grpc-go over TCP) in this run (Unary: 100×).",
+		"Against another in-process channel, inproc-share-inline is 3.0× faster than grpchan-share (grpchan sharing messages) in this run (Unary: 3.0×).",
 	})
 
 	got = verdictOf(t, "grpchan", 5, map[string]map[string]float64{
