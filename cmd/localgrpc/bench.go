@@ -67,7 +67,10 @@ machine's drift spreads over all of them; each run is a benchmark of --benchtime
 the same code as go test -bench ./cmd/internal/bench. The report gives, per workload,
 each impl's median time per op with its confidence interval, B/op, allocs/op and
 the ratio to --baseline with a Mann-Whitney p-value, fastest first: the
-statistics of golang.org/x/perf, as benchstat computes them.
+statistics of golang.org/x/perf, as benchstat computes them. It opens with a
+verdict drawn from those figures (what to pick, by how much, and where the
+difference is not significant) and the run's settings, and marks with ! the
+rows whose interval is wider than ±25% of the median.
 
 Flags take one dash or two, as go test's do (-count 5, --count 5).
 Interrupting a run (Ctrl-C) reports the runs that finished.`,
@@ -164,6 +167,8 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return failure{err}
 		}
+		rep.Settings = f.settings()
+		rep.Verdict = rep.Conclude()
 		// Files first: a closed pipe on stdout must not lose them.
 		errs = append(errs, outs.write(rep, rec))
 		if err := writeFormat(stdout, f.format, rep, rec); err != nil {

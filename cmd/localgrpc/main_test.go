@@ -172,6 +172,8 @@ func TestBench(t *testing.T) {
 			t.Error("stdout (-format json) differs from report.json")
 		}
 		var got struct {
+			Verdict     []string
+			Settings    []struct{ Key, Value string }
 			Environment struct {
 				GoVersion  string
 				GOMAXPROCS []int
@@ -189,6 +191,12 @@ func TestBench(t *testing.T) {
 		}
 		if err := json.Unmarshal(report, &got); err != nil {
 			t.Fatal(err)
+		}
+		if len(got.Verdict) == 0 || !strings.HasPrefix(got.Verdict[0], "This run has no inproc-clone-isolated, so it says nothing of inproc's default; the fastest of the modes it ran (inproc-share-isolated)") {
+			t.Errorf("verdict %q", got.Verdict)
+		}
+		if len(got.Settings) == 0 || got.Settings[0].Key != "quick" || got.Settings[0].Value != "true" {
+			t.Errorf("settings %q", got.Settings)
 		}
 		env := got.Environment
 		if env.GoVersion == "" || !slices.Equal(env.GOMAXPROCS, []int{1, 2}) || got.Baseline != "localhost" {
@@ -251,7 +259,9 @@ func TestBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		records, err := csv.NewReader(f).ReadAll()
+		r := csv.NewReader(f)
+		r.Comment = '#' // the verdict, settings and notes
+		records, err := r.ReadAll()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +325,12 @@ func TestBenchText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
 	}
-	for _, want := range []string{"environment: go", "ListStrings respSize=1 (GOMAXPROCS", "ListStrings respSize=100 (GOMAXPROCS", "vs localhost", "base"} {
+	if !strings.HasPrefix(stdout, "verdict:\n  - This run has no inproc impl, so it says nothing of calls within one process.\n") {
+		t.Errorf("the report does not open with a verdict on what it ran:\n%s", stdout)
+	}
+	for _, want := range []string{"\nsettings: quick false, strings 50, size 100 B a string, 5 B an Echo text, benchtime 3x, count 2, callers 1, cpu ",
+		"baseline localhost, workload ListStrings, impl ^(iter|localhost)$\n",
+		"environment: go", "ListStrings respSize=1 (GOMAXPROCS", "ListStrings respSize=100 (GOMAXPROCS", "vs localhost", "base"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}

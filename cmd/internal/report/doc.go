@@ -2,7 +2,10 @@
 // the comparison `localgrpc bench` shows: for each workload, every impl's
 // median time per op with its confidence interval, its memory per op, and
 // its ratio to a baseline impl, fastest first. It writes that comparison
-// as text, markdown, CSV, JSON, SVG charts or a self-contained HTML page.
+// as text, markdown, CSV, JSON, SVG charts or a self-contained HTML page,
+// each opening with a verdict (Conclude: what to pick and why, in the
+// run's own figures) and the run's settings, and marking the rows whose
+// interval is too wide to trust.
 //
 // The statistics are golang.org/x/perf's benchmath, the same as
 // benchstat's: medians, order-statistic confidence intervals and

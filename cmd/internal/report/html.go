@@ -28,8 +28,13 @@ dd { margin-left: 10em; }
 </head>
 <body>
 <h1>localgrpc bench</h1>
-<dl>
-<dt>Go</dt><dd>{{.Env.GoVersion}} {{.Env.GOOS}}/{{.Env.GOARCH}}</dd>
+{{if .Verdict}}<h2>Verdict</h2>
+<ul>
+{{range .Verdict}}<li>{{.}}</li>
+{{end}}</ul>
+{{end}}<dl>
+{{if .Settings}}<dt>Settings</dt><dd>{{.Settings}}</dd>
+{{end}}<dt>Go</dt><dd>{{.Env.GoVersion}} {{.Env.GOOS}}/{{.Env.GOARCH}}</dd>
 <dt>CPU</dt><dd>{{if .Env.CPU}}{{.Env.CPU}}{{else}}unknown{{end}}, {{.Env.NumCPU}} logical CPUs</dd>
 <dt>GOMAXPROCS</dt><dd>{{range $i, $p := .Env.GOMAXPROCS}}{{if $i}}, {{end}}{{$p}}{{end}}</dd>
 {{range .Env.Modules}}<dt>{{.Name}}</dt><dd>{{.VersionOrMissing}}</dd>
@@ -50,10 +55,10 @@ dd { margin-left: 10em; }
 </html>
 `))
 
-// WriteHTML writes the report as a self-contained HTML page: the
-// environment, and for each group a chart of time per op with its
-// confidence intervals and one of allocations per op, both on log scales,
-// above the group's table.
+// WriteHTML writes the report as a self-contained HTML page: the verdict,
+// the settings and the environment, and for each group a chart of time
+// per op with its confidence intervals and one of allocations per op,
+// both on log scales, above the group's table.
 func (r *Report) WriteHTML(w io.Writer) error {
 	type htmlRow struct {
 		Cells    []string
@@ -66,13 +71,15 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Rows   []htmlRow
 	}
 	data := struct {
-		Env     Environment
-		Legend  string
-		Header  []string
-		Numeric []bool
-		Groups  []htmlGroup
-		Notes   []string
-	}{r.Environment, r.legend(), r.tableHeader(), numericColumns, nil, r.Notes}
+		Verdict  []string
+		Settings string
+		Env      Environment
+		Legend   string
+		Header   []string
+		Numeric  []bool
+		Groups   []htmlGroup
+		Notes    []string
+	}{r.Verdict, r.settingsLine(), r.Environment, r.legend(), r.tableHeader(), numericColumns, nil, r.Notes}
 	for _, g := range r.Groups {
 		hg := htmlGroup{Title: g.Title(), Runs: maxRuns(g)}
 		for _, c := range r.charts(g) {

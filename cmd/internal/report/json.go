@@ -10,11 +10,17 @@ import (
 // no infinity.
 type (
 	jsonReport struct {
+		Verdict     []string        `json:"verdict"`
+		Settings    []jsonSetting   `json:"settings"` // a list, to keep their order
 		Environment jsonEnvironment `json:"environment"`
 		Baseline    string          `json:"baseline"`
 		Confidence  float64         `json:"confidence"`
 		Groups      []jsonGroup     `json:"groups"`
 		Notes       []string        `json:"notes"`
+	}
+	jsonSetting struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
 	}
 	jsonEnvironment struct {
 		GoVersion  string       `json:"goVersion"`
@@ -49,6 +55,7 @@ type (
 		P           *float64 `json:"p"`
 		Significant bool     `json:"significant"`
 		Baseline    bool     `json:"baseline"`
+		Noisy       bool     `json:"noisy"` // interval wider than ±25% of the median, or unbounded
 	}
 )
 
@@ -56,6 +63,8 @@ type (
 func (r *Report) WriteJSON(w io.Writer) error {
 	e := r.Environment
 	out := jsonReport{
+		Verdict:  append([]string{}, r.Verdict...),
+		Settings: []jsonSetting{},
 		Environment: jsonEnvironment{
 			GoVersion: e.GoVersion, GOOS: e.GOOS, GOARCH: e.GOARCH, CPU: e.CPU,
 			NumCPU: e.NumCPU, GOMAXPROCS: e.GOMAXPROCS, Modules: []jsonModule{},
@@ -64,6 +73,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Confidence: r.Confidence,
 		Groups:     []jsonGroup{},
 		Notes:      append([]string{}, r.Notes...),
+	}
+	for _, s := range r.Settings {
+		out.Settings = append(out.Settings, jsonSetting(s))
 	}
 	for _, m := range e.Modules {
 		out.Environment.Modules = append(out.Environment.Modules, jsonModule(m))
@@ -74,7 +86,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			jr := jsonRow{
 				Impl: row.Impl, Runs: row.Runs, SecPerOp: row.Time.Median,
 				BytesPerOp: row.Bytes, AllocsPerOp: row.Allocs,
-				Significant: row.Significant, Baseline: row.IsBaseline,
+				Significant: row.Significant, Baseline: row.IsBaseline, Noisy: row.Noisy(),
 			}
 			if row.Time.Bounded() {
 				jr.SecPerOpLow, jr.SecPerOpHi = &row.Time.Low, &row.Time.High

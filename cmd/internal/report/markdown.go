@@ -7,9 +7,21 @@ import (
 )
 
 // WriteMarkdown writes the report as GitHub-flavoured markdown: the
-// environment, then a section with a table per group.
+// verdict, the settings and the environment, then a section with a table
+// per group.
 func (r *Report) WriteMarkdown(out io.Writer) error {
 	w := &errWriter{w: out}
+	if len(r.Verdict) > 0 {
+		fmt.Fprintln(w, "**Verdict**")
+		fmt.Fprintln(w)
+		for _, v := range r.Verdict {
+			fmt.Fprintf(w, "- %s\n", EscapeMarkdown(v))
+		}
+		fmt.Fprintln(w)
+	}
+	if s := r.settingsLine(); s != "" {
+		fmt.Fprintf(w, "Settings: %s.\n\n", EscapeMarkdown(s))
+	}
 	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", EscapeMarkdown(r.Environment.Summary()), EscapeMarkdown(r.legend()))
 	for _, g := range r.Groups {
 		fmt.Fprintf(w, "\n### %s, %d runs\n\n", EscapeMarkdown(g.Title()), maxRuns(g))

@@ -15,6 +15,14 @@ import (
 
 // A Report is the comparison of the impls of every workload of one run.
 type Report struct {
+	// Verdict is what to pick and why, in sentences whose figures come
+	// from the groups below; every format opens with it. Build leaves it
+	// empty: Conclude writes it, for the caller to set.
+	Verdict []string
+	// Settings are the run's settings as its caller names them ("count",
+	// "5"), in the order to show them; every format shows them. Build
+	// leaves them empty.
+	Settings []Setting
 	// Environment is where the results were measured.
 	Environment Environment
 	// Baseline is the impl every ratio compares with.
@@ -25,8 +33,14 @@ type Report struct {
 	// the order their first results came.
 	Groups []Group
 	// Notes are benchmath's warnings about the statistics, such as too
-	// few runs for an interval, each once.
+	// few runs for an interval, each once, and the meaning of the noisy
+	// marker when a row has it.
 	Notes []string
+}
+
+// A Setting is one setting of the run, such as a flag's value.
+type Setting struct {
+	Key, Value string
 }
 
 // A Group compares the impls of one workload with one set of parameters.
@@ -89,7 +103,15 @@ type Row struct {
 	Significant bool
 	// IsBaseline marks the baseline's own row.
 	IsBaseline bool
+
+	// times are the seconds per op of each run, so that Conclude can
+	// test the difference of any two rows, not only from the baseline.
+	times []float64
 }
+
+// Noisy says whether the row's interval is too wide to trust its ratios
+// much: wider than ±25% of its median, or unbounded.
+func (r Row) Noisy() bool { return r.Time.Noisy() }
 
 // An Interval is a median and its confidence interval.
 type Interval struct {
@@ -101,6 +123,30 @@ type Interval struct {
 func (i Interval) Bounded() bool {
 	return !math.IsInf(i.Low, 0) && !math.IsInf(i.High, 0)
 }
+
+// noisyWidth is the half-width, as a fraction of the median, beyond which
+// an interval is noisy: at ±25% the interval alone spans a factor of 1.67
+// (0.75 to 1.25 of the median), more than many differences the tables
+// show, which is when a reader needs warning.
+const noisyWidth = 0.25
+
+// Noisy says whether the interval is unbounded or reaches further than
+// noisyWidth of the median on either side (benchstat's ± is the larger
+// side, so this agrees with the printed percentage).
+func (i Interval) Noisy() bool {
+	if !i.Bounded() {
+		return true
+	}
+	return math.Max(i.High-i.Median, i.Median-i.Low) > noisyWidth*math.Abs(i.Median)
+}
+
+// noisyMarker marks a noisy row in every table, and noisyNote explains it
+// once, among the notes.
+const (
+	noisyMarker = "!"
+	noisyNote   = noisyMarker + " : interval wider than ±25% of the median, or unbounded: noisy; " +
+		"rerun with more --count or on a quiet machine"
+)
 
 // Percent is the interval's half-width as a percentage of the median, as
 // benchstat prints it ("± 3%"), or "∞".
@@ -185,6 +231,7 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 				Bytes:  orZero(bytes.Center),
 				Allocs: orZero(allocs.Center),
 				P:      1,
+				times:  c.values[unitTime],
 			})
 		}
 		slices.SortStableFunc(g.Rows, func(a, b Row) int { return cmp.Compare(a.Time.Median, b.Time.Median) })
@@ -204,7 +251,20 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 		}
 		rep.Groups = append(rep.Groups, *g)
 	}
+	if rep.noisy() {
+		rep.Notes = append(rep.Notes, noisyNote)
+	}
 	return rep, nil
+}
+
+// noisy says whether any row of r is noisy.
+func (r *Report) noisy() bool {
+	for _, g := range r.Groups {
+		if slices.ContainsFunc(g.Rows, Row.Noisy) {
+			return true
+		}
+	}
+	return false
 }
 
 // orZero is v, or 0 for the NaN that summarizing no values gives (a

@@ -7,11 +7,15 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"math"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -132,8 +136,30 @@ func TestBuildTooFewRuns(t *testing.T) {
 	if row.Significant {
 		t.Errorf("2 runs against 2 are significant: p=%v", row.P)
 	}
-	if len(rep.Notes) != 2 {
-		t.Errorf("notes: %q, want one on the intervals and one on the U test", rep.Notes)
+	if len(rep.Notes) != 3 || rep.Notes[2] != noisyNote {
+		t.Errorf("notes: %q, want one on the intervals, one on the U test and one on the noisy marker", rep.Notes)
+	}
+	if !row.Noisy() {
+		t.Error("an unbounded interval is not noisy")
+	}
+}
+
+func TestNoisy(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		i    Interval
+		want bool
+	}{
+		{Interval{100, 80, 120}, false},
+		{Interval{100, 75, 125}, false}, // exactly ±25%
+		{Interval{100, 90, 126}, true},
+		{Interval{100, 74, 101}, true},
+		{Interval{100, -inf, inf}, true},
+		{Interval{100, 90, inf}, true},
+	} {
+		if got := tc.i.Noisy(); got != tc.want {
+			t.Errorf("%+v: noisy %v, want %v", tc.i, got, tc.want)
+		}
 	}
 }
 
@@ -203,9 +229,55 @@ func wellFormed(t *testing.T, doc string) map[string]int {
 	}
 }
 
+// testSettings are settings as the CLI gives them.
+var testSettings = []Setting{{"quick", "false"}, {"strings", "10000"}, {"count", "5"}, {"cpu", "2"}, {"baseline", "localhost"}}
+
 func TestWriters(t *testing.T) {
 	for _, runs := range []int{5, 2} { // with intervals, and with infinite ones
 		rep := testReport(t, runs)
+		rep.Settings = testSettings
+		rep.Verdict = rep.Conclude()
+		if len(rep.Verdict) == 0 {
+			t.Fatal("no verdict")
+		}
+		// Every form has the verdict first, the settings, and the noisy
+		// marker exactly when rows are noisy (all of them with 2 runs,
+		// none with 5).
+		common := func(t *testing.T, form, text string, escape func(string) string) {
+			t.Helper()
+			opening := escape(strings.Join(strings.Fields(rep.Verdict[0])[:6], " "))
+			first := strings.Index(text, opening)
+			if first < 0 {
+				t.Errorf("%s lacks the verdict %q:\n%s", form, opening, text)
+			}
+			if i := strings.Index(text, "localhost"); first >= 0 && i < first {
+				t.Errorf("%s shows localhost before the verdict:\n%s", form, text)
+			}
+			for _, st := range rep.Settings {
+				if !strings.Contains(text, st.Key) || !strings.Contains(text, st.Value) {
+					t.Errorf("%s lacks the setting %s %s", form, st.Key, st.Value)
+				}
+			}
+			if noted := strings.Contains(text, escape(noisyNote)); noted != (runs < 5) {
+				t.Errorf("%s with %d runs: noisy note %v", form, runs, noted)
+			}
+		}
+		// markers checks that text marks every row noisy with 2 runs and
+		// none with 5: per times each, as after matches them.
+		markers := func(t *testing.T, form, text string, after string, per int) {
+			t.Helper()
+			want := 0
+			if runs < 5 {
+				for _, g := range rep.Groups {
+					want += per * len(g.Rows)
+				}
+			}
+			marked := regexp.MustCompile(`(%|∞) ` + regexp.QuoteMeta(noisyMarker+after))
+			if got := len(marked.FindAllString(text, -1)); got != want {
+				t.Errorf("%s with %d runs: %d noisy markers, want %d:\n%s", form, runs, got, want, text)
+			}
+		}
+		same := func(s string) string { return s }
 		cells := 0
 		for _, g := range rep.Groups {
 			cells += len(g.Rows)
@@ -220,6 +292,30 @@ func TestWriters(t *testing.T) {
 		t.Run(fmt.Sprintf("runs=%d/text", runs), func(t *testing.T) {
 			text := write(rep.WriteText)
 			everyImpl(t, rep, "text", text)
+			if !strings.HasPrefix(text, "verdict:\n  - ") {
+				t.Errorf("text does not open with the verdict:\n%s", text)
+			}
+			// Wrapped: the verdict's lines joined again are its paragraphs.
+			block := text[len("verdict:\n"):strings.Index(text, "\nsettings: ")]
+			var joined []string
+			for _, line := range strings.Split(block, "\n") {
+				if utf8.RuneCountInString(line) > textWidth {
+					t.Errorf("verdict line longer than %d: %q", textWidth, line)
+				}
+				if strings.HasPrefix(line, "  - ") {
+					joined = append(joined, line[4:])
+				} else {
+					joined[len(joined)-1] += " " + strings.TrimSpace(line)
+				}
+			}
+			if strings.Join(joined, "\n") != strings.Join(rep.Verdict, "\n") {
+				t.Errorf("verdict wrapped into\n%s", block)
+			}
+			common(t, "text", text, same)
+			markers(t, "text", text, "", 1)
+			if !strings.Contains(text, "settings: quick false, strings 10000, count 5, cpu 2, baseline localhost\n") {
+				t.Errorf("text lacks the settings line:\n%s", text)
+			}
 			for _, want := range []string{"ListStrings respSize=10 (GOMAXPROCS 2)", "vs localhost", "base", "v1.85.0", "connect-go (not in this binary)"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("text lacks %q:\n%s", want, text)
@@ -229,6 +325,11 @@ func TestWriters(t *testing.T) {
 		t.Run(fmt.Sprintf("runs=%d/markdown", runs), func(t *testing.T) {
 			md := write(rep.WriteMarkdown)
 			everyImpl(t, rep, "markdown", md)
+			if !strings.HasPrefix(md, "**Verdict**\n\n- ") {
+				t.Errorf("markdown does not open with the verdict:\n%s", md)
+			}
+			common(t, "markdown", md, EscapeMarkdown)
+			markers(t, "markdown", md, " |", 1)
 			rows := 0
 			for _, line := range strings.Split(md, "\n") {
 				if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| impl") {
@@ -240,7 +341,28 @@ func TestWriters(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("runs=%d/csv", runs), func(t *testing.T) {
-			records, err := csv.NewReader(strings.NewReader(write(rep.WriteCSV))).ReadAll()
+			text := write(rep.WriteCSV)
+			common(t, "csv", text, same)
+			// A reader that knows nothing of comments parses it all, the
+			// comment records first.
+			all, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			comments := len(rep.Verdict) + len(rep.Settings) + len(rep.Notes)
+			if len(all) != comments+1+cells {
+				t.Errorf("%d records, want %d comments, a header and %d rows", len(all), comments, cells)
+			}
+			if all[0][0] != csvVerdict || all[0][1] != rep.Verdict[0] {
+				t.Errorf("first record %q, want the verdict", all[0])
+			}
+			if s := all[len(rep.Verdict)]; s[0] != csvSetting || s[1] != "quick" || s[2] != "false" {
+				t.Errorf("first setting %q", s)
+			}
+			// One told that # starts a comment gets the table alone.
+			r := csv.NewReader(strings.NewReader(text))
+			r.Comment = '#'
+			records, err := r.ReadAll()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,6 +371,11 @@ func TestWriters(t *testing.T) {
 			}
 			if len(records) != 1+cells {
 				t.Errorf("%d records, want a header and %d rows", len(records), cells)
+			}
+			for _, rec := range records[1:] {
+				if noisy := rec[len(rec)-1]; noisy != strconv.FormatBool(runs < 5) {
+					t.Errorf("noisy %s with %d runs: %q", noisy, runs, rec)
+				}
 			}
 			first := records[1] // ListStrings' fastest
 			if want := strconv.FormatFloat(medianOf(1000, runs), 'g', 6, 64); first[3] != "inproc-share-isolated" || first[5] != want {
@@ -260,6 +387,8 @@ func TestWriters(t *testing.T) {
 		})
 		t.Run(fmt.Sprintf("runs=%d/json", runs), func(t *testing.T) {
 			var got struct {
+				Verdict     []string
+				Settings    []struct{ Key, Value string }
 				Environment struct {
 					CPU     string
 					Modules []struct{ Name, Version string }
@@ -271,11 +400,35 @@ func TestWriters(t *testing.T) {
 						SecPerOp                  float64
 						SecPerOpLow, SecPerOpHigh *float64
 						Ratio                     *float64
+						Noisy                     bool
+					}
+				}
+				Notes []string
+			}
+			text := write(rep.WriteJSON)
+			if !strings.HasPrefix(text, "{\n  \"verdict\": [") {
+				t.Errorf("json does not open with the verdict:\n%s", text)
+			}
+			if err := json.Unmarshal([]byte(text), &got); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got.Verdict, "\n") != strings.Join(rep.Verdict, "\n") || len(got.Settings) != len(rep.Settings) {
+				t.Errorf("verdict %q, settings %q", got.Verdict, got.Settings)
+			}
+			for i, st := range got.Settings {
+				if st.Key != rep.Settings[i].Key || st.Value != rep.Settings[i].Value {
+					t.Errorf("setting %d: %+v, want %+v", i, st, rep.Settings[i])
+				}
+			}
+			for _, g := range got.Groups {
+				for _, row := range g.Rows {
+					if row.Noisy != (runs < 5) {
+						t.Errorf("%s/%s with %d runs: noisy %v", g.Name, row.Impl, runs, row.Noisy)
 					}
 				}
 			}
-			if err := json.Unmarshal([]byte(write(rep.WriteJSON)), &got); err != nil {
-				t.Fatal(err)
+			if noted := slices.Contains(got.Notes, noisyNote); noted != (runs < 5) {
+				t.Errorf("notes %q", got.Notes)
 			}
 			if got.Environment.CPU != testEnv.CPU || len(got.Environment.Modules) != 2 || len(got.Groups) != 2 {
 				t.Errorf("decoded %+v", got)
@@ -294,6 +447,18 @@ func TestWriters(t *testing.T) {
 		t.Run(fmt.Sprintf("runs=%d/svg", runs), func(t *testing.T) {
 			svg := write(rep.WriteSVG)
 			counts := wellFormed(t, svg)
+			if !strings.Contains(svg, "<title>localgrpc bench: go1.26.0 linux/amd64") || !strings.Contains(svg, "; settings: quick false, strings 10000") {
+				t.Error("the title lacks the environment or the settings")
+			}
+			// The heading is wrapped: its paragraphs' words all show.
+			for _, p := range append(slices.Clone(rep.Verdict), rep.settingsLine()) {
+				for _, word := range strings.Fields(p) {
+					if !strings.Contains(svg, escapeXML(word)) {
+						t.Errorf("the heading lacks %q", word)
+					}
+				}
+			}
+			markers(t, "svg", svg, "<", 2) // beside the bar and in its title
 			if counts["svg"] != 1+2*len(rep.Groups) {
 				t.Errorf("%d svg elements, want a root and 2 charts per group", counts["svg"])
 			}
@@ -311,6 +476,9 @@ func TestWriters(t *testing.T) {
 			if !strings.HasPrefix(page, "<!DOCTYPE html>") {
 				t.Error("no doctype")
 			}
+			common(t, "html", page, template.HTMLEscapeString)
+			// In each table and beside each time bar.
+			markers(t, "html", page, "</td>", 1)
 			counts := wellFormed(t, page)
 			if counts["svg"] != 2*len(rep.Groups) || counts["table"] != len(rep.Groups) || counts["tr"] != len(rep.Groups)+cells {
 				t.Errorf("elements %v: want 2 charts and a table per group, a row per impl", counts)

@@ -38,8 +38,16 @@ const (
 	chartBottom  = 30 // the axis labels
 	plotLeft     = chartLabelW + 10
 	plotRight    = chartWidth - chartValueW
-	chartPadding = 24 // between charts in one SVG file
+	chartPadding = 24  // between charts in one SVG file
+	zeroStubW    = 4   // the bar of a value of 0, which a log axis cannot place
+	headLineH    = 16  // a line of an SVG file's heading
+	headChars    = 100 // characters a heading line holds, at about 7 px each
 )
+
+// axisMargin is how far, in decades, the axis starts at least below the
+// smallest value: at the smallest value itself its bar would have no
+// length (a value of 1 on an axis starting at 1).
+const axisMargin = 0.5
 
 // Bar colours: this project's impls stand out; the baseline is grey.
 const (
@@ -61,7 +69,7 @@ func (r *Report) charts(g Group) []chart {
 		case strings.HasPrefix(row.Impl, "inproc"):
 			color = colorInproc
 		}
-		t := formatTime(row.Time.Median) + " ± " + row.Time.Percent()
+		t := formatTime(row.Time.Median) + " ± " + formatPercentRange(row)
 		timeChart.bars = append(timeChart.bars, bar{row.Impl, row.Time.Median, row.Time.Low, row.Time.High, t, color})
 		nan := math.NaN()
 		allocChart.bars = append(allocChart.bars, bar{row.Impl, row.Allocs, nan, nan, formatCount(row.Allocs), color})
@@ -72,31 +80,80 @@ func (r *Report) charts(g Group) []chart {
 // height is the chart's height in pixels.
 func (c chart) height() int { return chartTop + len(c.bars)*chartRowH + chartBottom }
 
-// WriteSVG writes every group's charts, one under the other, as one SVG
-// document.
+// WriteSVG writes, as one SVG document, a heading with the verdict, the
+// settings, the environment and the notes, then every group's charts, one
+// under the other.
 func (r *Report) WriteSVG(w io.Writer) error {
 	var charts []chart
 	for _, g := range r.Groups {
 		charts = append(charts, r.charts(g)...)
 	}
-	total := 0
-	for i, c := range charts {
-		if i > 0 {
-			total += chartPadding
-		}
-		total += c.height()
+	head := r.svgHeading()
+	total := (len(head) + 1) * headLineH
+	for _, c := range charts {
+		total += c.height() + chartPadding
 	}
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
 		`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %[1]d %[2]d">`+"\n", chartWidth, total)
-	fmt.Fprintf(ew, "<title>localgrpc bench: %s</title>\n", escapeXML(r.Environment.Summary()))
-	y := 0
+	title := "localgrpc bench: " + r.Environment.Summary()
+	if s := r.settingsLine(); s != "" {
+		title += "; settings: " + s
+	}
+	fmt.Fprintf(ew, "<title>%s</title>\n", escapeXML(title))
+	fmt.Fprintln(ew, `<g font-family="sans-serif" font-size="12">`)
+	for i, line := range head {
+		weight := ""
+		if i == 0 {
+			weight = ` font-size="16" font-weight="bold"`
+		}
+		fmt.Fprintf(ew, `<text x="%d" y="%d"%s>%s</text>`+"\n", line.x, (i+1)*headLineH, weight, escapeXML(line.text))
+	}
+	fmt.Fprintln(ew, "</g>")
+	y := (len(head) + 1) * headLineH
 	for _, c := range charts {
 		c.write(ew, y)
 		y += c.height() + chartPadding
 	}
 	fmt.Fprintln(ew, "</svg>")
 	return ew.err
+}
+
+// A headLine is a line of an SVG file's heading, indented by x pixels
+// (SVG collapses leading spaces).
+type headLine struct {
+	text string
+	x    int
+}
+
+// svgHeading is the lines of an SVG file's heading, wrapped, since SVG
+// text does not wrap itself: a title, the verdict's paragraphs as
+// bullets, the settings, the environment and the notes.
+func (r *Report) svgHeading() []headLine {
+	lines := []headLine{{"localgrpc bench", 0}}
+	paragraph := func(bullet, text string) {
+		for i, l := range wrap(text, headChars) {
+			switch {
+			case i > 0 && bullet != "":
+				lines = append(lines, headLine{l, 12})
+			case i == 0:
+				lines = append(lines, headLine{bullet + l, 0})
+			default:
+				lines = append(lines, headLine{l, 0})
+			}
+		}
+	}
+	for _, v := range r.Verdict {
+		paragraph("• ", v)
+	}
+	if s := r.settingsLine(); s != "" {
+		paragraph("", "Settings: "+s)
+	}
+	paragraph("", "Environment: "+r.Environment.Summary())
+	for _, n := range r.Notes {
+		paragraph("", "Note: "+n)
+	}
+	return lines
 }
 
 // write writes c as an <svg> element at vertical offset y (0 for one that
@@ -129,10 +186,15 @@ func (c chart) write(w io.Writer, y int) {
 		top := chartTop + i*chartRowH
 		mid := float64(top) + chartRowH/2.0
 		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", chartLabelW, mid, escapeXML(b.label))
-		if b.value > 0 {
-			end := max(x(b.value), plotLeft+2) // a value at the axis's start still shows
+		switch {
+		case b.value > 0:
 			fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
-				plotLeft, mid-chartBarH/2.0, end-plotLeft, chartBarH, b.color, escapeXML(b.label), escapeXML(b.text))
+				plotLeft, mid-chartBarH/2.0, x(b.value)-plotLeft, chartBarH, b.color, escapeXML(b.label), escapeXML(b.text))
+		case b.value == 0:
+			// 0 is nowhere on a log axis: a stub at its start, labelled.
+			fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%d" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
+				plotLeft, mid-chartBarH/2.0, zeroStubW, chartBarH, b.color, escapeXML(b.label), escapeXML(b.text))
+			fmt.Fprintf(w, `<text x="%d" y="%.1f" dominant-baseline="middle" fill="#57606a">0</text>`+"\n", plotLeft+zeroStubW+3, mid)
 		}
 		if b.value > 0 && b.low > 0 && !math.IsInf(b.low, 0) && !math.IsInf(b.high, 0) && !math.IsNaN(b.high) {
 			l, r := x(b.low), x(b.high)
@@ -144,9 +206,10 @@ func (c chart) write(w io.Writer, y int) {
 	fmt.Fprintln(w, "</svg>")
 }
 
-// decades returns the powers of ten the axis spans: the smallest and
-// largest positive value or finite interval bound, widened to whole
-// decades, at least one apart.
+// decades returns the powers of ten the axis spans: from axisMargin
+// decades, or a tenth of the values' span if more, below the smallest
+// positive value or finite interval bound, so that the smallest bar is
+// long enough to see, to the largest, widened to whole decades.
 func (c chart) decades() (lo, hi int) {
 	minV, maxV := math.Inf(1), math.Inf(-1)
 	for _, b := range c.bars {
@@ -159,11 +222,10 @@ func (c chart) decades() (lo, hi int) {
 	if math.IsInf(minV, 0) { // nothing positive: a chart of zeros
 		return 0, 1
 	}
-	lo, hi = int(math.Floor(math.Log10(minV))), int(math.Ceil(math.Log10(maxV)))
-	if hi <= lo {
-		hi = lo + 1
-	}
-	return lo, hi
+	minL, maxL := math.Log10(minV), math.Log10(maxV)
+	margin := math.Max(axisMargin, (maxL-minL)/10)
+	lo, hi = int(math.Floor(minL-margin)), int(math.Ceil(maxL))
+	return lo, max(hi, lo+1)
 }
 
 // escapeXML escapes s for XML text and attribute values.

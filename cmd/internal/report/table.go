@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"golang.org/x/perf/benchunit"
 )
@@ -17,7 +18,7 @@ func tableRow(row Row) []string {
 	return []string{
 		row.Impl,
 		formatTime(row.Time.Median),
-		row.Time.Percent(),
+		formatPercentRange(row),
 		formatBytes(row.Bytes),
 		formatCount(row.Allocs),
 		formatRatio(row),
@@ -33,6 +34,15 @@ func formatTime(sec float64) string  { return benchunit.Scale(sec, benchunit.Dec
 func formatBytes(b float64) string   { return benchunit.Scale(b, benchunit.Binary) + "B" }
 func formatCount(n float64) string   { return benchunit.Scale(n, benchunit.Decimal) }
 func formatPercent(c float64) string { return strconv.FormatFloat(100*c, 'g', -1, 64) + "%" }
+
+// formatPercentRange is the row's ± column: the interval's half-width in
+// percent, then the noisy marker if the row is noisy.
+func formatPercentRange(row Row) string {
+	if row.Noisy() {
+		return row.Time.Percent() + " " + noisyMarker
+	}
+	return row.Time.Percent()
+}
 
 // formatRatio is the row's ratio to the baseline: "base" for the
 // baseline, "-" without one, and "~" after a ratio that is within noise.
@@ -63,4 +73,14 @@ func (r *Report) legend() string {
 	return fmt.Sprintf("Medians of each impl's runs, fastest first; ± is the %s confidence interval; "+
 		"\"vs %s\" is the ratio of medians, with ~ where a Mann-Whitney U test finds no significant difference (p ≥ 0.05).",
 		formatPercent(r.Confidence), r.Baseline)
+}
+
+// settingsLine is the run's settings in one line: "quick true, strings
+// 1000, ...", or "" when there are none.
+func (r *Report) settingsLine() string {
+	parts := make([]string, len(r.Settings))
+	for i, s := range r.Settings {
+		parts[i] = s.Key + " " + s.Value
+	}
+	return strings.Join(parts, ", ")
 }

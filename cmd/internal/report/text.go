@@ -3,14 +3,35 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
+
+// textWidth is the width the verdict's paragraphs are wrapped to in text,
+// a terminal's.
+const textWidth = 100
 
 // WriteText writes the report as aligned plain text, a table per group,
 // for a terminal.
 func (r *Report) WriteText(out io.Writer) error {
 	w := &errWriter{w: out}
+	if len(r.Verdict) > 0 {
+		fmt.Fprintln(w, "verdict:")
+		for _, v := range r.Verdict {
+			for i, line := range wrap(v, textWidth-4) {
+				prefix := "    "
+				if i == 0 {
+					prefix = "  - "
+				}
+				fmt.Fprintln(w, prefix+line)
+			}
+		}
+	}
+	if s := r.settingsLine(); s != "" {
+		fmt.Fprintf(w, "settings: %s\n", s)
+	}
 	fmt.Fprintf(w, "environment: %s\n%s\n", r.Environment.Summary(), r.legend())
 	for _, g := range r.Groups {
 		fmt.Fprintf(w, "\n%s, %d runs\n", g.Title(), maxRuns(g))
@@ -21,8 +42,14 @@ func (r *Report) WriteText(out io.Writer) error {
 		for _, row := range g.Rows {
 			width = max(width, len(row.Impl))
 		}
+		// With the noisy marker in a group, the other ± cells are padded
+		// as wide, so that the percentages stay aligned.
+		noisy := slices.ContainsFunc(g.Rows, Row.Noisy)
 		line := func(cells []string) {
 			cells[0] += strings.Repeat(" ", width-len(cells[0]))
+			if noisy && !strings.HasSuffix(cells[2], noisyMarker) {
+				cells[2] += strings.Repeat(" ", len(" "+noisyMarker))
+			}
 			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 		}
 		line(r.tableHeader())
@@ -48,4 +75,26 @@ func maxRuns(g Group) int {
 		n = max(n, row.Runs)
 	}
 	return n
+}
+
+// wrap splits s into lines of at most width characters, at spaces; a
+// word longer than width has a line of its own.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }

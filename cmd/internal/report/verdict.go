@@ -1,0 +1,380 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// The verdict lives here, with a small table of what each impl is for,
+// rather than in package bench, which defines the impls, because it is a
+// reading of a Report: it tests the difference of any two rows on the
+// runs only a Report keeps, it can judge results read back from a file as
+// well as a live run's, and bench stays a benchmark suite with nothing of
+// presentation. The table names bench's impls; the CLI's tests, which see
+// both packages, check that every impl of the suite is in it. An impl
+// missing from it is never recommended nor compared with.
+
+// An implKind is what an impl is for, which is all the verdict needs to
+// know of it.
+type implKind int
+
+const (
+	kindOther   implKind = iota // yardsticks the verdict leaves out: direct, chan, iter, bufconn
+	kindDefault                 // inproc as inproc.New makes it: the pick within a process
+	kindMode                    // inproc's other modes, faster where their rules hold
+	kindRival                   // another in-process channel, to compare ours with (versus)
+	kindTCP                     // grpc-go over localhost TCP: the reference for sockets
+	kindSocket                  // across processes on one machine: unix and abstract sockets
+)
+
+// An implInfo is what the verdict knows of an impl: its kind, what a
+// reader needs to be told of it, if anything, and for a rival, the impls
+// of ours that do the same work (copying, or sharing, messages).
+type implInfo struct {
+	name   string
+	kind   implKind
+	about  string
+	versus []string
+}
+
+// implKinds are package bench's impls, in the order the verdict names
+// them.
+var implKinds = []implInfo{
+	{"inproc-clone-isolated", kindDefault, "the default", nil},
+	{"inproc-share-isolated", kindMode, "", nil},
+	{"inproc-clone-inline", kindMode, "", nil},
+	{"inproc-share-inline", kindMode, "", nil},
+	{"grpchan", kindRival, "fullstorydev/grpchan, copying messages", []string{"inproc-clone-isolated"}},
+	{"grpchan-share", kindRival, "grpchan sharing messages", []string{"inproc-share-isolated", "inproc-share-inline"}},
+	{"localhost", kindTCP, "grpc-go over TCP", nil},
+	{"unix", kindSocket, "", nil},
+	{"abstract", kindSocket, "", nil},
+	{"bufconn", kindOther, "", nil},
+	{"chan", kindOther, "", nil},
+	{"iter", kindOther, "", nil},
+	{"direct", kindOther, "", nil},
+}
+
+// KnownImpl says whether the verdict knows what the impl name is for.
+func KnownImpl(name string) bool {
+	return slices.ContainsFunc(implKinds, func(k implInfo) bool { return k.name == name })
+}
+
+// infoOf is what the table says of the impl name: nothing but kindOther
+// if it is unknown.
+func infoOf(name string) implInfo {
+	for _, k := range implKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	return implInfo{name: name, kind: kindOther}
+}
+
+// kindOf is the kind of the impl name; kindOther if it is unknown.
+func kindOf(name string) implKind { return infoOf(name).kind }
+
+// describe is the impl's name followed by what it is, when the table
+// says: "localhost (grpc-go over TCP)".
+func describe(name string) string {
+	if about := infoOf(name).about; about != "" {
+		return name + " (" + about + ")"
+	}
+	return name
+}
+
+// Conclude returns the verdict of r: what to pick to call a service on
+// one machine and why, a paragraph per choice, each figure a ratio of two
+// medians of one group of r. It speaks only of the impls and workloads r
+// measured, and gives a ratio only where a Mann-Whitney U test finds the
+// difference significant (p < 0.05, as the tables' ~ says): elsewhere it
+// says "no significant difference".
+//
+// The in-process pick is compared with the baseline (with localhost
+// instead when the baseline is itself an inproc mode, which says nothing
+// of calling within a process against calling without), inproc's other
+// modes with the default, grpchan with the inproc modes that copy or
+// share as it does, and the sockets with localhost.
+func (r *Report) Conclude() []string {
+	var v []string
+	def, modes := r.ranOf(kindDefault), r.ranOf(kindMode)
+	ref := r.Baseline
+	if k := kindOf(ref); k == kindDefault || k == kindMode {
+		ref = ""
+		if tcp := r.ranOf(kindTCP); len(tcp) > 0 {
+			ref = tcp[0]
+		}
+	}
+	switch {
+	case len(def) > 0:
+		v = append(v, fmt.Sprintf("For calls within one process, pick %s, inproc's default "+
+			"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it %s.",
+			def[0], r.against(def, ref)))
+		if len(modes) > 0 {
+			v = append(v, fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
+				"the fastest of those run (%s) %s.", strings.Join(modes, ", "), r.against(modes, def[0])))
+		}
+	case len(modes) > 0:
+		v = append(v, fmt.Sprintf("This run has no %s, so it says nothing of inproc's default; the fastest of the modes it ran (%s), "+
+			"which need their rules to hold (see the inproc docs), %s.", defaultImpl(), strings.Join(modes, ", "), r.against(modes, ref)))
+	default:
+		v = append(v, "This run has no inproc impl, so it says nothing of calls within one process.")
+	}
+	for _, rival := range r.ranOf(kindRival) {
+		var ours []string
+		for _, impl := range infoOf(rival).versus {
+			if r.ran(impl) {
+				ours = append(ours, impl)
+			}
+		}
+		switch len(ours) {
+		case 0:
+		case 1:
+			v = append(v, fmt.Sprintf("Against another in-process channel, %s %s.", ours[0], r.against(ours, rival)))
+		default:
+			v = append(v, fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(ours, " and "), r.against(ours, rival)))
+		}
+	}
+	if sockets := r.ranOf(kindSocket); len(sockets) > 0 {
+		tcp := r.ranOf(kindTCP)
+		if len(tcp) == 0 {
+			v = append(v, fmt.Sprintf("Across processes, this run has no TCP (localhost) to compare %s with.", strings.Join(sockets, " and ")))
+		} else {
+			var parts []string
+			for _, s := range sockets {
+				parts = append(parts, s+" "+r.against([]string{s}, tcp[0]))
+			}
+			v = append(v, "Across processes, "+strings.Join(parts, "; ")+".")
+		}
+	}
+	return v
+}
+
+// defaultImpl is the name of the default inproc impl.
+func defaultImpl() string {
+	for _, k := range implKinds {
+		if k.kind == kindDefault {
+			return k.name
+		}
+	}
+	panic("no default impl in implKinds")
+}
+
+// ranOf returns the impls of kind k that r measured, in the table's order.
+func (r *Report) ranOf(k implKind) []string {
+	var names []string
+	for _, ik := range implKinds {
+		if ik.kind == k && r.ran(ik.name) {
+			names = append(names, ik.name)
+		}
+	}
+	return names
+}
+
+// ran says whether any group of r has the impl.
+func (r *Report) ran(impl string) bool {
+	for _, g := range r.Groups {
+		if _, ok := g.row(impl); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// row is g's row of impl.
+func (g Group) row(impl string) (Row, bool) {
+	i := slices.IndexFunc(g.Rows, func(r Row) bool { return r.Impl == impl })
+	if i < 0 {
+		return Row{}, false
+	}
+	return g.Rows[i], true
+}
+
+// A finding is how the fastest of some candidate impls compares with a
+// reference impl in one group.
+type finding struct {
+	label       string  // the group, for people
+	impl        string  // the candidate
+	speedup     float64 // the reference's median over the candidate's: above 1, the candidate is faster
+	significant bool
+}
+
+// findings compares, in every group that has ref and any of cands, the
+// fastest of cands with ref.
+func (r *Report) findings(cands []string, ref string) []finding {
+	var fs []finding
+	for _, g := range r.Groups {
+		refRow, ok := g.row(ref)
+		if !ok {
+			continue
+		}
+		// Rows are fastest first, so the first candidate is the fastest.
+		i := slices.IndexFunc(g.Rows, func(row Row) bool { return slices.Contains(cands, row.Impl) })
+		if i < 0 || g.Rows[i].Impl == ref {
+			continue
+		}
+		c := g.Rows[i]
+		fs = append(fs, finding{
+			label:       r.label(g),
+			impl:        c.Impl,
+			speedup:     refRow.Time.Median / c.Time.Median,
+			significant: significant(c, refRow),
+		})
+	}
+	return fs
+}
+
+// significant says whether a Mann-Whitney U test tells a and b apart:
+// the report's own test where one of them is the baseline, the same test
+// on their runs otherwise.
+func significant(a, b Row) bool {
+	switch {
+	case b.IsBaseline:
+		return a.Significant
+	case a.IsBaseline:
+		return b.Significant
+	case len(a.times) == 0 || len(b.times) == 0:
+		return false
+	}
+	thresholds := benchmath.DefaultThresholds
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(a.times, &thresholds), benchmath.NewSample(b.times, &thresholds))
+	return c.P < c.Alpha
+}
+
+// label is g's name in a verdict: "ListStrings respSize=10", with its
+// GOMAXPROCS when the report has several.
+func (r *Report) label(g Group) string {
+	l := g.Workload
+	if g.Params != "" {
+		l += " " + strings.ReplaceAll(g.Params, "/", " ")
+	}
+	for _, o := range r.Groups {
+		if o.GOMAXPROCS != g.GOMAXPROCS {
+			return l + " GOMAXPROCS " + strconv.Itoa(g.GOMAXPROCS)
+		}
+	}
+	return l
+}
+
+// against is the predicate of a sentence whose subject is cands, on how
+// the fastest of them compares with ref in each group: "is 5.8–36×
+// faster than localhost (grpc-go over TCP) in this run (ListStrings
+// respSize=1: 5.8×, ...)". Each group's figure names its impl when there
+// are several candidates.
+func (r *Report) against(cands []string, ref string) string {
+	if ref == "" {
+		return "cannot be compared: this run has no baseline outside inproc"
+	}
+	fs := r.findings(cands, ref)
+	refName := describe(ref)
+	if len(fs) == 0 {
+		return "cannot be compared: this run has no " + refName + " in the same workloads"
+	}
+	var faster, slower []float64
+	for _, f := range fs {
+		switch {
+		case !f.significant:
+		case f.speedup >= 1:
+			faster = append(faster, f.speedup)
+		default:
+			slower = append(slower, 1/f.speedup)
+		}
+	}
+	var head string
+	switch {
+	case len(faster)+len(slower) == 0:
+		labels := make([]string, len(fs))
+		for i, f := range fs {
+			labels[i] = f.label
+		}
+		return fmt.Sprintf("shows no significant difference from %s in this run (%s)", refName, strings.Join(shorten(labels), ", "))
+	case len(slower) == 0:
+		head = "is " + span(faster) + " faster than " + refName
+	case len(faster) == 0:
+		head = "is " + span(slower) + " slower than " + refName
+	default:
+		workloads := "workloads"
+		if len(faster) == 1 {
+			workloads = "workload"
+		}
+		head = fmt.Sprintf("is faster than %s in %d %s (%s) and slower in %d (%s)",
+			refName, len(faster), workloads, span(faster), len(slower), span(slower))
+	}
+	// The figures, then the groups without one: "ListStrings respSize=10:
+	// 7.6×, Unary: 24×; no significant difference in PingPong".
+	var figures, labels, noDiff []string
+	for _, f := range fs {
+		labels = append(labels, f.label)
+	}
+	labels = shorten(labels)
+	for i, f := range fs {
+		if !f.significant {
+			noDiff = append(noDiff, labels[i])
+			continue
+		}
+		d := labels[i] + ": "
+		if len(cands) > 1 {
+			d += f.impl + " "
+		}
+		switch {
+		case len(faster) == 0 || len(slower) == 0: // the head says which way
+			d += formatTimes(max(f.speedup, 1/f.speedup))
+		case f.speedup >= 1:
+			d += formatTimes(f.speedup) + " faster"
+		default:
+			d += formatTimes(1/f.speedup) + " slower"
+		}
+		figures = append(figures, d)
+	}
+	details := strings.Join(figures, ", ")
+	if len(noDiff) > 0 {
+		details += "; no significant difference in " + strings.Join(noDiff, ", ")
+	}
+	return head + " in this run (" + details + ")"
+}
+
+// shorten drops from each label the workload its predecessor already
+// named: "ListStrings respSize=1, respSize=10, Unary".
+func shorten(labels []string) []string {
+	out := make([]string, len(labels))
+	prev := ""
+	for i, l := range labels {
+		workload, rest, _ := strings.Cut(l, " ")
+		out[i] = l
+		if workload == prev && rest != "" {
+			out[i] = rest
+		}
+		prev = workload
+	}
+	return out
+}
+
+// span is the range of xs, all at least 1: "5.8–36×", or "5.8×" when
+// both ends print alike.
+func span(xs []float64) string {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if l, h := formatTimes(lo), formatTimes(hi); l != h {
+		return strings.TrimSuffix(l, "×") + "–" + h
+	}
+	return formatTimes(lo)
+}
+
+// formatTimes prints a factor of at least 1 with two significant digits,
+// or three below 1.1 where two would round a real difference to "1×".
+func formatTimes(x float64) string {
+	var s string
+	switch {
+	case x >= 9.95:
+		s = strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	case x >= 1.095:
+		s = strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		s = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return s + "×"
+}
