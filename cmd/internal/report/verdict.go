@@ -30,6 +30,7 @@ const (
 	kindRival                   // another in-process channel, to compare ours with (versus)
 	kindTCP                     // grpc-go over localhost TCP: the reference for sockets
 	kindSocket                  // across processes on one machine: unix and abstract sockets
+	kindFloor                   // the least a channel keeping inproc's contract pays
 )
 
 // An implInfo is what the verdict knows of an impl: its kind, what a
@@ -58,6 +59,7 @@ var implKinds = []implInfo{
 	{"chan", kindOther, "", nil},
 	{"iter", kindOther, "", nil},
 	{"direct", kindOther, "", nil},
+	{"floor", kindFloor, "the least a channel keeping inproc's contract pays through generated code", nil},
 }
 
 // KnownImpl says whether the verdict knows what the impl name is for.
@@ -115,6 +117,9 @@ func (r *Report) Conclude() []string {
 		v = append(v, fmt.Sprintf("For calls within one process, pick %s, inproc's default "+
 			"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it %s.",
 			def[0], r.against(def, ref)))
+		if floor := r.ranOf(kindFloor); len(floor) > 0 {
+			v = append(v, fmt.Sprintf("What is left to gain: %s %s.", def[0], r.against(def, floor[0])))
+		}
 		if len(modes) > 0 {
 			v = append(v, fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
 				"the fastest of those run (%s) %s.", strings.Join(modes, ", "), r.against(modes, def[0])))

@@ -57,15 +57,17 @@ func TestVerdictEveryImpl(t *testing.T) {
 	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
 		listBench: {
 			"localhost": 10000, "inproc-clone-isolated": 1000, "inproc-share-isolated": 500, "inproc-share-inline": 480,
-			"grpchan": 3000, "grpchan-share": 300, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100,
+			"grpchan": 3000, "grpchan-share": 300, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100, "floor": 400,
 		},
 		unaryBench: {
 			"localhost": 50000, "inproc-clone-isolated": 2000, "inproc-share-inline": 500, "inproc-clone-inline": 510,
-			"grpchan": 4000, "grpchan-share": 1500, "unix": 31250, "abstract": 30000, "direct": 10,
+			"grpchan": 4000, "grpchan-share": 1500, "unix": 31250, "abstract": 30000, "direct": 10, "floor": 500,
 		},
 	})
 	checkVerdict(t, got, []string{
 		pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 10×, Unary: 25×).",
+		"What is left to gain: inproc-clone-isolated is 2.5–4.0× slower than floor (the least a channel keeping inproc's contract pays through generated code) " +
+			"in this run (ListStrings respSize=10: 2.5×, Unary: 4.0×).",
 		"Where their rules hold (see the inproc docs), inproc's other modes can go further: the fastest of those run " +
 			"(inproc-share-isolated, inproc-clone-inline, inproc-share-inline) is 2.1–4.0× faster than inproc-clone-isolated (the default) " +
 			"in this run (ListStrings respSize=10: inproc-share-inline 2.1×, Unary: inproc-share-inline 4.0×).",
