@@ -35,7 +35,7 @@ type benchFlags struct {
 }
 
 // Defaults of a full run and of --quick. A full run of every case takes
-// about 2 minutes on 2 cores, --quick about 20 seconds.
+// about 2½ minutes on 2 cores, --quick about 20 seconds.
 const (
 	defaultBenchtime = "300ms"
 	quickBenchtime   = "40ms"
@@ -52,7 +52,11 @@ shows which is fastest, by how much, and what each costs in memory.
 
 Workloads: ListStrings, a server stream of --strings strings of --size
 bytes, 1, 10 or 100 strings per message (respSize); Unary, one small Echo Get;
-PingPong, one Send and Recv on an open bidirectional stream.
+PingPong, one Send and Recv on an open bidirectional stream; FanOut, the
+ListStrings stream (10 strings per message) through a fanout.Proxy in front of
+1 or 4 backends (backends=N) that share the strings and the proxy merges back in
+order: beside ListStrings respSize=10 it shows what the proxy costs (the impls
+without a connection, chan, iter and direct, take no part).
 
 Impls: grpc-go over TCP (localhost), unix and abstract sockets and bufconn;
 fullstorydev/grpchan, copying (grpchan) or sharing (grpchan-share) messages;
@@ -74,7 +78,7 @@ rows whose interval is wider than ±25% of the median.
 
 Flags take one dash or two, as go test's do (-count 5, --count 5).
 Interrupting a run (Ctrl-C) reports the runs that finished.`,
-		Example: `  localgrpc bench                                # everything, about 2 minutes
+		Example: `  localgrpc bench                                # everything, about 2½ minutes
   localgrpc bench --quick                        # a rough picture in about 20 seconds
   localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
   localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt
@@ -96,10 +100,10 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.workload, "workload", "", "run the workloads matching `regexp`: ListStrings, Unary, PingPong (default all)")
+	fl.StringVar(&f.workload, "workload", "", "run the workloads matching `regexp`: ListStrings, Unary, PingPong, FanOut (default all)")
 	fl.StringVar(&f.impl, "impl", "", "run the impls matching `regexp` (default all; see --list)")
-	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call, the message count (default 10000)")
-	fl.IntVar(&f.size, "size", 0, "bytes per string in ListStrings and per Echo text in Unary and PingPong (default 100 and 5)")
+	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call and FanOut stream (default 10000)")
+	fl.IntVar(&f.size, "size", 0, "bytes per string in ListStrings and FanOut and per Echo text in Unary and PingPong (default 100 and 5)")
 	fl.IntVarP(&f.callers, "callers", "c", 1, "parallel callers: each op is `n` calls at once")
 	fl.IntVar(&f.count, "count", 5, "run each case `n` times")
 	fl.IntSliceVar(&f.cpu, "cpu", []int{runtime.GOMAXPROCS(0)}, "run each case with each GOMAXPROCS in `list`, as go test -cpu")

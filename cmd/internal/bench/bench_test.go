@@ -32,6 +32,10 @@ func BenchmarkUnary(b *testing.B) { run(b, bench.Unary) }
 // BenchmarkPingPong is workload W3.
 func BenchmarkPingPong(b *testing.B) { run(b, bench.PingPong) }
 
+// BenchmarkFanOut is W1 through a fanout.Proxy; compare backends=1 with
+// BenchmarkListStrings/impl=IMPL/respSize=10.
+func BenchmarkFanOut(b *testing.B) { run(b, bench.FanOut) }
+
 // TestCases runs every case for one op on small inputs, with one caller
 // and with several, so that `go test` proves each impl works and leaks no
 // goroutine.

@@ -19,6 +19,11 @@ const (
 	// PingPong (W3) is one round on an Echo Update stream opened once per
 	// benchmark: one Send and one Recv.
 	PingPong = "PingPong"
+	// FanOut is W1 through a fanout.Proxy: the Config.Strings strings, 10
+	// per message, dealt out to 1 or 4 backends (backends=N) that the
+	// impl serves, and merged back in order by the proxy. Beside
+	// ListStrings respSize=10 it shows what the proxy costs.
+	FanOut = "FanOut"
 )
 
 // respSizes are the strings per ListStrings message that the suite compares.
@@ -26,7 +31,7 @@ var respSizes = []int{1, 10, 100}
 
 // A Case is one workload run by one impl with one set of parameters.
 type Case struct {
-	// Workload is ListStrings, Unary or PingPong.
+	// Workload is ListStrings, Unary, PingPong or FanOut.
 	Workload string
 	// Impl names the way the client reaches the server, e.g. "localhost"
 	// or "inproc-share-isolated". It holds no slash, so that
@@ -121,12 +126,24 @@ func Cases(cfg Config) []Case {
 			cases = append(cases, Case{Workload: PingPong, Impl: im.name, Params: params(), run: pingPongCase(cfg, im)})
 		}
 	}
+	for _, n := range fanOutBackends {
+		for _, im := range availableImpls() {
+			if im.skip[FanOut] == "" {
+				cases = append(cases, Case{
+					Workload: FanOut,
+					Impl:     im.name,
+					Params:   params(fmt.Sprintf("backends=%d", n), fmt.Sprintf("respSize=%d", fanOutRespSize)),
+					run:      fanOutCase(cfg, n, im),
+				})
+			}
+		}
+	}
 	return cases
 }
 
 // Workloads returns the names of the suite's workloads, in the order
 // Cases lists them.
-func Workloads() []string { return []string{ListStrings, Unary, PingPong} }
+func Workloads() []string { return []string{ListStrings, Unary, PingPong, FanOut} }
 
 // Impls returns the names of the impls that work on this operating system,
 // in the order Cases lists them.

@@ -12,11 +12,17 @@ import (
 )
 
 // An impl is one way for a client to reach a server in the same process.
-// Every case runs the same workload code; only connect differs.
+// Every case runs the same workload code; only serve or connect differs.
 type impl struct {
 	name string
-	// connect serves srv the impl's way and returns clients of it.
-	// Whatever it starts, it stops in tb.Cleanup.
+	// serve, for an impl that reaches the server through a connection,
+	// serves srv and returns a connection to it; the workloads call the
+	// generated clients over it (see clients), and FanOut puts a proxy in
+	// front of such connections. Whatever it starts, it stops in
+	// tb.Cleanup.
+	serve func(tb testing.TB, srv servers) (grpc.ClientConnInterface, error)
+	// connect, for the others, serves srv the impl's way and returns
+	// clients of it. Whatever it starts, it stops in tb.Cleanup.
 	connect func(tb testing.TB, srv servers) (clients, error)
 	// skip maps each workload the impl takes no part in to the reason.
 	skip map[string]string
@@ -30,23 +36,26 @@ type impl struct {
 // streams: a unary call has no stream for a channel or a coroutine to
 // carry, so either would be direct under another name.
 var impls = []impl{
-	{name: "localhost", connect: viaConn(serveTCP)},
-	{name: "unix", connect: viaConn(serveUnix)},
-	{name: "abstract", connect: viaConn(serveAbstract), goos: "linux"},
-	{name: "bufconn", connect: viaConn(serveBufconn)},
-	{name: "grpchan", connect: viaConn(serveGrpchan)},
-	{name: "grpchan-share", connect: viaConn(serveGrpchanShare)},
-	{name: "chan", connect: chanClients, skip: map[string]string{Unary: noStream}},
-	{name: "iter", connect: iterClients, skip: map[string]string{Unary: noStream}},
-	{name: "direct", connect: directClients},
-	{name: "floor", connect: floorClients, skip: map[string]string{PingPong: noFloor}},
-	{name: "inproc-clone-isolated", connect: viaConn(serveInproc(inproc.Clone, inproc.Isolated))},
-	{name: "inproc-share-isolated", connect: viaConn(serveInproc(inproc.Share, inproc.Isolated))},
-	{name: "inproc-clone-inline", connect: viaConn(serveInproc(inproc.Clone, inproc.Inline))},
-	{name: "inproc-share-inline", connect: viaConn(serveInproc(inproc.Share, inproc.Inline))},
+	{name: "localhost", serve: serveTCP},
+	{name: "unix", serve: serveUnix},
+	{name: "abstract", serve: serveAbstract, goos: "linux"},
+	{name: "bufconn", serve: serveBufconn},
+	{name: "grpchan", serve: serveGrpchan},
+	{name: "grpchan-share", serve: serveGrpchanShare},
+	{name: "chan", connect: chanClients, skip: map[string]string{Unary: noStream, FanOut: noConn}},
+	{name: "iter", connect: iterClients, skip: map[string]string{Unary: noStream, FanOut: noConn}},
+	{name: "direct", connect: directClients, skip: map[string]string{FanOut: noConn}},
+	{name: "floor", connect: floorClients, skip: map[string]string{PingPong: noFloor, FanOut: noConn}},
+	{name: "inproc-clone-isolated", serve: serveInproc(inproc.Clone, inproc.Isolated)},
+	{name: "inproc-share-isolated", serve: serveInproc(inproc.Share, inproc.Isolated)},
+	{name: "inproc-clone-inline", serve: serveInproc(inproc.Clone, inproc.Inline)},
+	{name: "inproc-share-inline", serve: serveInproc(inproc.Share, inproc.Inline)},
 }
 
-const noStream = "a unary call has no stream to hand-write a client for: it would be direct"
+const (
+	noStream = "a unary call has no stream to hand-write a client for: it would be direct"
+	noConn   = "a fanout.Backend is a grpc.ClientConnInterface, which the hand-written clients are not"
+)
 
 // availableImpls returns the impls that work on this operating system.
 func availableImpls() []impl {
@@ -94,15 +103,16 @@ type bidiClient interface {
 	Update(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[echov1.EchoRequest, echov1.EchoResponse], error)
 }
 
-// viaConn adapts a function that serves srv and returns a connection to it
-// into an impl's connect: the generated clients over that connection.
-func viaConn(serve func(tb testing.TB, srv servers) (grpc.ClientConnInterface, error)) func(testing.TB, servers) (clients, error) {
-	return func(tb testing.TB, srv servers) (clients, error) {
-		cc, err := serve(tb, srv)
-		if err != nil {
-			return clients{}, err
-		}
-		echo := echov1.NewEchoClient(cc)
-		return clients{list: listv1.NewListStringsClient(cc), get: echo, update: echo}, nil
+// clients serves srv the impl's way and returns clients of it: the
+// generated clients over a connection for an impl that serves one.
+func (im impl) clients(tb testing.TB, srv servers) (clients, error) {
+	if im.serve == nil {
+		return im.connect(tb, srv)
 	}
+	cc, err := im.serve(tb, srv)
+	if err != nil {
+		return clients{}, err
+	}
+	echo := echov1.NewEchoClient(cc)
+	return clients{list: listv1.NewListStringsClient(cc), get: echo, update: echo}, nil
 }

@@ -20,7 +20,7 @@ func setUp(b *testing.B, im impl, list *listServer) (clients, context.Context, e
 	if list == nil {
 		list = &listServer{} // registered, never called
 	}
-	cl, err := im.connect(b, servers{list: list, echo: echo.Server{}})
+	cl, err := im.clients(b, servers{list: list, echo: echo.Server{}})
 	if err != nil {
 		return clients{}, nil, fmt.Errorf("%s: %w", im.name, err)
 	}
