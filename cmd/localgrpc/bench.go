@@ -55,8 +55,11 @@ bytes, 1, 10 or 100 strings per message (respSize); Unary, one small Echo Get;
 PingPong, one Send and Recv on an open bidirectional stream; FanOut, the
 ListStrings stream (10 strings per message) through a fanout.Proxy in front of
 1 or 4 backends (backends=N) that share the strings and the proxy merges back in
-order: beside ListStrings respSize=10 it shows what the proxy costs (the impls
-without a connection, chan, iter and direct, take no part).
+order: beside ListStrings respSize=10 it shows what the proxy costs; Batching,
+the book store of "gRPC Streaming the Right Way", --strings books of one author
+sent one per message (batch=1) or 64 to a message with package batch (batch=64).
+The impls without a connection (chan, iter, direct, floor) take no part in the
+last two.
 
 Impls: grpc-go over TCP (localhost), unix and abstract sockets and bufconn;
 fullstorydev/grpchan, copying (grpchan) or sharing (grpchan-share) messages;
@@ -100,9 +103,9 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.workload, "workload", "", "run the workloads matching `regexp`: ListStrings, Unary, PingPong, FanOut (default all)")
+	fl.StringVar(&f.workload, "workload", "", "run the workloads matching `regexp`: ListStrings, Unary, PingPong, FanOut, Batching (default all)")
 	fl.StringVar(&f.impl, "impl", "", "run the impls matching `regexp` (default all; see --list)")
-	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call and FanOut stream (default 10000)")
+	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call and FanOut stream, books per Batching call (default 10000)")
 	fl.IntVar(&f.size, "size", 0, "bytes per string in ListStrings and FanOut and per Echo text in Unary and PingPong (default 100 and 5)")
 	fl.IntVarP(&f.callers, "callers", "c", 1, "parallel callers: each op is `n` calls at once")
 	fl.IntVar(&f.count, "count", 5, "run each case `n` times")

@@ -54,7 +54,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "-count=many"}, `"many" for "--count"`},
 		{[]string{"bench", "--impl", "("}, "--impl: "},
 		{[]string{"bench", "--impl", "nosuch"}, `--impl "nosuch" matches no impl; they are localhost, unix`},
-		{[]string{"bench", "--workload", "Stream"}, `--workload "Stream" matches no workload; they are ListStrings, Unary, PingPong, FanOut`},
+		{[]string{"bench", "--workload", "Stream"}, `--workload "Stream" matches no workload; they are ListStrings, Unary, PingPong, FanOut, Batching`},
 		{[]string{"bench", "--baseline", "tcp"}, `--baseline "tcp" is not an impl`},
 		{[]string{"bench", "--benchtime", "soon"}, `--benchtime "soon" is neither a duration (300ms) nor a count of ops (100x)`},
 		{[]string{"bench", "--confidence", "1.5"}, "--confidence must be between 0 and 1, not 1.5"},

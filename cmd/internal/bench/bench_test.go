@@ -36,6 +36,10 @@ func BenchmarkPingPong(b *testing.B) { run(b, bench.PingPong) }
 // BenchmarkListStrings/impl=IMPL/respSize=10.
 func BenchmarkFanOut(b *testing.B) { run(b, bench.FanOut) }
 
+// BenchmarkBatching is the article's book store, one book per message
+// against 64 (package batch); compare batch=1 with batch=64.
+func BenchmarkBatching(b *testing.B) { run(b, bench.Batching) }
+
 // TestCases runs every case for one op on small inputs, with one caller
 // and with several, so that `go test` proves each impl works and leaks no
 // goroutine.

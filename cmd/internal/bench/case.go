@@ -24,6 +24,11 @@ const (
 	// impl serves, and merged back in order by the proxy. Beside
 	// ListStrings respSize=10 it shows what the proxy costs.
 	FanOut = "FanOut"
+	// Batching is the book store of "gRPC Streaming the Right Way": one
+	// ListBooks call returning Config.Strings books of one author, one per
+	// message (batch=1, BookStore) or 64 to a message (batch=64,
+	// BookStoreBatch on package batch), read back book by book.
+	Batching = "Batching"
 )
 
 // respSizes are the strings per ListStrings message that the suite compares.
@@ -31,7 +36,7 @@ var respSizes = []int{1, 10, 100}
 
 // A Case is one workload run by one impl with one set of parameters.
 type Case struct {
-	// Workload is ListStrings, Unary, PingPong or FanOut.
+	// Workload is ListStrings, Unary, PingPong, FanOut or Batching.
 	Workload string
 	// Impl names the way the client reaches the server, e.g. "localhost"
 	// or "inproc-share-isolated". It holds no slash, so that
@@ -138,12 +143,24 @@ func Cases(cfg Config) []Case {
 			}
 		}
 	}
+	for _, size := range batchSizes {
+		for _, im := range availableImpls() {
+			if im.skip[Batching] == "" {
+				cases = append(cases, Case{
+					Workload: Batching,
+					Impl:     im.name,
+					Params:   params(fmt.Sprintf("batch=%d", size)),
+					run:      batchingCase(cfg, size, im),
+				})
+			}
+		}
+	}
 	return cases
 }
 
 // Workloads returns the names of the suite's workloads, in the order
 // Cases lists them.
-func Workloads() []string { return []string{ListStrings, Unary, PingPong, FanOut} }
+func Workloads() []string { return []string{ListStrings, Unary, PingPong, FanOut, Batching} }
 
 // Impls returns the names of the impls that work on this operating system,
 // in the order Cases lists them.

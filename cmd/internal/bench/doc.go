@@ -2,8 +2,9 @@
 // side by side, so that one implementation of each benchmark serves both
 // `go test -bench` and `localgrpc bench`.
 //
-// A benchmark is a workload (ListStrings, Unary, PingPong, and FanOut, the
-// ListStrings stream through a fanout.Proxy) run by an impl:
+// A benchmark is a workload (ListStrings, Unary, PingPong, FanOut, the
+// ListStrings stream through a fanout.Proxy, and Batching, a book store
+// one book per message or 64 with package batch) run by an impl:
 // one way for a generated client to reach a server in the same process —
 // grpc-go over TCP, unix and abstract sockets and bufconn, fullstorydev's
 // grpchan, hand-written channel and iterator clients, the server called

@@ -145,6 +145,9 @@ func (r *Report) Conclude() []string {
 			v = append(v, fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(ours, " and "), r.against(ours, rival)))
 		}
 	}
+	if b := r.batching(); b != "" {
+		v = append(v, b)
+	}
 	if sockets := r.ranOf(kindSocket); len(sockets) > 0 {
 		tcp := r.ranOf(kindTCP)
 		if len(tcp) == 0 {
@@ -243,12 +246,8 @@ func significant(a, b Row) bool {
 		return a.Significant
 	case a.IsBaseline:
 		return b.Significant
-	case len(a.times) == 0 || len(b.times) == 0:
-		return false
 	}
-	thresholds := benchmath.DefaultThresholds
-	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(a.times, &thresholds), benchmath.NewSample(b.times, &thresholds))
-	return c.P < c.Alpha
+	return timesDiffer(a, b)
 }
 
 // label is g's name in a verdict: "ListStrings respSize=10", with its
@@ -382,4 +381,71 @@ func formatTimes(x float64) string {
 		s = strconv.FormatFloat(x, 'f', 2, 64)
 	}
 	return s + "×"
+}
+
+// batching is the verdict on sending items in batches, from the groups of
+// one workload and GOMAXPROCS that differ only in batch=1 against
+// batch=N (N > 1): what batching is worth over TCP, the sockets and inproc's
+// default, each a ratio of that impl's medians in the two groups. Empty
+// when the run has no such pair.
+func (r *Report) batching() string {
+	var parts []string
+	for _, one := range r.Groups {
+		if one.Params != "batch=1" {
+			continue
+		}
+		for _, many := range r.Groups {
+			if many.Workload != one.Workload || many.GOMAXPROCS != one.GOMAXPROCS ||
+				!strings.HasPrefix(many.Params, "batch=") || many.Params == one.Params {
+				continue
+			}
+			var figures, same []string
+			for _, k := range implKinds {
+				if k.kind != kindTCP && k.kind != kindSocket && k.kind != kindDefault {
+					continue
+				}
+				a, okA := one.row(k.name)
+				b, okB := many.row(k.name)
+				if !okA || !okB {
+					continue
+				}
+				if !timesDiffer(a, b) {
+					same = append(same, k.name)
+					continue
+				}
+				figures = append(figures, fmt.Sprintf("%s %.2g×", k.name, a.Time.Median/b.Time.Median))
+			}
+			if len(figures)+len(same) == 0 {
+				continue
+			}
+			g := one
+			g.Params = ""
+			p := fmt.Sprintf("sending %s items a message instead of one (%s)", strings.TrimPrefix(many.Params, "batch="), r.label(g))
+			if len(figures) > 0 {
+				p += " makes " + strings.Join(figures, ", ") + " as fast"
+			}
+			if len(same) > 0 {
+				if len(figures) > 0 {
+					p += " and"
+				}
+				p += " makes no significant difference to " + strings.Join(same, ", ")
+			}
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Batching: " + strings.Join(parts, "; ") + " in this run (package batch does it for any stream)."
+}
+
+// timesDiffer says whether a Mann-Whitney U test tells the runs of a and b
+// apart, whatever group each is of.
+func timesDiffer(a, b Row) bool {
+	if len(a.times) == 0 || len(b.times) == 0 {
+		return false
+	}
+	thresholds := benchmath.DefaultThresholds
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(a.times, &thresholds), benchmath.NewSample(b.times, &thresholds))
+	return c.P < c.Alpha
 }

@@ -220,3 +220,19 @@ func TestShorten(t *testing.T) {
 		t.Errorf("shorten: %q, want %q", got, want)
 	}
 }
+
+// The batching verdict compares each impl's own two groups, batch=1 and
+// batch=64, and says where they do not differ.
+func TestVerdictBatching(t *testing.T) {
+	text := results("BenchmarkBatching/impl=IMPL/batch=1-2", map[string]float64{"localhost": 30000, "unix": 29000, "inproc-clone-isolated": 3000}, []string{"localhost", "unix", "inproc-clone-isolated"}, 5) +
+		results("BenchmarkBatching/impl=IMPL/batch=64-2", map[string]float64{"localhost": 10000, "unix": 29000, "inproc-clone-isolated": 1500}, []string{"localhost", "unix", "inproc-clone-isolated"}, 5)
+	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Batching: sending 64 items a message instead of one (Batching) makes inproc-clone-isolated 2×, localhost 3× as fast " +
+		"and makes no significant difference to unix in this run (package batch does it for any stream)."
+	if got := rep.batching(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
