@@ -74,3 +74,20 @@ func TestAppenderAllocations(t *testing.T) {
 		}
 	}
 }
+
+func TestAppenderRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		field func(*listv1.ListResponse) *[]string
+		n     int
+	}{{"field=nil", nil, 1}, {"n=negative", stringsField, -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Error("Appender took it")
+				}
+			}()
+			batch.Appender(tc.field, tc.n)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -23,25 +24,72 @@ var (
 // relays that replica's stream.
 func (c *core[Req, Resp]) call(parent context.Context, s *shard, req *Req) iter.Seq2[*Resp, error] {
 	return func(yield func(*Resp, error) bool) {
-		ctx, cancel := context.WithCancelCause(parent)
-		defer cancel(nil)
-		var timeout *time.Timer
-		if c.cfg.firstTimeout > 0 {
-			timeout = time.AfterFunc(c.cfg.firstTimeout, func() { cancel(errFirstResponseTimeout) })
-		}
-		a, endLosers := c.first(ctx, s, req)
-		defer endLosers()
-		if timeout != nil {
-			timeout.Stop()
-		}
-		if a.err != nil && a.err != io.EOF {
-			if err := c.end(a, a.err); err != nil {
-				yield(nil, &BackendError{Backend: a.r.Name, Shard: a.r.Shard, Err: err})
-			}
-			return
-		}
-		c.relay(a, yield)
+		c.openShard(parent, s, req).relay(c, yield)
 	}
+}
+
+// A shardCall is a shard's call once its first response, or its failure,
+// is in.
+type shardCall[Req, Resp any] struct {
+	cancel    context.CancelCauseFunc
+	a         *attempt[Resp] // the winner, or the last to fail
+	endLosers func()
+	done      bool
+}
+
+// openShard calls one replica of s, hedging if asked, and waits for the
+// first response or the failure.
+func (c *core[Req, Resp]) openShard(parent context.Context, s *shard, req *Req) *shardCall[Req, Resp] {
+	ctx, cancel := context.WithCancelCause(parent)
+	var timeout *time.Timer
+	if c.cfg.firstTimeout > 0 {
+		timeout = time.AfterFunc(c.cfg.firstTimeout, func() { cancel(errFirstResponseTimeout) })
+	}
+	a, endLosers := c.first(ctx, s, req)
+	if timeout != nil {
+		timeout.Stop()
+	}
+	return &shardCall[Req, Resp]{cancel: cancel, a: a, endLosers: endLosers}
+}
+
+// relay yields the shard's responses, then its error if it ends with
+// one, and ends its calls.
+func (sc *shardCall[Req, Resp]) relay(c *core[Req, Resp], yield func(*Resp, error) bool) {
+	sc.done = true
+	defer sc.cancel(nil)
+	defer sc.endLosers()
+	a := sc.a
+	if a.err != nil && a.err != io.EOF {
+		if err := c.end(a, a.err); err != nil {
+			yield(nil, &BackendError{Backend: a.r.Name, Shard: a.r.Shard, Err: err})
+		}
+		return
+	}
+	c.relayAttempt(a, yield)
+}
+
+// close ends the calls of a shard whose responses were never asked for.
+func (sc *shardCall[Req, Resp]) close(c *core[Req, Resp]) {
+	if sc.done {
+		return
+	}
+	sc.done = true
+	c.end(sc.a, errNotNeeded)
+	sc.endLosers()
+	sc.cancel(nil)
+}
+
+// openAll opens the call of every shard at once, so that their waits for a
+// first response overlap, as a sorted merge needs the first response of
+// every shard before it yields anything; the merge then relays them.
+func (c *core[Req, Resp]) openAll(ctx context.Context, req *Req) []*shardCall[Req, Resp] {
+	calls := make([]*shardCall[Req, Resp], len(c.shards))
+	var wg sync.WaitGroup
+	for i, s := range c.shards {
+		wg.Go(func() { calls[i] = c.openShard(ctx, s, req) })
+	}
+	wg.Wait()
+	return calls
 }
 
 // An attempt is one backend call of a shard: the first, or a hedge.
@@ -169,9 +217,9 @@ func (c *core[Req, Resp]) first(ctx context.Context, s *shard, req *Req) (*attem
 	panic("unreachable: the loop returns with its last result")
 }
 
-// relay yields a's responses, its first included, then its error if it
-// ends with one, and ends it.
-func (c *core[Req, Resp]) relay(a *attempt[Resp], yield func(*Resp, error) bool) {
+// relayAttempt yields a's responses, its first included, then its error
+// if it ends with one, and ends it.
+func (c *core[Req, Resp]) relayAttempt(a *attempt[Resp], yield func(*Resp, error) bool) {
 	if a.err == io.EOF {
 		c.end(a, nil)
 		return

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"sync/atomic"
 	"time"
 
 	"github.com/localgrpc/localgrpc/fanin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
@@ -57,6 +59,9 @@ func New[Req, Resp any](open OpenFunc[Req, Resp], backends []Backend, opts ...Op
 		stream, err := open(ctx, cc, req)
 		if err != nil {
 			return nil, err
+		}
+		if stream == nil {
+			return nil, status.Error(codes.Internal, "fanout: the OpenFunc returned neither a stream nor an error")
 		}
 		return stream.Recv, nil
 	}
@@ -150,7 +155,7 @@ func (c *core[Req, Resp]) init(start startFunc[Req, Resp], backends []Backend, o
 			return fmt.Errorf("fanout: backend %d has no Name", i)
 		case names[b.Name]:
 			return fmt.Errorf("fanout: two backends are named %q", b.Name)
-		case b.Conn == nil:
+		case b.Conn == nil || isNilPointer(b.Conn):
 			return fmt.Errorf("fanout: backend %q has no Conn", b.Name)
 		}
 		names[b.Name] = true
@@ -178,12 +183,22 @@ func (c *core[Req, Resp]) init(start startFunc[Req, Resp], backends []Backend, o
 	return nil
 }
 
+// isNilPointer says whether v holds a nil pointer, such as a
+// (*grpc.ClientConn)(nil), which would fail only at the first call.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
 // takeFuncs checks the options' functions against the response type.
 func (c *core[Req, Resp]) takeFuncs() error {
 	var ok bool
 	if c.cfg.cmp != nil {
 		if c.cmp, ok = c.cfg.cmp.(func(a, b *Resp) int); !ok {
 			return fmt.Errorf("fanout: WithSortedMerge's function is a %T, want a func(a, b *%T) int", c.cfg.cmp, *new(Resp))
+		}
+		if c.cmp == nil {
+			return errors.New("fanout: WithSortedMerge's function is nil")
 		}
 	}
 	if c.cfg.equal != nil {
@@ -192,6 +207,9 @@ func (c *core[Req, Resp]) takeFuncs() error {
 		}
 		if c.equal, ok = c.cfg.equal.(func(a, b *Resp) bool); !ok {
 			return fmt.Errorf("fanout: WithDedup's equal is a %T, want a func(a, b *%T) bool", c.cfg.equal, *new(Resp))
+		}
+		if c.equal == nil {
+			return errors.New("fanout: WithDedup's equal is nil")
 		}
 	}
 	if c.cfg.merge != nil {
@@ -213,16 +231,27 @@ func (c *core[Req, Resp]) stream(ctx context.Context, req *Req) iter.Seq2[*Resp,
 		calls, cancel := context.WithCancel(ctx)
 		defer cancel()
 		seqs := make([]iter.Seq2[*Resp, error], len(c.shards))
-		for i, s := range c.shards {
-			seqs[i] = c.call(calls, s, req)
-		}
 		var merged iter.Seq2[*Resp, error]
 		if c.cmp != nil {
+			// A sorted merge reads its sources one after the other to
+			// start: their calls are opened together first.
+			opened := c.openAll(calls, req)
+			defer func() {
+				for _, sc := range opened {
+					sc.close(c)
+				}
+			}()
+			for i, sc := range opened {
+				seqs[i] = func(yield func(*Resp, error) bool) { sc.relay(c, yield) }
+			}
 			merged = fanin.MergeSorted(c.cmp, seqs...)
 			if c.equal != nil {
 				merged = fanin.Dedup(merged, c.equal, c.merge)
 			}
 		} else {
+			for i, s := range c.shards {
+				seqs[i] = c.call(calls, s, req)
+			}
 			merged = fanin.MergeSeq(calls, seqs...)
 		}
 		for resp, err := range merged {

@@ -312,6 +312,7 @@ func TestNewRefuses(t *testing.T) {
 		{"no-backends", nil, nil, "at least one backend"},
 		{"no-name", []fanout.Backend{{Conn: conn}}, nil, "no Name"},
 		{"no-conn", []fanout.Backend{{Name: "a"}}, nil, "no Conn"},
+		{"nil-pointer-conn", []fanout.Backend{{Name: "a", Conn: (*grpc.ClientConn)(nil)}}, nil, "no Conn"},
 		{"same-name", []fanout.Backend{{Name: "a", Conn: conn}, {Name: "a", Conn: conn}}, nil, "two backends"},
 		{"cmp-of-another-type", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(func(a, b *listv1.ListRequest) int { return 0 })}, "WithSortedMerge"},
 		{"dedup-without-sort", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithDedup(sameString, nil)}, "needs WithSortedMerge"},
@@ -326,5 +327,19 @@ func TestNewRefuses(t *testing.T) {
 				t.Errorf("New: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestOpenFuncWithoutStream(t *testing.T) {
+	none := func(context.Context, grpc.ClientConnInterface, *listv1.ListRequest) (grpc.ServerStreamingClient[listv1.ListResponse], error) {
+		return nil, nil
+	}
+	p, err := fanout.New(none, []fanout.Backend{{Name: "a", Conn: channel(t, &lister{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs := collect(t, p)
+	if len(errs) != 1 || status.Code(errs[0]) != codes.Internal {
+		t.Errorf("errors %v, want Internal: the OpenFunc returned neither a stream nor an error", errs)
 	}
 }

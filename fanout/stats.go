@@ -103,11 +103,12 @@ func unhealthy(c codes.Code) bool {
 }
 
 func (r *replica) snapshot() BackendStats {
-	return BackendStats{
+	// Outcomes before hedges before calls: a call is counted as started
+	// before it is counted as a hedge or as ended, so read the other way
+	// round a snapshot taken while calls run never ends more than started.
+	s := BackendStats{
 		Backend:           r.Name,
 		Shard:             r.Shard,
-		Calls:             r.calls.Load(),
-		Hedges:            r.hedges.Load(),
 		Succeeded:         r.succeeded.Load(),
 		Failed:            r.failed.Load(),
 		Cancelled:         r.cancelled.Load(),
@@ -117,6 +118,9 @@ func (r *replica) snapshot() BackendStats {
 		FirstResponseTime: time.Duration(r.firstResponseTime.Load()),
 		CallTime:          time.Duration(r.callTime.Load()),
 	}
+	s.Hedges = r.hedges.Load()
+	s.Calls = r.calls.Load()
+	return s
 }
 
 // record adds an ended call to the counters, and starts or ends the
