@@ -149,8 +149,14 @@ func (c *core[Req, Resp]) first(ctx context.Context, s *shard, req *Req) (*attem
 	h.called()
 	results := make(chan *attempt[Resp], len(s.replicas))
 	var started []*attempt[Resp]
+	tried := make([]bool, len(s.replicas))
 	launch := func(hedge bool) {
-		a := c.newAttempt(ctx, s.replicas[(next+len(started))%len(s.replicas)], hedge)
+		i := next
+		if hedge {
+			i = s.hedgeTo(next, tried)
+		}
+		tried[i] = true
+		a := c.newAttempt(ctx, s.replicas[i], hedge)
 		started = append(started, a)
 		go func() {
 			c.open(a, req, h)

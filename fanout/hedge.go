@@ -20,8 +20,10 @@ type Hedging struct {
 	// means no hedge until then.
 	Delay time.Duration
 	// Percentile, in (0, 100), when set, makes the delay that percentile
-	// of the shard's recent first-response latencies (its last 128
-	// calls'), so that about 100-Percentile % of calls are hedged.
+	// of the shard's recent first-response latencies (the last 128 calls
+	// that had one), so that about 100-Percentile % of calls are hedged.
+	// Calls cancelled before they answered are not among them, so the
+	// measure leans fast when many calls are hedged.
 	Percentile float64
 	// Budget bounds the extra load: hedges are at most this fraction of
 	// the shard's calls (0.1 allows 10% more calls), with a burst of at

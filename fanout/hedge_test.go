@@ -3,6 +3,7 @@ package fanout_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -302,4 +303,31 @@ func TestCooldown(t *testing.T) {
 			t.Errorf("%d of 6 calls failed, want every other one: a refusal is no sign of ill health", n)
 		}
 	})
+}
+
+func TestHedgePassesOverCoolingReplicas(t *testing.T) {
+	// Three replicas called in turn: down fails and then cools down, up
+	// answers, slow stalls. A budget of 2 allows two hedges a call.
+	slow := newReplica("slow", blocks)
+	down := newReplica("down", func(context.Context) error { return status.Error(codes.Unavailable, "down") })
+	up := newReplica("up", nil)
+	p, err := fanout.New(open, []fanout.Backend{
+		{Name: "down", Shard: "s", Conn: channel(t, down)},
+		{Name: "up", Shard: "s", Conn: channel(t, up)},
+		{Name: "slow", Shard: "s", Conn: channel(t, slow)},
+	}, fanout.WithHedging(fanout.Hedging{Delay: 10 * time.Millisecond, Budget: 2}), fanout.WithCooldown(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Call 1 goes to down, which fails and is hedged at once to up; call 2
+	// goes to up; call 3 to slow, whose hedge would go to down, next in
+	// turn, but skips it for up while it cools down.
+	for call := 1; call <= 3; call++ {
+		if got, errs := collect(t, p); !slices.Equal(got, []string{"up"}) || errs != nil {
+			t.Fatalf("call %d: %q, %v; want up's answer", call, got, errs)
+		}
+	}
+	if s := stats(p, "down"); s.Calls != 1 {
+		t.Errorf("down: %+v; want its first call alone, no hedge while it cools down", s)
+	}
 }

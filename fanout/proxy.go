@@ -127,6 +127,27 @@ func (s *shard) pick() int {
 	return next
 }
 
+// hedgeTo is the index of the replica a hedge goes to: the next after
+// first, in turn, not yet tried and not cooling down, or if every untried
+// one is, the next untried.
+func (s *shard) hedgeTo(first int, tried []bool) int {
+	now := time.Now().UnixNano()
+	fallback := -1
+	for k := 1; k < len(s.replicas); k++ {
+		i := (first + k) % len(s.replicas)
+		if tried[i] {
+			continue
+		}
+		if until := s.replicas[i].failedUntil.Load(); until == 0 || until <= now {
+			return i
+		}
+		if fallback < 0 {
+			fallback = i
+		}
+	}
+	return fallback
+}
+
 func (c *core[Req, Resp]) init(start startFunc[Req, Resp], backends []Backend, opts []Option) error {
 	if len(backends) == 0 {
 		return errors.New("fanout: New needs at least one backend")
