@@ -32,7 +32,9 @@ type Backend struct {
 }
 
 // An OpenFunc starts the server-streaming call a Proxy fans out on cc,
-// typically a generated client's method:
+// typically a generated client's method. The Proxy calls it, and the
+// stream's Recv, on goroutines of its own, so a panic in them ends the
+// program, as one in any goroutine does:
 //
 //	func(ctx context.Context, cc grpc.ClientConnInterface, r *pb.ListRequest) (grpc.ServerStreamingClient[pb.ListResponse], error) {
 //		return pb.NewListStringsClient(cc).List(ctx, r)
