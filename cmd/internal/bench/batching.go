@@ -56,7 +56,7 @@ func batchingCase(cfg Config, size int, im impl) func(b *testing.B) error {
 				return nil
 			}
 		}
-		return timed(b, together(ops))
+		return timed(b, ops)
 	}
 }
 

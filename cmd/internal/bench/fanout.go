@@ -64,7 +64,7 @@ func fanOutCase(cfg Config, backends int, im impl) func(b *testing.B) error {
 				return nil
 			}
 		}
-		return timed(b, together(ops))
+		return timed(b, ops)
 	}
 }
 

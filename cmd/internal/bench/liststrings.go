@@ -75,7 +75,7 @@ func listStringsCase(cfg Config, respSize int, im impl) func(b *testing.B) error
 				return nil
 			}
 		}
-		return timed(b, together(ops))
+		return timed(b, ops)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc/echo"
 )
@@ -27,35 +29,66 @@ func setUp(b *testing.B, im impl, list *listServer) (clients, context.Context, e
 	return cl, ctx, nil
 }
 
-// timed runs op once untimed — which connects, warms up and checks that
-// the impl works — then times it with b.Loop.
-func timed(b *testing.B, op func() error) error {
+// timed runs ops once untimed — which connects, warms up and checks that
+// the impl works — then times them with b.Loop, all at once as together
+// runs them. With several callers it also reports the latency of one
+// call: its median (p50-ns) and its 99th percentile (p99-ns), what a
+// caller under that load waits.
+func timed(b *testing.B, ops []func() error) error {
+	op, lat := together(ops)
 	if err := op(); err != nil {
 		return fmt.Errorf("first call: %w", err)
 	}
+	lat.reset()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := op(); err != nil {
 			return err
 		}
 	}
+	lat.report(b)
 	return nil
 }
 
 // together returns one op that runs all of ops at once, a goroutine each,
-// and waits for them: Config.Callers concurrent calls. A single op runs on
-// the benchmark's goroutine, so that one caller measures no goroutine.
-func together(ops []func() error) func() error {
+// and waits for them: Config.Callers concurrent calls, each timed into
+// the latencies. A single op runs on the benchmark's goroutine, untimed,
+// so that one caller measures no goroutine and no clock.
+func together(ops []func() error) (func() error, *latencies) {
+	lat := &latencies{}
 	if len(ops) == 1 {
-		return ops[0]
+		return ops[0], lat
 	}
 	errs := make([]error, len(ops))
+	took := make([]time.Duration, len(ops))
 	return func() error {
 		var wg sync.WaitGroup
 		for i, op := range ops {
-			wg.Go(func() { errs[i] = op() })
+			wg.Go(func() {
+				start := time.Now()
+				errs[i] = op()
+				took[i] = time.Since(start)
+			})
 		}
 		wg.Wait()
+		lat.add(took)
 		return errors.Join(errs...)
+	}, lat
+}
+
+// latencies are the times the calls of several callers took.
+type latencies struct{ took []time.Duration }
+
+func (l *latencies) add(took []time.Duration) { l.took = append(l.took, took...) }
+func (l *latencies) reset()                   { l.took = l.took[:0] }
+
+// report reports the median and the 99th percentile, if there are calls.
+func (l *latencies) report(b *testing.B) {
+	if len(l.took) == 0 {
+		return
 	}
+	slices.Sort(l.took)
+	at := func(q float64) float64 { return float64(l.took[int(q*float64(len(l.took)-1))].Nanoseconds()) }
+	b.ReportMetric(at(0.50), "p50-ns")
+	b.ReportMetric(at(0.99), "p99-ns")
 }

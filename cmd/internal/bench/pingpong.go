@@ -41,7 +41,7 @@ func pingPongCase(cfg Config, im impl) func(b *testing.B) error {
 				return nil
 			}
 		}
-		return timed(b, together(ops))
+		return timed(b, ops)
 	}
 }
 

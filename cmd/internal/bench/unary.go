@@ -29,6 +29,6 @@ func unaryCase(cfg Config, im impl) func(b *testing.B) error {
 				return nil
 			}
 		}
-		return timed(b, together(ops))
+		return timed(b, ops)
 	}
 }

@@ -13,6 +13,7 @@ var csvHeader = []string{
 	"workload", "params", "gomaxprocs", "impl", "runs",
 	"sec_per_op", "sec_per_op_low", "sec_per_op_high",
 	"bytes_per_op", "allocs_per_op", "ratio", "p", "significant", "baseline", "noisy",
+	"p50_sec_per_call", "p99_sec_per_call",
 }
 
 // The first cells of WriteCSV's comment records.
@@ -61,6 +62,12 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		for _, row := range g.Rows {
 			// Six significant digits are more than any benchmark measures.
 			num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+			orEmpty := func(v float64) string {
+				if v == 0 {
+					return ""
+				}
+				return num(v)
+			}
 			low, high := "", ""
 			if row.Time.Bounded() {
 				low, high = num(row.Time.Low), num(row.Time.High)
@@ -73,7 +80,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				g.Workload, g.Params, strconv.Itoa(g.GOMAXPROCS), row.Impl, strconv.Itoa(row.Runs),
 				num(row.Time.Median), low, high,
 				num(row.Bytes), num(row.Allocs), ratio, p, significant, strconv.FormatBool(row.IsBaseline),
-				strconv.FormatBool(row.Noisy()),
+				strconv.FormatBool(row.Noisy()), orEmpty(row.P50), orEmpty(row.P99),
 			})
 		}
 	}

@@ -79,7 +79,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Numeric  []bool
 		Groups   []htmlGroup
 		Notes    []string
-	}{r.Verdict, r.settingsLine(), r.Environment, r.legend(), r.tableHeader(), numericColumns, nil, r.Notes}
+	}{r.Verdict, r.settingsLine(), r.Environment, r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
 	for _, g := range r.Groups {
 		hg := htmlGroup{Title: g.Title(), Runs: maxRuns(g)}
 		for _, c := range r.charts(g) {
@@ -88,7 +88,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			hg.Charts = append(hg.Charts, template.HTML(svg.String())) // built with escapeXML
 		}
 		for _, row := range g.Rows {
-			hg.Rows = append(hg.Rows, htmlRow{tableRow(row), row.IsBaseline})
+			hg.Rows = append(hg.Rows, htmlRow{r.tableRow(row), row.IsBaseline})
 		}
 		data.Groups = append(data.Groups, hg)
 	}

@@ -56,6 +56,9 @@ type (
 		Significant bool     `json:"significant"`
 		Baseline    bool     `json:"baseline"`
 		Noisy       bool     `json:"noisy"` // interval wider than ±25% of the median, or unbounded
+		// The latency of one call, with several callers.
+		P50SecPerCall *float64 `json:"p50SecPerCall,omitempty"`
+		P99SecPerCall *float64 `json:"p99SecPerCall,omitempty"`
 	}
 )
 
@@ -93,6 +96,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			}
 			if row.Ratio != 0 {
 				jr.Ratio, jr.P = &row.Ratio, &row.P
+			}
+			if row.P99 != 0 {
+				jr.P50SecPerCall, jr.P99SecPerCall = &row.P50, &row.P99
 			}
 			jg.Rows = append(jg.Rows, jr)
 		}

@@ -32,8 +32,8 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
 		row(r.tableHeader())
-		align := make([]string, len(numericColumns))
-		for i, numeric := range numericColumns {
+		align := make([]string, len(r.numericColumns()))
+		for i, numeric := range r.numericColumns() {
 			align[i] = "---"
 			if numeric {
 				align[i] = "--:"
@@ -41,7 +41,7 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 		}
 		fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
 		for _, gr := range g.Rows {
-			row(tableRow(gr))
+			row(r.tableRow(gr))
 		}
 	}
 	if len(r.Notes) > 0 {

@@ -92,6 +92,10 @@ type Row struct {
 	Time Interval
 	// Bytes and Allocs are the medians of B/op and allocs/op.
 	Bytes, Allocs float64
+	// P50 and P99 are the medians of the runs' p50 and p99 latency of
+	// one call, in seconds, which the suite reports with several callers;
+	// 0 without them.
+	P50, P99 float64
 	// Ratio is Time's median over the baseline's, or 0 when the group
 	// has no baseline.
 	Ratio float64
@@ -116,6 +120,19 @@ func (r Row) Noisy() bool { return r.Time.Noisy() }
 // An Interval is a median and its confidence interval.
 type Interval struct {
 	Median, Low, High float64
+}
+
+// hasLatency says whether any row has a call's latency percentiles, which
+// the tables then show.
+func (r *Report) hasLatency() bool {
+	for _, g := range r.Groups {
+		for _, row := range g.Rows {
+			if row.P99 > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Bounded says whether the interval is finite: with too few runs for the
@@ -159,6 +176,8 @@ const (
 	unitTime   = "sec/op"
 	unitBytes  = "B/op"
 	unitAllocs = "allocs/op"
+	unitP50    = "p50-sec"
+	unitP99    = "p99-sec"
 )
 
 // Build compares the impls of results, which are named as this project's
@@ -223,6 +242,8 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 			note(t.Warnings)
 			_, bytes := summarize(c.values[unitBytes])
 			_, allocs := summarize(c.values[unitAllocs])
+			_, p50 := summarize(c.values[unitP50])
+			_, p99 := summarize(c.values[unitP99])
 			samples[impl] = sample
 			g.Rows = append(g.Rows, Row{
 				Impl:   impl,
@@ -230,6 +251,8 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 				Time:   Interval{t.Center, t.Lo, t.Hi},
 				Bytes:  orZero(bytes.Center),
 				Allocs: orZero(allocs.Center),
+				P50:    orZero(p50.Center),
+				P99:    orZero(p99.Center),
 				P:      1,
 				times:  c.values[unitTime],
 			})

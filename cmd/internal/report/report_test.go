@@ -373,7 +373,7 @@ func TestWriters(t *testing.T) {
 				t.Errorf("%d records, want a header and %d rows", len(records), cells)
 			}
 			for _, rec := range records[1:] {
-				if noisy := rec[len(rec)-1]; noisy != strconv.FormatBool(runs < 5) {
+				if noisy := rec[slices.Index(csvHeader, "noisy")]; noisy != strconv.FormatBool(runs < 5) {
 					t.Errorf("noisy %s with %d runs: %q", noisy, runs, rec)
 				}
 			}
@@ -493,5 +493,45 @@ func TestWriters(t *testing.T) {
 				t.Error("the CPU's name is not escaped")
 			}
 		})
+	}
+}
+
+// With several callers the suite reports a call's latency: the tables show
+// it then, and only then.
+func TestLatencyColumns(t *testing.T) {
+	var text string
+	for range 5 {
+		text += "BenchmarkUnary/impl=localhost/callers=64-2\t100\t2000000 ns/op\t900000 p50-ns\t2500000 p99-ns\t1000 B/op\t10 allocs/op\n" +
+			"BenchmarkUnary/impl=inproc-share-isolated/callers=64-2\t1000\t200000 ns/op\t2500 p50-ns\t16000 p99-ns\t100 B/op\t1 allocs/op\n"
+	}
+	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, _ := rep.Groups[0].row("inproc-share-isolated")
+	if math.Abs(row.P50-2.5e-6) > 1e-12 || math.Abs(row.P99-16e-6) > 1e-12 {
+		t.Errorf("p50 %v, p99 %v; want 2.5µs and 16µs", row.P50, row.P99)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "p99/call") || !strings.Contains(b.String(), "16.00µs") {
+		t.Errorf("the text shows no latency:\n%s", b.String())
+	}
+	b.Reset()
+	if err := rep.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ",2.5e-06,1.6e-05") {
+		t.Errorf("the CSV has no latency:\n%s", b.String())
+	}
+	// Without it, no column.
+	one := strings.ReplaceAll(strings.ReplaceAll(text, "\t900000 p50-ns\t2500000 p99-ns", ""), "\t2500 p50-ns\t16000 p99-ns", "")
+	if rep, err = Build(testEnv, parse(t, one), "localhost", 0.9); err != nil {
+		t.Fatal(err)
+	}
+	if h := rep.tableHeader(); slices.Contains(h, "p99/call") {
+		t.Errorf("header %q has a latency column without latencies", h)
 	}
 }

@@ -11,7 +11,37 @@ import (
 // tableHeader and tableRow are the columns of a group's table, shared by
 // the text, markdown and HTML forms so that all three say the same.
 func (r *Report) tableHeader() []string {
-	return []string{"impl", "time/op", "±", "B/op", "allocs/op", "vs " + r.Baseline, "p"}
+	h := []string{"impl", "time/op", "±", "B/op", "allocs/op", "vs " + r.Baseline, "p"}
+	if r.hasLatency() {
+		h = append(h, "p50/call", "p99/call")
+	}
+	return h
+}
+
+func (r *Report) tableRow(row Row) []string {
+	cells := tableRow(row)
+	if r.hasLatency() {
+		cells = append(cells, formatLatency(row.P50), formatLatency(row.P99))
+	}
+	return cells
+}
+
+// formatLatency is a call's latency, or "-" where there is none.
+func formatLatency(sec float64) string {
+	if sec == 0 {
+		return "-"
+	}
+	return formatTime(sec)
+}
+
+// numericColumns says which of the table's columns hold numbers, to align
+// them right.
+func (r *Report) numericColumns() []bool {
+	n := []bool{false, true, true, true, true, true, true}
+	if r.hasLatency() {
+		n = append(n, true, true)
+	}
+	return n
 }
 
 func tableRow(row Row) []string {
@@ -25,10 +55,6 @@ func tableRow(row Row) []string {
 		formatP(row),
 	}
 }
-
-// numericColumns says which of the table's columns hold numbers, to align
-// them right.
-var numericColumns = []bool{false, true, true, true, true, true, true}
 
 func formatTime(sec float64) string  { return benchunit.Scale(sec, benchunit.Decimal) + "s" }
 func formatBytes(b float64) string   { return benchunit.Scale(b, benchunit.Binary) + "B" }

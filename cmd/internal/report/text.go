@@ -54,7 +54,7 @@ func (r *Report) WriteText(out io.Writer) error {
 		}
 		line(r.tableHeader())
 		for _, row := range g.Rows {
-			line(tableRow(row))
+			line(r.tableRow(row))
 		}
 		tw.Flush() // its error is w's
 	}
