@@ -15,6 +15,7 @@ import (
 	"github.com/localgrpc/localgrpc/batch"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -106,15 +107,7 @@ func TestEveryTransport(t *testing.T) {
 	listv1.RegisterListStringsServer(srv, batchingLister{n: n})
 	addrs := []string{"unix:" + filepath.Join(t.TempDir(), "s.sock"), "127.0.0.1:0",
 		fmt.Sprintf("unix-abstract:batch-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	if err := srv.Listen(addrs...); err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background()) }()
-	t.Cleanup(func() {
-		srv.Stop()
-		<-served
-	})
+	servertest.Serve(t, srv, addrs...)
 	for _, addr := range srv.Addrs() {
 		cc, err := localgrpc.NewClient(addr)
 		if err != nil {

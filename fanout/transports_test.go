@@ -1,8 +1,6 @@
 package fanout_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +12,7 @@ import (
 	"github.com/localgrpc/localgrpc/fanout"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/inproc"
-	"google.golang.org/grpc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 )
 
 // socketBackend serves srv on addr with a localgrpc.Server until the test
@@ -23,17 +21,7 @@ func socketBackend(t *testing.T, name, shard, addr string, srv listv1.ListString
 	t.Helper()
 	s := localgrpc.NewServer()
 	listv1.RegisterListStringsServer(s, srv)
-	if err := s.Listen(addr); err != nil {
-		t.Fatalf("Listen(%q): %v", addr, err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background()) }()
-	t.Cleanup(func() {
-		s.Stop()
-		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
+	servertest.Serve(t, s, addr)
 	cc, err := localgrpc.NewClient(s.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)

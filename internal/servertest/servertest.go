@@ -43,11 +43,14 @@ func SocketPath(t *testing.T) string {
 }
 
 // Serve has srv listen on addrs and serve them until the test ends, when
-// it stops srv and waits for Serve to return.
-func Serve(t *testing.T, srv *localgrpc.Server, addrs ...string) {
+// it stops srv and waits for Serve to return. With no addrs, srv listens
+// already (Listen, AddListener).
+func Serve(t testing.TB, srv *localgrpc.Server, addrs ...string) {
 	t.Helper()
-	if err := srv.Listen(addrs...); err != nil {
-		t.Fatalf("Listen(%q): %v", addrs, err)
+	if len(addrs) > 0 {
+		if err := srv.Listen(addrs...); err != nil {
+			t.Fatalf("Listen(%q): %v", addrs, err)
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background()) }()

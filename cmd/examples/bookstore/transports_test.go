@@ -1,8 +1,6 @@
 package bookstore_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc"
 )
 
@@ -66,17 +65,7 @@ func transports(tb testing.TB, modes []inprocMode, register func(grpc.ServiceReg
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	abstract := fmt.Sprintf("bookstore-test-%d-%08x", os.Getpid(), rand.Uint32())
-	if err := srv.Listen("unix:"+filepath.Join(dir, "s.sock"), "unix-abstract:"+abstract, "127.0.0.1:0"); err != nil {
-		tb.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background()) }()
-	tb.Cleanup(func() {
-		srv.Stop()
-		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			tb.Errorf("Serve: %v", err)
-		}
-	})
+	servertest.Serve(tb, srv, "unix:"+filepath.Join(dir, "s.sock"), "unix-abstract:"+abstract, "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
 		a, err := localgrpc.ParseAddress(addr)
 		if err != nil {

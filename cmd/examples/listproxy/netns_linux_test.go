@@ -1,7 +1,6 @@
 package listproxy_test
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -55,7 +54,7 @@ func TestBackendsInNetworkNamespaces(t *testing.T) {
 			l.Close()
 			t.Fatal(err)
 		}
-		serveUntilCleanup(t, srv)
+		servertest.Serve(t, srv)
 		listers = append(listers, lis)
 		targets = append(targets, l.Addr().String())
 	}
@@ -89,18 +88,6 @@ func TestBackendsInNetworkNamespaces(t *testing.T) {
 			}
 		}
 	}
-}
-
-// serveUntilCleanup serves srv, listening already, until the test ends.
-func serveUntilCleanup(t *testing.T, srv *localgrpc.Server) {
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(t.Context()) }()
-	t.Cleanup(func() {
-		srv.Stop()
-		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
 }
 
 // A netns is a network namespace the test made: a goroutine locked to a

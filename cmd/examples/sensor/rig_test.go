@@ -15,6 +15,7 @@ import (
 	"github.com/localgrpc/localgrpc/cmd/examples/sensor"
 	sensorv1 "github.com/localgrpc/localgrpc/gen/sensor/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -66,17 +67,7 @@ func newRig(t *testing.T, ids []string, opts []sensor.Option, serverOpts ...loca
 	} {
 		srv := localgrpc.NewServer(append(append(s.opts, localgrpc.WithServerStreamInterceptor(report)), serverOpts...)...)
 		sensorv1.RegisterSensorServer(srv, sensor.NewServer(r.sensors, opts...))
-		if err := srv.Listen(s.addrs...); err != nil {
-			t.Fatal(err)
-		}
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(context.Background()) }()
-		t.Cleanup(func() {
-			srv.Stop()
-			if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-				t.Errorf("Serve: %v", err)
-			}
-		})
+		servertest.Serve(t, srv, s.addrs...)
 		for _, addr := range srv.Addrs() {
 			a, err := localgrpc.ParseAddress(addr)
 			if err != nil {
