@@ -43,20 +43,7 @@ func batchingCase(cfg Config, size int, im impl) func(b *testing.B) error {
 		if size > 1 {
 			list = func() (int, error) { return listBatched(ctx, bookstorev1.NewBookStoreBatchClient(cc), req) }
 		}
-		ops := make([]func() error, cfg.Callers)
-		for i := range ops {
-			ops[i] = func() error {
-				n, err := list()
-				if err != nil {
-					return err
-				}
-				if n != cfg.Strings {
-					return fmt.Errorf("received %d books, want %d", n, cfg.Strings)
-				}
-				return nil
-			}
-		}
-		return timed(b, ops)
+		return timed(b, counting(cfg.Callers, cfg.Strings, "books", list))
 	}
 }
 

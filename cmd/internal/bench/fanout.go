@@ -48,23 +48,16 @@ func fanOutCase(cfg Config, backends int, im impl) func(b *testing.B) error {
 			return err
 		}
 		req := &listv1.ListRequest{}
-		ops := make([]func() error, cfg.Callers)
-		for i := range ops {
-			ops[i] = func() error {
-				n := 0
-				for resp, err := range p.Stream(ctx, req) {
-					if err != nil {
-						return err
-					}
-					n += len(resp.GetStrings())
+		return timed(b, counting(cfg.Callers, cfg.Strings, "strings", func() (int, error) {
+			n := 0
+			for resp, err := range p.Stream(ctx, req) {
+				if err != nil {
+					return n, err
 				}
-				if n != cfg.Strings {
-					return fmt.Errorf("received %d strings, want %d", n, cfg.Strings)
-				}
-				return nil
+				n += len(resp.GetStrings())
 			}
-		}
-		return timed(b, ops)
+			return n, nil
+		}))
 	}
 }
 

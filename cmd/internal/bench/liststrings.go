@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -62,20 +61,7 @@ func listStringsCase(cfg Config, respSize int, im impl) func(b *testing.B) error
 		if cl.pushList != nil {
 			call = func() (int, error) { return pushList(ctx, cl.pushList, req) }
 		}
-		ops := make([]func() error, cfg.Callers)
-		for i := range ops {
-			ops[i] = func() error {
-				n, err := call()
-				if err != nil {
-					return err
-				}
-				if n != cfg.Strings {
-					return fmt.Errorf("received %d strings, want %d", n, cfg.Strings)
-				}
-				return nil
-			}
-		}
-		return timed(b, ops)
+		return timed(b, counting(cfg.Callers, cfg.Strings, "strings", call))
 	}
 }
 

@@ -50,6 +50,25 @@ func timed(b *testing.B, ops []func() error) error {
 	return nil
 }
 
+// counting is the ops of callers callers, each a call that returns how many
+// items it received, which must be want (of what, for errors).
+func counting(callers, want int, what string, call func() (int, error)) []func() error {
+	ops := make([]func() error, callers)
+	for i := range ops {
+		ops[i] = func() error {
+			n, err := call()
+			if err != nil {
+				return err
+			}
+			if n != want {
+				return fmt.Errorf("received %d %s, want %d", n, what, want)
+			}
+			return nil
+		}
+	}
+	return ops
+}
+
 // together returns one op that runs all of ops at once, a goroutine each,
 // and waits for them: Config.Callers concurrent calls, each timed into
 // the latencies. A single op runs on the benchmark's goroutine, untimed,
