@@ -121,8 +121,7 @@ func (s *shard) pick() int {
 	}
 	now := time.Now().UnixNano()
 	for k := range len(s.replicas) {
-		i := (next + k) % len(s.replicas)
-		if until := s.replicas[i].failedUntil.Load(); until == 0 || until <= now {
+		if i := (next + k) % len(s.replicas); !s.replicas[i].coolingAt(now) {
 			return i
 		}
 	}
@@ -140,7 +139,7 @@ func (s *shard) hedgeTo(first int, tried []bool) int {
 		if tried[i] {
 			continue
 		}
-		if until := s.replicas[i].failedUntil.Load(); until == 0 || until <= now {
+		if !s.replicas[i].coolingAt(now) {
 			return i
 		}
 		if fallback < 0 {

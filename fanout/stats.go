@@ -92,6 +92,13 @@ type replica struct {
 	failedUntil atomic.Int64
 }
 
+// coolingAt says whether the replica is cooling down after a failure at
+// now, in Unix nanoseconds.
+func (r *replica) coolingAt(now int64) bool {
+	until := r.failedUntil.Load()
+	return until != 0 && until > now
+}
+
 // unhealthy says whether a call that failed with code says its server is
 // unwell, rather than refusing this request.
 func unhealthy(c codes.Code) bool {
