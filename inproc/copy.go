@@ -199,12 +199,10 @@ func unmarshalError(err error) error {
 // hand-over.
 func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 	if last != nil {
-		if tp := last.Load(); tp != nil && tp.shallow != nil && tp.shallow.region != nil {
+		if tp := last.Load(); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
 			d, s := (*[2]unsafe.Pointer)(unsafe.Pointer(&dst)), (*[2]unsafe.Pointer)(unsafe.Pointer(&src))
 			if d[0] == unsafe.Pointer(tp.word) && s[0] == d[0] && d[1] != nil && s[1] != nil {
-				p := tp.shallow
-				valueAt(p.region, unsafe.Add(d[1], p.offset)).Set(valueAt(p.region, unsafe.Add(s[1], p.offset)))
-				p.clearSizeCaches(d[1])
+				tp.shallow.copy(d[1], s[1])
 				return true
 			}
 		}

@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkSend measures what sending costs a message before any hand-off,
-// by part: the encodability check, the size, and the copy of each mode.
+// by part: the encodability check, the size, the copy of each mode, and
+// the receiver's shallow copy.
 func BenchmarkSend(b *testing.B) {
 	dir := direction{send: defaultMaxSendMsgSize, recv: defaultMaxRecvMsgSize, plan: new(atomic.Pointer[typedPlan])}
 	for _, n := range []int{1, 10, 100} {
@@ -31,6 +32,19 @@ func BenchmarkSend(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = gproto.Size(m)
+			}
+		})
+		b.Run(fmt.Sprintf("part=receive/respSize=%d", n), func(b *testing.B) {
+			v, _, err := send(m, Share, nil, dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst := new(listv1.ListResponse)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := receive(dst, v, nil, dir.plan); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		for _, mode := range []CopyMode{Share, Clone} {

@@ -2,7 +2,6 @@ package inproc
 
 import (
 	"reflect"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -15,46 +14,37 @@ import (
 // goroutine sizes the same message, which is allowed since neither changes
 // it, would be a data race; and the receiver's message makes its own state
 // when first used.
+//
+// The copy is a list of word moves made once per type from the fields'
+// layout: a word that holds a pointer is stored as a pointer, so the
+// compiler puts in the write barrier the garbage collector needs, the
+// rest as plain data. It costs a few nanoseconds, where a reflect.Value.Set
+// per message cost five times that; a type the list cannot describe (a
+// long array, say) is copied field by field through reflection.
 type shallowPlan struct {
-	// The fields copied, when they are contiguous: a struct type laid out
-	// as they are, copied in one typed move at offset.
-	region typeWord
-	offset uintptr
-	// Otherwise the fields copied, each by its own typed move.
+	moves []move
+	// fields, when moves is nil: the fields copied, each through
+	// reflection.
 	fields []fieldAt
 	// sizeCaches are the offsets of the size caches, which the receiver's
 	// message gets cleared, as Unmarshal clears them.
 	sizeCaches []uintptr
 }
 
+// A move copies size bytes at offset; pointer says they are one pointer.
+type move struct {
+	offset  uintptr
+	size    uint8
+	pointer bool
+}
+
+// maxMoves bounds a plan's moves: past it, reflection is as fast.
+const maxMoves = 64
+
 // fieldAt is a field of a struct: where it is and its type.
 type fieldAt struct {
 	offset uintptr
-	typ    typeWord
-}
-
-// A typeWord is the type word of an interface holding a pointer to some
-// type: with it, valueAt makes a reflect.Value of that pointer type for an
-// address without reflect.NewAt, which looks the pointer type up in a map
-// on every call (for a type made by StructOf) and, deep in its stack,
-// grows the small stack of a handler's new goroutine.
-type typeWord unsafe.Pointer
-
-// pointerTypeWord returns the type word of *t.
-func pointerTypeWord(t reflect.Type) typeWord {
-	x := reflect.New(t).Interface()
-	return typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
-}
-
-// valueAt returns the value of type t at p, where tw is *t's type word: an
-// interface of dynamic type *t holding p, as reflect.NewAt(t, p).Elem()
-// gives, built by hand. The interface lives on the stack, so writing its
-// words needs no write barrier.
-func valueAt(tw typeWord, p unsafe.Pointer) reflect.Value {
-	var x any
-	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
-	w[0], w[1] = unsafe.Pointer(tw), p
-	return reflect.ValueOf(x).Elem()
+	typ    reflect.Type
 }
 
 var (
@@ -73,8 +63,8 @@ func shallowPlanFor(st reflect.Type) *shallowPlan {
 }
 
 func buildShallowPlan(st reflect.Type) *shallowPlan {
-	var keep []int
 	p := &shallowPlan{}
+	moves, ok := []move{}, true
 	for i := range st.NumField() {
 		f := st.Field(i)
 		if f.Type == messageStateType {
@@ -86,57 +76,122 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			}
 			continue
 		}
-		keep = append(keep, i)
-		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: pointerTypeWord(f.Type)})
-	}
-	if len(keep) == 0 {
-		return p
-	}
-	for j := 1; j < len(keep); j++ {
-		if keep[j] != keep[j-1]+1 {
-			return p // not contiguous
+		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
+		if ok {
+			moves, ok = appendMoves(moves, f.Type, f.Offset)
 		}
 	}
-	// A struct of the same field types in the same order has the same
-	// layout, offsets relative to the first; StructOf wants exported names.
-	fields := make([]reflect.StructField, len(keep))
-	for j, i := range keep {
-		fields[j] = reflect.StructField{Name: "F" + strconv.Itoa(j), Type: st.Field(i).Type}
+	if ok {
+		p.moves, p.fields = moves, nil
 	}
-	region := reflect.StructOf(fields)
-	base := st.Field(keep[0]).Offset
-	for j, i := range keep {
-		if region.Field(j).Offset != st.Field(i).Offset-base {
-			return p
-		}
-	}
-	// The move must end before the first field it leaves out: StructOf pads
-	// a struct whose last field has size zero, where the original has the
-	// next field (a size cache, say) at that same offset.
-	limit := st.Size()
-	if last := keep[len(keep)-1]; last+1 < st.NumField() {
-		limit = st.Field(last + 1).Offset
-	}
-	if base+region.Size() > limit {
-		return p
-	}
-	p.region, p.offset = pointerTypeWord(region), base
 	return p
 }
 
+// appendMoves appends the moves that copy a value of type t at offset;
+// false if t cannot be described so.
+func appendMoves(moves []move, t reflect.Type, offset uintptr) ([]move, bool) {
+	if len(moves) > maxMoves {
+		return nil, false
+	}
+	const word = unsafe.Sizeof(uintptr(0))
+	if !hasPointers(t) && t.Size() > 8 {
+		// Plain data, in moves as wide as its alignment allows.
+		for n := t.Size(); n > 0; {
+			size := min(n, 8, uintptr(t.Align()))
+			for size&(size-1) != 0 {
+				size &= size - 1 // 7 → 4, 6 → 4, 3 → 2
+			}
+			moves = append(moves, move{offset: offset, size: uint8(size)})
+			offset, n = offset+size, n-size
+		}
+		return moves, len(moves) <= maxMoves
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func:
+		return append(moves, move{offset: offset, size: uint8(word), pointer: true}), true
+	case reflect.String:
+		return append(moves, move{offset: offset, size: uint8(word), pointer: true}, move{offset: offset + word, size: uint8(word)}), true
+	case reflect.Slice:
+		return append(moves, move{offset: offset, size: uint8(word), pointer: true}, move{offset: offset + word, size: uint8(word)}, move{offset: offset + 2*word, size: uint8(word)}), true
+	case reflect.Interface:
+		return append(moves, move{offset: offset, size: uint8(word), pointer: true}, move{offset: offset + word, size: uint8(word), pointer: true}), true
+	case reflect.Struct:
+		ok := true
+		for i := 0; ok && i < t.NumField(); i++ {
+			moves, ok = appendMoves(moves, t.Field(i).Type, offset+t.Field(i).Offset)
+		}
+		return moves, ok
+	case reflect.Array:
+		ok := true
+		for i := 0; ok && i < t.Len(); i++ {
+			moves, ok = appendMoves(moves, t.Elem(), offset+uintptr(i)*t.Elem().Size())
+		}
+		return moves, ok
+	case reflect.Complex128:
+		return append(moves, move{offset: offset, size: 8}, move{offset: offset + 8, size: 8}), true
+	}
+	switch t.Size() {
+	case 0:
+		return moves, true
+	case 1, 2, 4, 8:
+		return append(moves, move{offset: offset, size: uint8(t.Size())}), true
+	}
+	return nil, false
+}
+
+// hasPointers reports whether a value of type t holds a pointer.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func, reflect.String, reflect.Slice, reflect.Interface:
+		return true
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	}
+	return false
+}
+
+// A typeWord is the type word of an interface holding a value of some
+// type: comparing it is how a message's type is recognised at once.
+type typeWord unsafe.Pointer
+
 // copy copies what the plan covers from the struct at s to the struct at
-// d, both of the plan's type, with the write barriers the garbage
-// collector needs. (reflect.Value.Set refuses unexported fields, such as
-// unknownFields; a Value made by NewAt does not.)
+// d, both of the plan's type.
 func (p *shallowPlan) copy(d, s unsafe.Pointer) {
-	if p.region != nil {
-		moveAt(p.region, d, s, p.offset)
+	if p.moves != nil {
+		for _, m := range p.moves {
+			m.do(d, s)
+		}
 	} else {
 		for _, f := range p.fields {
-			moveAt(f.typ, d, s, f.offset)
+			// reflect.Value.Set refuses unexported fields, such as
+			// unknownFields; a Value made by NewAt does not.
+			reflect.NewAt(f.typ, unsafe.Add(d, f.offset)).Elem().Set(reflect.NewAt(f.typ, unsafe.Add(s, f.offset)).Elem())
 		}
 	}
 	p.clearSizeCaches(d)
+}
+
+// do makes the move from the struct at s to the struct at d.
+func (m move) do(d, s unsafe.Pointer) {
+	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
+	switch {
+	case m.pointer:
+		*(*unsafe.Pointer)(d) = *(*unsafe.Pointer)(s) // with its write barrier
+	case m.size == 8:
+		*(*uint64)(d) = *(*uint64)(s)
+	case m.size == 4:
+		*(*uint32)(d) = *(*uint32)(s)
+	case m.size == 2:
+		*(*uint16)(d) = *(*uint16)(s)
+	default:
+		*(*uint8)(d) = *(*uint8)(s)
+	}
 }
 
 // clearSizeCaches clears the size caches of the receiver's message at d,
@@ -145,10 +200,4 @@ func (p *shallowPlan) clearSizeCaches(d unsafe.Pointer) {
 	for _, off := range p.sizeCaches {
 		*(*int32)(unsafe.Add(d, off)) = 0
 	}
-}
-
-// moveAt copies the value at offset, whose pointer type's word is tw, from
-// the struct at src to the struct at dst.
-func moveAt(tw typeWord, dst, src unsafe.Pointer, offset uintptr) {
-	valueAt(tw, unsafe.Add(dst, offset)).Set(valueAt(tw, unsafe.Add(src, offset)))
 }

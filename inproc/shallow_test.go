@@ -2,7 +2,11 @@ package inproc
 
 import (
 	"reflect"
+	"runtime"
+	"strconv"
+	"sync"
 	"testing"
+	"unsafe"
 
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/protobuf/proto"
@@ -17,8 +21,8 @@ func TestShallowPlan(t *testing.T) {
 		src := &testgrpc.SimpleRequest{ResponseSize: 7, Payload: &testgrpc.Payload{Body: []byte("b")}, FillUsername: true}
 		proto.Size(src) // sets src's size cache
 		dst := &testgrpc.SimpleRequest{}
-		if p := shallowPlanFor(reflect.TypeOf(dst).Elem()); p.region == nil {
-			t.Fatal("a generated message is not copied in one move")
+		if p := shallowPlanFor(reflect.TypeOf(dst).Elem()); p.moves == nil {
+			t.Fatal("a generated message is copied through reflection")
 		}
 		if !shallowCopy(dst, src, nil) {
 			t.Fatal("shallowCopy refused two messages of one type")
@@ -71,9 +75,6 @@ func TestShallowPlan(t *testing.T) {
 	t.Run("layout=cache-between", func(t *testing.T) {
 		n := 3
 		src, dst := &between{A: "a", sizeCache: 5, B: &n}, &between{}
-		if p := shallowPlanFor(reflect.TypeOf(dst).Elem()); p.region != nil {
-			t.Fatal("fields around the size cache were copied in one move")
-		}
 		if !shallowCopy(dst, src, nil) {
 			t.Fatal("refused")
 		}
@@ -81,4 +82,115 @@ func TestShallowPlan(t *testing.T) {
 			t.Errorf("copied %+v from %+v, want all but the size cache", dst, src)
 		}
 	})
+}
+
+// TestShallowPlanKinds copies a struct holding every kind of field, at
+// the offsets its alignment gives, and one whose long array leaves the
+// copy to reflection; every field arrives but the size cache.
+func TestShallowPlanKinds(t *testing.T) {
+	type inner struct {
+		P *int
+		B byte
+		S string
+	}
+	type kinds struct {
+		Bool       bool
+		I8         int8
+		I16        int16
+		I32        int32
+		F32        float32
+		F64        float64
+		C64        complex64
+		C128       complex128
+		Bytes3     [3]byte
+		Ints5      [5]int32
+		Ptrs       [2]*int
+		Map        map[string]int
+		Chan       chan int
+		Func       func() int
+		Iface      any
+		Unsafe     unsafe.Pointer
+		Inner      inner
+		Empty      struct{}
+		Slice      []string
+		sizeCache  int32
+		unknown    []byte
+		Last       uint16
+		LastBytes  [7]byte
+		LastInt8   int8
+		Trailing32 uint32
+	}
+	one, two := 1, 2
+	src := &kinds{
+		Bool: true, I8: -8, I16: -16, I32: -32, F32: 3.5, F64: 6.25, C64: 1 + 2i, C128: 3 + 4i,
+		Bytes3: [3]byte{1, 2, 3}, Ints5: [5]int32{5, 4, 3, 2, 1}, Ptrs: [2]*int{&one, &two},
+		Map: map[string]int{"a": 1}, Chan: make(chan int), Func: func() int { return 7 }, Iface: &two,
+		Unsafe: unsafe.Pointer(&one), Inner: inner{P: &two, B: 9, S: "inner"}, Slice: []string{"x"},
+		sizeCache: 77, unknown: []byte{1}, Last: 65535, LastBytes: [7]byte{7, 6, 5, 4, 3, 2, 1}, LastInt8: -1, Trailing32: 0xdeadbeef,
+	}
+	p := shallowPlanFor(reflect.TypeOf(src).Elem())
+	if p.moves == nil {
+		t.Fatal("a struct of every kind is copied through reflection")
+	}
+	dst := &kinds{sizeCache: 5}
+	if !shallowCopy(dst, src, nil) {
+		t.Fatal("refused")
+	}
+	if dst.Func == nil || dst.Func() != 7 || dst.Chan != src.Chan || dst.sizeCache != 0 {
+		t.Errorf("func set %t, chan %v, size cache %d", dst.Func != nil, dst.Chan, dst.sizeCache)
+	}
+	want := *src
+	want.Func, want.sizeCache, dst.Func = nil, 0, nil
+	if !reflect.DeepEqual(*dst, want) {
+		t.Errorf("copied\n%+v\nwant\n%+v", *dst, want)
+	}
+
+	type long struct {
+		Ptrs      [100]*int
+		sizeCache int32
+	}
+	lsrc, ldst := &long{sizeCache: 3}, &long{}
+	lsrc.Ptrs[99] = &one
+	if p := shallowPlanFor(reflect.TypeOf(lsrc).Elem()); p.moves != nil {
+		t.Fatalf("a long array of pointers took %d moves", len(p.moves))
+	}
+	if !shallowCopy(ldst, lsrc, nil) || ldst.Ptrs[99] != &one || ldst.sizeCache != 0 {
+		t.Errorf("the reflection copy gave %v, size cache %d", ldst.Ptrs[99], ldst.sizeCache)
+	}
+}
+
+// TestShallowCopyUnderGC copies messages whose fields are the only
+// references to fresh memory while the collector runs: were a pointer
+// moved without its write barrier, what it points to could be freed and
+// reused, and the strings would change.
+func TestShallowCopyUnderGC(t *testing.T) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	kept := make([]*testgrpc.Payload, 0, 20000)
+	for i := range cap(kept) {
+		src := &testgrpc.Payload{Body: []byte(strconv.Itoa(i))}
+		dst := &testgrpc.Payload{}
+		if !shallowCopy(dst, src, nil) {
+			t.Fatal("refused")
+		}
+		kept = append(kept, dst)
+		_ = make([]byte, 64) // garbage, so that freed memory is reused
+	}
+	runtime.GC()
+	for i, m := range kept {
+		if string(m.Body) != strconv.Itoa(i) {
+			t.Fatalf("message %d holds %q", i, m.Body)
+		}
+	}
 }
