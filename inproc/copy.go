@@ -56,19 +56,33 @@ func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int
 	if m == nil {
 		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
 	}
+	if codec == nil {
+		if n, err, ok := measureKnown(m, dir.plan); ok {
+			return take(m, nil, n, err, mode, dir)
+		}
+	}
 	pm := protoMessage(m)
 	if pm == nil || codec != nil {
 		return sendEncoded(m, codec, dir)
 	}
-	if err := checkEncodable(pm, dir.plan); err != nil {
+	n, err := measure(pm, dir.plan)
+	return take(m, pm, n, err, mode, dir)
+}
+
+// take is what send gives the receiver of m, which measure found to be
+// of n bytes or refused with err; pm is m as a protobuf message, or nil.
+func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir direction) (any, int, error) {
+	if err != nil {
 		return nil, 0, marshalError(err)
 	}
-	n := gproto.Size(pm)
 	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		return v, n, err
 	}
 	if mode == Share {
 		return m, n, nil
+	}
+	if pm == nil {
+		pm = protoMessage(m)
 	}
 	if fc, ok := pm.(fastCloner); ok {
 		return fc.CloneMessageVT(), n, nil
@@ -87,10 +101,10 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 		}
 		return n, receive(dst, v, codec, dir.plan)
 	}
-	if err := checkEncodable(pm, dir.plan); err != nil {
+	n, err := measure(pm, dir.plan)
+	if err != nil {
 		return 0, marshalError(err)
 	}
-	n := gproto.Size(pm)
 	if v, err := checkLimits(n, dir); err != nil {
 		return n, err
 	} else if v != nil {

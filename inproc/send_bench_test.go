@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkSend measures what sending costs a message before any hand-off,
-// by part: the encodability check, the size, the copy of each mode, and
+// by part: the encodability check and size (the first time and once the
+// type is known), protobuf's own size, the copy of each mode, and
 // the receiver's shallow copy.
 func BenchmarkSend(b *testing.B) {
 	dir := direction{send: defaultMaxSendMsgSize, recv: defaultMaxRecvMsgSize, plan: new(atomic.Pointer[typedPlan])}
@@ -23,7 +24,15 @@ func BenchmarkSend(b *testing.B) {
 		b.Run(fmt.Sprintf("part=check/respSize=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := checkEncodable(m, dir.plan); err != nil {
+				if _, err := measure(m, dir.plan); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("part=check-known/respSize=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err, _ := measureKnown(m, dir.plan); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,49 +13,133 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// checkEncodable refuses what protobuf's Marshal refuses, so that a message
-// a socket could not carry is not carried in-process either: a proto2
+// measure refuses what protobuf's Marshal refuses, so that a message a
+// socket could not carry is not carried in-process either: a proto2
 // required field left unset, and a string that must be UTF-8 (proto3, or
-// an edition that says so) and is not. No bytes are copied: the walk reads
-// only the string fields, through a plan made once per Go type and kept
-// in last, where the sender keeps the plan of the type it last sent.
-func checkEncodable(m gproto.Message, last *atomic.Pointer[typedPlan]) error {
-	if err := gproto.CheckInitialized(m); err != nil {
-		return err
-	}
+// an edition that says so) and is not; and it returns the message's
+// encoded size. No bytes are copied: the walk reads the fields through
+// plans made once per Go type and kept in last, where the sender keeps
+// those of the type it last sent.
+func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
 	rm := m.ProtoReflect()
 	if !rm.IsValid() {
-		return nil // a typed nil encodes as an empty message
+		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
 	}
 	t, md := reflect.TypeOf(m), rm.Descriptor()
 	tp := last.Load()
 	if tp == nil || tp.t != t || tp.md != md {
-		tp = &typedPlan{t: t, md: md, plan: planFor(t, md)}
-		if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-			tp.shallow = shallowPlanFor(t.Elem())
-			x := any(m)
-			tp.word = typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
-		}
+		tp = newTypedPlan(m, t, md)
 		last.Store(tp)
 	}
-	switch p := tp.plan; {
-	case p == nil:
-		return nil
-	case p.generic:
-		return checkReflect(rm)
-	default:
-		return p.check(reflect.ValueOf(m).UnsafePointer())
+	var base unsafe.Pointer
+	if tp.pointer {
+		base = (*[2]unsafe.Pointer)(unsafe.Pointer(&m))[1]
 	}
+	return tp.measure(m, base)
+}
+
+// measureKnown is measure for a message whose Go type is the one last
+// holds the plans of, and says which type alone: as most calls and
+// streams send one type, it takes no reflection, no lookup and no
+// interface conversion. ok is false for any other message.
+func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
+	tp := last.Load()
+	if tp == nil || !tp.byType {
+		return 0, nil, false
+	}
+	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&m))
+	if w[0] != unsafe.Pointer(tp.word) || w[1] == nil {
+		return 0, nil, false
+	}
+	var pm gproto.Message
+	if tp.initCheck || tp.sizer == nil {
+		pm = m.(gproto.Message)
+	}
+	n, err = tp.measure(pm, w[1])
+	return n, err, true
 }
 
 // A typedPlan holds the plans of one Go type for one message: how to check
-// it, and how to copy its top level.
+// and measure it, and how to copy its top level.
 type typedPlan struct {
 	t       reflect.Type
 	md      protoreflect.MessageDescriptor
 	plan    *utf8Plan
+	sizer   *sizePlan // nil unless it knows every field
 	shallow *shallowPlan
 	word    typeWord // t's, as the type word of an interface
+	pointer bool     // t is a pointer: the data word of an interface is the message
+	// byType: t is a generated struct, which holds md and no other (one
+	// Go type holds every dynamic message).
+	byType bool
+	// initCheck: the message may hold required fields, so that
+	// CheckInitialized must look.
+	initCheck bool
+}
+
+func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
+	tp := &typedPlan{t: t, md: md, plan: planFor(t, md), pointer: t.Kind() == reflect.Pointer, initCheck: true}
+	if !tp.pointer || t.Elem().Kind() != reflect.Struct {
+		return tp
+	}
+	st := t.Elem()
+	tp.shallow = shallowPlanFor(st)
+	x := any(m)
+	tp.word = typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
+	if _, ok := st.FieldByName("state"); ok && generatedStruct(st, md) && st.Field(0).Type == messageStateType {
+		tp.byType = true
+		tp.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
+		tp.sizer = buildSizePlan(st, md)
+	}
+	return tp
+}
+
+// measure checks the message at base, pm, and returns its size; pm may be
+// nil when the plan needs neither CheckInitialized nor proto.Size.
+func (tp *typedPlan) measure(pm gproto.Message, base unsafe.Pointer) (int, error) {
+	if tp.initCheck {
+		if err := gproto.CheckInitialized(pm); err != nil {
+			return 0, err
+		}
+	}
+	if tp.sizer != nil {
+		return tp.sizer.size(base)
+	}
+	if p := tp.plan; p != nil {
+		var err error
+		if p.generic {
+			err = checkReflect(pm.ProtoReflect())
+		} else {
+			err = p.check(base)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return gproto.Size(pm), nil
+}
+
+// mayNeedInit reports whether a message of md may hold, at any depth, a
+// required field: one of its own, or in an extension, which may be set.
+func mayNeedInit(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if seen[md.FullName()] {
+		return false
+	}
+	seen[md.FullName()] = true
+	if md.RequiredNumbers().Len() > 0 || md.ExtensionRanges().Len() > 0 {
+		return true
+	}
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if fd.Message() != nil && mayNeedInit(fd.Message(), seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // A utf8Plan says where a message type keeps strings that must be UTF-8,

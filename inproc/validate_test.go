@@ -17,12 +17,14 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// TestCheckEncodableAgreesWithMarshal checks checkEncodable against the
-// oracle it stands in for, proto.Marshal: each message, valid or with an
-// invalid string in one place (top level, a list, a nested message, a list
-// of messages, a map key or value, a oneof, an optional field, a dynamic
-// message), must be refused by both or by neither.
-func TestCheckEncodableAgreesWithMarshal(t *testing.T) {
+// TestMeasureAgreesWithMarshal checks measure against the oracle it
+// stands in for, proto.Marshal: each message, valid or with an invalid
+// string in one place (top level, a list, a nested message, a list of
+// messages, a map key or value, a oneof, an optional field, a dynamic
+// message), must be refused by both or by neither, and a valid one
+// measured as long as its encoding; the first time through measure, then
+// through the plans kept, as a stream's later messages are.
+func TestMeasureAgreesWithMarshal(t *testing.T) {
 	const bad = "ok\xffno"
 	structWith := func(key, val string) *structpb.Struct {
 		return &structpb.Struct{Fields: map[string]*structpb.Value{key: structpb.NewStringValue(val)}}
@@ -50,19 +52,32 @@ func TestCheckEncodableAgreesWithMarshal(t *testing.T) {
 		{"proto2/not-checked", &descriptorpb.FileDescriptorProto{Name: proto.String(bad)}, false},
 		{"dynamic/invalid", dynamicEcho(t, bad), true},
 		{"dynamic/valid", dynamicEcho(t, "fine"), false},
+		{"required/unset", &descriptorpb.UninterpretedOption_NamePart{NamePart: proto.String("a")}, true},
+		{"required/set", &descriptorpb.UninterpretedOption_NamePart{NamePart: proto.String("a"), IsExtension: proto.Bool(false)}, false},
+		{"required-nested/unset", &descriptorpb.UninterpretedOption{Name: []*descriptorpb.UninterpretedOption_NamePart{{NamePart: proto.String("a")}}}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, marshalErr := proto.Marshal(tc.m)
+			b, marshalErr := proto.Marshal(tc.m)
 			if (marshalErr != nil) != tc.invalid {
 				t.Fatalf("oracle: proto.Marshal gives %v, the test expects invalid=%v", marshalErr, tc.invalid)
 			}
 			var last atomic.Pointer[typedPlan]
-			for range 2 { // the second time from the cached plan
-				err := checkEncodable(tc.m, &last)
+			check := func(how string, n int, err error) {
+				t.Helper()
 				if (err != nil) != tc.invalid {
-					t.Fatalf("checkEncodable: %v, proto.Marshal: %v", err, marshalErr)
+					t.Fatalf("%s: %v, proto.Marshal: %v", how, err, marshalErr)
 				}
+				if err == nil && n != len(b) {
+					t.Fatalf("%s measured %d bytes, proto.Marshal wrote %d", how, n, len(b))
+				}
+			}
+			n, err := measure(tc.m, &last)
+			check("measure", n, err)
+			n, err = measure(tc.m, &last)
+			check("measure from the kept plan", n, err)
+			if n, err, ok := measureKnown(tc.m, &last); ok {
+				check("measureKnown", n, err)
 			}
 		})
 	}
