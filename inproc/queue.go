@@ -45,6 +45,7 @@ type queue struct {
 	windowBytes uint64
 	threshold   uint64 // free slots at which a parked sender is woken
 	spins       int
+	yield       bool // yield the processor once before parking
 }
 
 // A parcel is a message in a queue, with its encoded size.
@@ -89,6 +90,7 @@ func (q *queue) init(window, windowBytes int, spin bool) {
 	q.threshold = max(q.window/4, 1)
 	q.receiver.init()
 	q.sender.init()
+	q.yield = spin
 	if spin && runtime.GOMAXPROCS(0) > 1 {
 		q.spins = maxSpins
 	}
@@ -141,6 +143,14 @@ func (q *queue) wait(n need, w waiter) bool {
 	for i := 0; !q.satisfies(n); i++ {
 		if i < q.spins {
 			spin()
+			continue
+		}
+		if i == q.spins && q.yield {
+			// The other side most often waits to run on this processor,
+			// woken by this side's last step: yielding to it first lets
+			// it make its progress without either side parking and being
+			// woken, which costs more than a yield.
+			runtime.Gosched()
 			continue
 		}
 		if !w.block(q, n) {

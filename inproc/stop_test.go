@@ -2,6 +2,7 @@ package inproc_test
 
 import (
 	"context"
+	"google.golang.org/grpc"
 	"testing"
 	"time"
 
@@ -167,6 +168,86 @@ func TestGracefulStop(t *testing.T) {
 				}
 				receive(t, stopped, "GracefulStop to return once the call finished")
 				wantCode(t, "new call after GracefulStop", kind.call(timeoutCtx(t), c), codes.Unavailable)
+			})
+		}
+	})
+}
+
+// TestSendAfterHandlerContextEnds checks, side by side with grpc-go over a
+// connection, that a handler's Send fails once its context ended because
+// the client cancelled or the server stopped, so that nothing it sends
+// then reaches the client; and that a client's Send after Stop never
+// reaches the handler. (After a cancel it may, with grpc-go too: the
+// message can leave before the cancel does.) Isolated only: an Inline
+// handler runs only while the client's calls resume it.
+func TestSendAfterHandlerContextEnds(t *testing.T) {
+	type result struct {
+		sendErr error
+		got     string // what the handler received after the end, if anything
+	}
+	handler := func(results chan<- result) *funcEcho {
+		return &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+			if _, err := s.Recv(); err != nil {
+				return err
+			}
+			if err := s.Send(&echov1.EchoResponse{Text: "first"}); err != nil {
+				return err
+			}
+			<-s.Context().Done()
+			r := result{sendErr: s.Send(&echov1.EchoResponse{Text: "after the end"})}
+			if m, err := s.Recv(); err == nil {
+				r.got = m.GetText()
+			}
+			results <- r
+			return nil
+		}}
+	}
+	run := func(t *testing.T, c echov1.EchoClient, results chan result, stop bool, end func(cancel func())) {
+		ctx, cancel := context.WithCancel(timeoutCtx(t))
+		defer cancel()
+		s, err := c.Update(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		end(cancel)
+		_ = s.Send(&echov1.EchoRequest{Text: "sent after the end"})
+		if m, err := s.Recv(); err == nil {
+			t.Errorf("the client received %q after the end", m.GetText())
+		}
+		r := receive(t, results, "the handler's Send after the end")
+		if r.sendErr == nil {
+			t.Error("the handler's Send after its context ended succeeded")
+		}
+		if stop && r.got != "" {
+			t.Errorf("the handler received %q sent after the end", r.got)
+		}
+	}
+	t.Run("grpc-go/end=cancel", func(t *testing.T) {
+		results := make(chan result, 1)
+		cc := realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, handler(results)) }, nil, nil)
+		run(t, echov1.NewEchoClient(cc), results, false, func(cancel func()) { cancel() })
+	})
+	forEachMode(t, func(t *testing.T, m testMode) {
+		if !isIsolated(t, m) {
+			t.Skip("an Inline handler runs only while the client's calls resume it")
+		}
+		for _, end := range []string{"cancel", "stop"} {
+			t.Run("end="+end, func(t *testing.T) {
+				results := make(chan result, 1)
+				c, ch := newEcho(t, m, handler(results))
+				run(t, c, results, end == "stop", func(cancel func()) {
+					if end == "stop" {
+						ch.Stop()
+					} else {
+						cancel()
+					}
+				})
 			})
 		}
 	})

@@ -379,7 +379,7 @@ func (c *clientStream) SendMsg(m any) error {
 		// goes out, and RecvMsg reports Unimplemented.
 		return s.info.checkUnrouted(m)
 	}
-	if s.finished.Load() {
+	if s.finished.Load() || s.ch.state.Load() == stopped {
 		return io.EOF // RecvMsg tells why
 	}
 	if s.clientCtx.Err() != nil {
@@ -520,8 +520,10 @@ func (ss *serverStream) SendMsg(m any) error {
 	if ss.serverDone.Load() {
 		return status.Error(codes.Internal, "inproc: SendMsg called after the handler returned")
 	}
-	if ss.statusDone.Load() {
-		return ss.handlerGoneErr() // the call failed: nothing more goes out
+	if ss.statusDone.Load() || ss.ended() {
+		// The call failed, or ended for the handler (the client left, the
+		// deadline passed, Stop): nothing more goes out, as over a socket.
+		return ss.handlerGoneErr()
 	}
 	if !ss.toClient.enter(true) {
 		return ss.fail(errConcurrentSend)

@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"io"
+	"runtime"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -147,6 +148,19 @@ func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	go func() {
 		results <- u.finish(u.handle())
 	}()
+	// The handler is next to run on this processor. Yielding to it first,
+	// instead of parking in the select at once, lets a handler that does
+	// not block finish before the client looks: then the client takes its
+	// result without parking on three channels and being woken, which cost
+	// more than the go statement itself. A handler that blocks leaves the
+	// client to the select, which waits as before.
+	runtime.Gosched()
+	select {
+	case r := <-results:
+		resultChans.Put(results)
+		return r
+	default:
+	}
 	select {
 	case r := <-results:
 		resultChans.Put(results)
