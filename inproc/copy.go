@@ -81,6 +81,9 @@ func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir directi
 	if mode == Share {
 		return m, n, nil
 	}
+	if c, ok := cloneKnown(m, dir.plan); ok {
+		return c, n, nil
+	}
 	if pm == nil {
 		pm = protoMessage(m)
 	}
@@ -101,7 +104,10 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 		}
 		return n, receive(dst, v, codec, dir.plan)
 	}
-	n, err := measure(pm, dir.plan)
+	n, err, ok := measureKnown(m, dir.plan)
+	if !ok {
+		n, err = measure(pm, dir.plan)
+	}
 	if err != nil {
 		return 0, marshalError(err)
 	}
@@ -110,8 +116,10 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 	} else if v != nil {
 		return n, receive(dst, v, codec, dir.plan)
 	}
-	gproto.Reset(dm)
-	gproto.Merge(dm, pm)
+	if !copyKnown(dst, m, dir.plan) {
+		gproto.Reset(dm)
+		gproto.Merge(dm, pm)
+	}
 	return n, nil
 }
 

@@ -72,3 +72,65 @@ func TestSizePlanAgreesWithSize(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneKnown checks the deep copy of messages the plans know every
+// field of: equal to the original, and unchanged when the sender then
+// changes its message's bytes, lists and unknown fields in place, as a
+// sender that reuses its message does; through cloneKnown and through
+// copyKnown into a message that held something else.
+func TestCloneKnown(t *testing.T) {
+	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 300)
+	msgs := []proto.Message{
+		&listv1.ListResponse{Strings: []string{"a", "b"}},
+		wrapperspb.Bytes([]byte("bytes")),
+		&testgrpc.Payload{Type: testgrpc.PayloadType_COMPRESSABLE, Body: []byte("body")},
+		&fieldmaskpb.FieldMask{Paths: []string{"x.y"}},
+		&echov1.EchoRequest{Text: "t"},
+	}
+	for _, m := range msgs {
+		m.ProtoReflect().SetUnknown(append([]byte(nil), unknown...))
+		var last atomic.Pointer[typedPlan]
+		if _, err := measure(m, &last); err != nil {
+			t.Fatal(err)
+		}
+		want := proto.Clone(m)
+		c, ok := cloneKnown(m, &last)
+		if !ok {
+			t.Errorf("%T: no clone from the plans", m)
+			continue
+		}
+		other := m.ProtoReflect().New().Interface()
+		other.ProtoReflect().SetUnknown([]byte{1, 2, 3})
+		if !copyKnown(other, m, &last) {
+			t.Errorf("%T: no copy from the plans", m)
+		}
+		// The sender changes its message in place.
+		for _, b := range [][]byte{m.ProtoReflect().GetUnknown(), bytesOf(m)} {
+			for i := range b {
+				b[i] = 'X'
+			}
+		}
+		if l, ok := m.(*listv1.ListResponse); ok {
+			l.Strings[0] = "changed"
+		}
+		if f, ok := m.(*fieldmaskpb.FieldMask); ok {
+			f.Paths[0] = "changed"
+		}
+		for _, got := range []proto.Message{c.(proto.Message), other} {
+			if !proto.Equal(got, want) {
+				t.Errorf("%T: the copy became %v, want %v", m, got, want)
+			}
+		}
+	}
+}
+
+// bytesOf returns the bytes field of m, if it has one of the test's.
+func bytesOf(m proto.Message) []byte {
+	switch m := m.(type) {
+	case *wrapperspb.BytesValue:
+		return m.Value
+	case *testgrpc.Payload:
+		return m.Body
+	}
+	return nil
+}
