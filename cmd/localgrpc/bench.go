@@ -107,7 +107,7 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	fl.StringVar(&f.impl, "impl", "", "run the impls matching `regexp` (default all; see --list)")
 	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call and FanOut stream, books per Batching call (default 10000)")
 	fl.IntVar(&f.size, "size", 0, "bytes per string in ListStrings and FanOut and per Echo text in Unary and PingPong (default 100 and 5)")
-	fl.IntVarP(&f.callers, "callers", "c", 1, "parallel callers: each op is `n` calls at once")
+	fl.IntVarP(&f.callers, "callers", "c", 1, "`n` callers calling at once, each again as soon as its call returns: time/op is then the time per call under that load")
 	fl.IntVar(&f.count, "count", 5, "run each case `n` times")
 	fl.IntSliceVar(&f.cpu, "cpu", []int{runtime.GOMAXPROCS(0)}, "run each case with each GOMAXPROCS in `list`, as go test -cpu")
 	fl.StringVar(&f.benchtime, "benchtime", defaultBenchtime, "run each case for `d`, or Nx for exactly N ops, as go test -benchtime")

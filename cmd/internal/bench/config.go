@@ -14,9 +14,11 @@ type Config struct {
 	// TextSize is the length in bytes of the Echo text that Unary sends
 	// and PingPong sends each round. The default is 5, a small message.
 	TextSize int
-	// Callers is how many goroutines make calls at once: one op is
-	// Callers concurrent calls (or rounds), and sub-benchmark names gain
-	// "callers=N" when it is above 1. The default is 1.
+	// Callers is how many goroutines make calls at once, each calling
+	// again as soon as its call returns; one op is then one call (or
+	// round), so time/op is the time per call under that load, and
+	// sub-benchmark names gain "callers=N" when it is above 1. The
+	// default is 1.
 	Callers int
 }
 

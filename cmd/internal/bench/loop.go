@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,24 +31,76 @@ func setUp(b *testing.B, im impl, list *listServer) (clients, context.Context, e
 }
 
 // timed runs ops once untimed — which connects, warms up and checks that
-// the impl works — then times them with b.Loop, all at once as together
-// runs them. With several callers it also reports the latency of one
-// call: its median (p50-ns) and its 99th percentile (p99-ns), what a
-// caller under that load waits.
+// the impl works — then times them. One op runs in a b.Loop on the
+// benchmark's goroutine, so that one caller measures no goroutine and no
+// clock. Several are callers under load (see callers): time/op is then
+// the time per call, so that the throughput of several callers against
+// one is the inverse ratio of their time/op, and the latency of one call
+// is reported too, its median (p50-ns) and its 99th percentile (p99-ns),
+// what a caller under that load waits.
 func timed(b *testing.B, ops []func() error) error {
-	op, lat := together(ops)
-	if err := op(); err != nil {
-		return fmt.Errorf("first call: %w", err)
+	for _, op := range ops {
+		if err := op(); err != nil {
+			return fmt.Errorf("first call: %w", err)
+		}
 	}
-	lat.reset()
+	if len(ops) > 1 {
+		return callers(b, ops)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := op(); err != nil {
+		if err := ops[0](); err != nil {
 			return err
 		}
 	}
-	lat.report(b)
 	return nil
+}
+
+// callers runs each op in a loop on a goroutine of its own until they have
+// made b.N calls between them, as testing.B.RunParallel does but with
+// exactly one goroutine per caller: a load test's concurrent callers,
+// each calling again as soon as its call returns. (b.Loop counts the
+// iterations of one goroutine, so this counts b.N itself.)
+func callers(b *testing.B, ops []func() error) error {
+	took := make([][]time.Duration, len(ops))
+	for i := range took {
+		took[i] = make([]time.Duration, 0, b.N/len(ops)+1)
+	}
+	errs := make([]error, len(ops))
+	var calls atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i, op := range ops {
+		wg.Go(func() {
+			for calls.Add(1) <= int64(b.N) {
+				start := time.Now()
+				if err := op(); err != nil {
+					errs[i] = err
+					return
+				}
+				took[i] = append(took[i], time.Since(start))
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	reportLatency(b, slices.Concat(took...))
+	return nil
+}
+
+// reportLatency reports the median and the 99th percentile of took.
+func reportLatency(b *testing.B, took []time.Duration) {
+	if len(took) == 0 {
+		return
+	}
+	slices.Sort(took)
+	at := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Nanoseconds()) }
+	b.ReportMetric(at(0.50), "p50-ns")
+	b.ReportMetric(at(0.99), "p99-ns")
 }
 
 // counting is the ops of callers callers, each a call that returns how many
@@ -67,47 +120,4 @@ func counting(callers, want int, what string, call func() (int, error)) []func()
 		}
 	}
 	return ops
-}
-
-// together returns one op that runs all of ops at once, a goroutine each,
-// and waits for them: Config.Callers concurrent calls, each timed into
-// the latencies. A single op runs on the benchmark's goroutine, untimed,
-// so that one caller measures no goroutine and no clock.
-func together(ops []func() error) (func() error, *latencies) {
-	lat := &latencies{}
-	if len(ops) == 1 {
-		return ops[0], lat
-	}
-	errs := make([]error, len(ops))
-	took := make([]time.Duration, len(ops))
-	return func() error {
-		var wg sync.WaitGroup
-		for i, op := range ops {
-			wg.Go(func() {
-				start := time.Now()
-				errs[i] = op()
-				took[i] = time.Since(start)
-			})
-		}
-		wg.Wait()
-		lat.add(took)
-		return errors.Join(errs...)
-	}, lat
-}
-
-// latencies are the times the calls of several callers took.
-type latencies struct{ took []time.Duration }
-
-func (l *latencies) add(took []time.Duration) { l.took = append(l.took, took...) }
-func (l *latencies) reset()                   { l.took = l.took[:0] }
-
-// report reports the median and the 99th percentile, if there are calls.
-func (l *latencies) report(b *testing.B) {
-	if len(l.took) == 0 {
-		return
-	}
-	slices.Sort(l.took)
-	at := func(q float64) float64 { return float64(l.took[int(q*float64(len(l.took)-1))].Nanoseconds()) }
-	b.ReportMetric(at(0.50), "p50-ns")
-	b.ReportMetric(at(0.99), "p99-ns")
 }
