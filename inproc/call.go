@@ -31,9 +31,17 @@ type call struct {
 	// headerReady, for streams, is closed once the header is sent.
 	headerReady chan struct{}
 
-	stats     statsHandlers
-	beginTime time.Time
+	stats *serverStats // nil unless the channel has server stats handlers
 }
+
+// serverStats is what a call's server stats handlers need: the handlers,
+// and when the call began.
+type serverStats struct {
+	hs    statsHandlers
+	begin time.Time
+}
+
+func (s *serverStats) handle(ctx context.Context, st stats.RPCStats) { s.hs.handle(ctx, st) }
 
 var errHeaderSent = status.Error(codes.Internal, "transport: SendHeader called multiple times")
 
@@ -42,11 +50,11 @@ var errHeaderSent = status.Error(codes.Internal, "transport: SendHeader called m
 // values, so lookups may go to it.
 func (c *call) startServer(parent context.Context, parentValues bool) {
 	c.ctx = c.initContext(parent, parentValues)
-	if c.stats = c.ch.cfg.serverStats; c.stats != nil {
-		c.beginTime = time.Now()
-		c.ctx = c.stats.tag(c.ctx, c.method.name)
+	if hs := statsHandlers(c.ch.cfg.serverStats); hs != nil {
+		c.stats = &serverStats{hs: hs, begin: time.Now()}
+		c.ctx = c.stats.hs.tag(c.ctx, c.method.name)
 		isStream := c.method.stream != nil
-		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.beginTime, FailFast: true,
+		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin, FailFast: true,
 			IsClientStream: isStream && c.method.stream.ClientStreams,
 			IsServerStream: isStream && c.method.stream.ServerStreams})
 		c.stats.handle(c.ctx, &stats.InHeader{Header: c.md.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
@@ -118,7 +126,7 @@ func (c *call) endServer(st *status.Status) {
 		return
 	}
 	c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
-	c.stats.handle(c.ctx, &stats.End{BeginTime: c.beginTime, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: st.Err()})
+	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: st.Err()})
 }
 
 // handlerStatus is the status a handler's error gives the client, as

@@ -27,10 +27,9 @@ type callInfo struct {
 	codec   encoding.CodecV2 // nil: protobuf
 	maxRecv int              // the client's limits, grpc-go's defaults unless set
 	maxSend int
-	// stats are client stats handlers the call adds to the channel's.
-	stats []stats.Handler
-	// report is nil unless an option asks to hear of the call: most calls
-	// have none, and every call carries its callInfo.
+	// report is nil unless an option asks to hear of the call or adds
+	// stats handlers: most calls have none, and every call carries its
+	// callInfo.
 	report *callReport
 }
 
@@ -42,6 +41,8 @@ type callReport struct {
 	peers    []*peer.Peer
 	creds    []credentials.PerRPCCredentials
 	onFinish []func(error)
+	// stats are client stats handlers the call adds to the channel's.
+	stats []stats.Handler
 }
 
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
@@ -51,7 +52,7 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		case copyOption:
 			ci.copy = o.mode
 		case callopt.ClientStats:
-			ci.stats = append(ci.stats, o.Handlers...)
+			ci.reporter().stats = append(ci.report.stats, o.Handlers...)
 		case grpc.HeaderCallOption:
 			ci.reporter().headers = append(ci.report.headers, o.HeaderAddr)
 		case grpc.TrailerCallOption:
@@ -91,10 +92,10 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 // clientStats are the stats handlers that see the call from the client's
 // side: the channel's, then the call's.
 func (ci *callInfo) clientStats(channel []stats.Handler) clientStats {
-	if ci.stats == nil {
+	if ci.report == nil || ci.report.stats == nil {
 		return clientStats{hs: channel}
 	}
-	return clientStats{hs: append(slices.Clip(channel), ci.stats...)}
+	return clientStats{hs: append(slices.Clip(channel), ci.report.stats...)}
 }
 
 // requests is the direction of the call's requests to m on ch: the

@@ -96,6 +96,24 @@ func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir directi
 // transfer is send and receive at once, for a receiver that has its
 // message dst at hand: with Clone, dst gets the deep copy itself.
 func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) (int, error) {
+	if codec == nil {
+		// A message of the type last sent, most often into one of its own
+		// type, through the plans kept: no reflection and no lookup.
+		if n, err, ok := measureKnown(m, dir.plan); ok {
+			if err != nil {
+				return 0, marshalError(err)
+			}
+			if v, err := checkLimits(n, dir); v != nil || err != nil {
+				if err != nil {
+					return n, err
+				}
+				return n, receive(dst, v, codec, dir.plan)
+			}
+			if mode == Share && shallowCopy(dst, m, dir.plan) || mode == Clone && copyKnown(dst, m, dir.plan) {
+				return n, nil
+			}
+		}
+	}
 	pm, dm := protoMessage(m), protoMessage(dst)
 	if mode == Share || pm == nil || dm == nil || codec != nil || reflect.TypeOf(pm) != reflect.TypeOf(dm) {
 		v, n, err := send(m, mode, codec, dir)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -28,7 +29,24 @@ type unaryCall struct {
 	isolated bool
 	req      any // what send made of the client's request
 	reqSize  int
+	handoff  // Isolated's; here rather than on its own, which would cost the default mode an allocation
 }
+
+// handoff is how an Isolated handler's result reaches its client: through
+// the call itself when the client looks after the handler finished, as
+// it most often does (see runIsolated), and through wake, a channel the
+// client takes only to park, otherwise.
+type handoff struct {
+	result unaryResult   // the handler's, once state is handlerDone
+	state  atomic.Int32  // handlerRunning, clientWaiting or handlerDone
+	wake   chan struct{} // set by the client before it waits
+}
+
+const (
+	handlerRunning = iota
+	clientWaiting
+	handlerDone
+)
 
 // unaryResult is what a unary handler gives its client: its response,
 // made by send when size is 0 or more, as returned when it is -1; or the
@@ -39,7 +57,7 @@ type unaryResult struct {
 	err  error
 }
 
-var resultChans = sync.Pool{New: func() any { return make(chan unaryResult, 1) }}
+var wakeChans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
 func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
 	ci, err := ch.callInfo(opts)
@@ -144,32 +162,41 @@ func (u *unaryCall) runInline(ctx context.Context) unaryResult {
 // the client's context to end, or for Stop. The handler reads only what
 // send made of the request, so the client may return at once.
 func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
-	results := resultChans.Get().(chan unaryResult)
-	go func() {
-		results <- u.finish(u.handle())
-	}()
+	go u.serveIsolated()
 	// The handler is next to run on this processor. Yielding to it first,
-	// instead of parking in the select at once, lets a handler that does
-	// not block finish before the client looks: then the client takes its
-	// result without parking on three channels and being woken, which cost
-	// more than the go statement itself. A handler that blocks leaves the
-	// client to the select, which waits as before.
+	// instead of parking at once, lets a handler that does not block
+	// finish before the client looks: then the client takes its result
+	// without a channel, without parking on three of them and without
+	// being woken, which cost more than the go statement itself. A handler
+	// that blocks leaves the client to the select, which waits as before.
 	runtime.Gosched()
-	select {
-	case r := <-results:
-		resultChans.Put(results)
-		return r
-	default:
+	if u.state.Load() == handlerDone {
+		return u.result
+	}
+	wake := wakeChans.Get().(chan struct{})
+	u.wake = wake
+	if !u.state.CompareAndSwap(handlerRunning, clientWaiting) {
+		wakeChans.Put(wake) // the handler finished meanwhile
+		return u.result
 	}
 	select {
-	case r := <-results:
-		resultChans.Put(results)
-		return r
+	case <-wake:
+		wakeChans.Put(wake)
+		return u.result
 	case <-ctx.Done():
 		cancelForClient(ctx, u.uctx.end)
 		return unaryResult{err: errClientGone}
 	case <-u.ch.quit:
 		return unaryResult{err: errStopped}
+	}
+}
+
+// serveIsolated runs the handler and hands its result over; a client that
+// left leaves wake to the garbage collector.
+func (u *unaryCall) serveIsolated() {
+	u.result = u.finish(u.handle())
+	if u.state.Swap(handlerDone) == clientWaiting {
+		u.wake <- struct{}{}
 	}
 }
 
