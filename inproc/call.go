@@ -63,7 +63,7 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 
 func (c *call) initContext(parent context.Context, parentValues bool) context.Context {
 	if keysProbed {
-		c.sctx = serverContext{parent: parent, parentValues: parentValues, md: c.md, call: c}
+		c.sctx = serverContext{parent: parent, parentValues: parentValues, call: c}
 		return &c.sctx
 	}
 	return newServerContext(parent, parentValues, c.md, c)

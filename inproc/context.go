@@ -60,8 +60,7 @@ type serverContext struct {
 	// keys may go to it: that lets the context package find parent's
 	// cancellation and link children to it without a goroutine.
 	parentValues bool
-	md           metadata.MD
-	call         *call
+	call         *call // whose md is the incoming metadata
 }
 
 // newServerContext is serverContext made of context.WithValue, for when the
@@ -87,10 +86,10 @@ func (c *serverContext) AfterFunc(f func()) func() bool { return context.AfterFu
 func (c *serverContext) Value(key any) any {
 	switch key {
 	case incomingMDKey:
-		if c.md == nil {
+		if c.call.md == nil {
 			return metadata.MD{}
 		}
-		return c.md
+		return c.call.md
 	case peerKey:
 		return newPeer()
 	case streamKey:

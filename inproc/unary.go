@@ -25,11 +25,10 @@ func (ch *Channel) Invoke(ctx context.Context, method string, req, reply any, op
 // hand-over to it.
 type unaryCall struct {
 	call
-	uctx     unaryContext // the handler's context's parent
-	isolated bool
-	req      any // what send made of the client's request
-	reqSize  int
-	handoff  // Isolated's; here rather than on its own, which would cost the default mode an allocation
+	uctx    unaryContext // the handler's context's parent
+	req     any          // what send made of the client's request
+	reqSize int
+	handoff // Isolated's; here rather than on its own, which would cost the default mode an allocation
 }
 
 // handoff is how an Isolated handler's result reaches its client: through
@@ -109,11 +108,12 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if !ch.begin() {
 		return errStopped
 	}
-	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n, isolated: ch.cfg.execution == Isolated}
-	u.uctx.init(ch, ctx, !u.isolated)
+	isolated := ch.cfg.execution == Isolated
+	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
+	u.uctx.init(ch, ctx, !isolated)
 	u.startServer(&u.uctx, false)
 	var r unaryResult
-	if !u.isolated {
+	if !isolated {
 		r = u.runInline(ctx)
 	} else {
 		r = u.runIsolated(ctx)
