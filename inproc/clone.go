@@ -15,10 +15,11 @@ import (
 // at a fraction of its cost, since it takes no reflection per field.
 
 // knownFlat returns the plans last holds if m is of their type and their
-// size plan knows every field, and m's address.
+// size plan knows every field, and m's address. A type with a generated
+// fast clone (vtprotobuf's) is left to it.
 func knownFlat(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
 	tp := last.Load()
-	if tp == nil || tp.sizer == nil || tp.shallow == nil || tp.shallow.moves == nil {
+	if tp == nil || !tp.flat {
 		return nil, nil
 	}
 	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&m))

@@ -75,6 +75,10 @@ type typedPlan struct {
 	// initCheck: the message may hold required fields, so that
 	// CheckInitialized must look.
 	initCheck bool
+	// flat: the size plan knows every field and the shallow plan moves
+	// words, so a deep copy can go by the plans (see deepCopy), and t has
+	// no generated fast clone, which would be used instead.
+	flat bool
 }
 
 func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
@@ -90,6 +94,8 @@ func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescr
 		tp.byType = true
 		tp.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
 		tp.sizer = buildSizePlan(st, md)
+		_, fast := m.(fastCloner)
+		tp.flat = tp.sizer != nil && tp.shallow.moves != nil && !fast
 	}
 	return tp
 }
