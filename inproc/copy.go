@@ -115,7 +115,8 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 		}
 	}
 	pm, dm := protoMessage(m), protoMessage(dst)
-	if mode == Share || pm == nil || dm == nil || codec != nil || reflect.TypeOf(pm) != reflect.TypeOf(dm) {
+	if mode == Share || pm == nil || dm == nil || codec != nil || reflect.TypeOf(pm) != reflect.TypeOf(dm) ||
+		pm.ProtoReflect().Descriptor() != dm.ProtoReflect().Descriptor() {
 		v, n, err := send(m, mode, codec, dir)
 		if err != nil {
 			return n, err
@@ -208,12 +209,18 @@ func receiveOther(dst, v any, codec encoding.CodecV2) error {
 }
 
 // receiveOtherType gives dst the message v of another Go type for one
-// message (a dynamicpb message on one side, say) through the wire format,
-// as a network would.
+// message (a dynamicpb message on one side, say), or of a Go type that
+// holds any message (dynamicpb's on both), through the wire format, as a
+// network would; or by a deep copy, when both are the same message.
 func receiveOtherType(dst, v any) error {
 	dm, sm := protoMessage(dst), protoMessage(v)
 	if dm == nil || sm == nil {
 		return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: cannot give a %T to a %T", v, dst)
+	}
+	if reflect.TypeOf(dm) == reflect.TypeOf(sm) && dm.ProtoReflect().Descriptor() == sm.ProtoReflect().Descriptor() {
+		gproto.Reset(dm)
+		gproto.Merge(dm, sm)
+		return nil
 	}
 	b, err := gproto.Marshal(sm)
 	if err != nil {
@@ -262,7 +269,11 @@ func shallowCopyPlanned(dst, src any) bool {
 	if dv.IsNil() || sv.IsNil() {
 		return false
 	}
-	shallowPlanFor(t.Elem()).copy(dv.UnsafePointer(), sv.UnsafePointer())
+	p := shallowPlanFor(t.Elem())
+	if p.dynamic {
+		return false
+	}
+	p.copy(dv.UnsafePointer(), sv.UnsafePointer())
 	return true
 }
 

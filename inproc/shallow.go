@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/runtime/protoimpl"
 )
 
@@ -22,7 +23,12 @@ import (
 // per message cost five times that; a type the list cannot describe (a
 // long array, say) is copied field by field through reflection.
 type shallowPlan struct {
-	moves []move
+	// dynamic: the type is a protobuf message that is not a generated
+	// struct, such as dynamicpb.Message, whose one Go type holds messages
+	// of any descriptor, kept where a top-level copy would not make the
+	// receiver's own: it is copied as a message instead (see receiveOther).
+	dynamic bool
+	moves   []move
 	// fields, when moves is nil: the fields copied, each through
 	// reflection.
 	fields []fieldAt
@@ -50,6 +56,7 @@ type fieldAt struct {
 var (
 	shallowPlans     sync.Map // reflect.Type of the struct → *shallowPlan
 	messageStateType = reflect.TypeFor[protoimpl.MessageState]()
+	protoMessageType = reflect.TypeFor[gproto.Message]()
 )
 
 // shallowPlanFor returns the plan of st, a struct type.
@@ -64,6 +71,12 @@ func shallowPlanFor(st reflect.Type) *shallowPlan {
 
 func buildShallowPlan(st reflect.Type) *shallowPlan {
 	p := &shallowPlan{}
+	if reflect.PointerTo(st).Implements(protoMessageType) {
+		if f, ok := st.FieldByName("state"); !ok || f.Type != messageStateType {
+			p.dynamic = true
+			return p
+		}
+	}
 	moves, ok := []move{}, true
 	for i := range st.NumField() {
 		f := st.Field(i)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -192,5 +193,25 @@ func TestShallowCopyUnderGC(t *testing.T) {
 		if string(m.Body) != strconv.Itoa(i) {
 			t.Fatalf("message %d holds %q", i, m.Body)
 		}
+	}
+}
+
+// TestReceiveDynamicIsItsOwn checks that a dynamic message, whose one Go
+// type holds every message and keeps its fields in maps, is received as
+// a message of its own: a top-level copy would share the sender's maps,
+// so that the receiver setting a field would change the sender's message.
+func TestReceiveDynamicIsItsOwn(t *testing.T) {
+	src := dynamicEcho(t, "sender's")
+	dst := src.ProtoReflect().New().Interface()
+	if err := receive(dst, src, nil, new(atomic.Pointer[typedPlan])); err != nil {
+		t.Fatal(err)
+	}
+	fd := dst.ProtoReflect().Descriptor().Fields().ByName("text")
+	if got := dst.ProtoReflect().Get(fd).String(); got != "sender's" {
+		t.Fatalf("received %q", got)
+	}
+	dst.ProtoReflect().Set(fd, protoreflectString("receiver's"))
+	if got := src.ProtoReflect().Get(fd).String(); got != "sender's" {
+		t.Errorf("the receiver's change reached the sender's message: %q", got)
 	}
 }
