@@ -29,17 +29,13 @@ type queue struct {
 	seenRecvd uint64        // and at recvdBytes
 	_         [cacheLine]byte
 
-	// The receiver's. head and recvdBytes are what the sender sees; with
-	// lazy, the receiver counts in popped and poppedBytes and publishes
-	// them in steps (see release).
-	head        atomic.Uint64 // messages popped, as published
-	recvdBytes  atomic.Uint64 // bytes popped, as published
-	gone        atomic.Bool   // the receiver takes no more messages
-	receiving   atomic.Bool   // a goroutine is in pop
-	seenTail    uint64        // the receiver's last look at tail
-	popped      uint64        // messages popped
-	poppedBytes uint64        // bytes popped
-	_           [cacheLine]byte
+	// The receiver's.
+	head       atomic.Uint64 // messages popped
+	recvdBytes atomic.Uint64 // bytes popped
+	gone       atomic.Bool   // the receiver takes no more messages
+	receiving  atomic.Bool   // a goroutine is in pop
+	seenTail   uint64        // the receiver's last look at tail
+	_          [cacheLine]byte
 
 	receiver, sender parker
 
@@ -50,13 +46,6 @@ type queue struct {
 	threshold   uint64 // free slots at which a parked sender is woken
 	spins       int
 	yield       bool // yield the processor once before parking
-	// lazy: the receiver publishes what it popped once a quarter of the
-	// window (threshold) is free, when the sender waits, or before it
-	// waits itself, as HTTP/2 sends window updates in steps: publishing
-	// is two atomic stores, which cost more than the rest of a pop. Only
-	// with Isolated execution, where no other goroutine looks at the
-	// receiver's side.
-	lazy bool
 }
 
 // A parcel is a message in a queue, with its encoded size.
@@ -102,7 +91,6 @@ func (q *queue) init(window, windowBytes int, spin bool) {
 	q.receiver.init()
 	q.sender.init()
 	q.yield = spin
-	q.lazy = spin
 	if spin && runtime.GOMAXPROCS(0) > 1 {
 		q.spins = maxSpins
 	}
@@ -228,9 +216,8 @@ func (q *queue) abandon() {
 // pop takes the next message and its size. ok is false if the queue is
 // closed and empty, or if w gave up waiting; then aborted is true.
 func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
-	h := q.popped
+	h := q.head.Load()
 	if h == q.seenTail {
-		q.release() // the sender may be waiting for the room popped so far
 		if !q.wait(needMessage, w) {
 			return parcel{}, false, true
 		}
@@ -241,25 +228,14 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 	// The slot lets go of its message, so that a stream holds no more than
 	// its window of messages not yet received.
 	p, q.slots[h&q.mask] = q.slots[h&q.mask], parcel{}
-	q.popped, q.poppedBytes = h+1, q.poppedBytes+p.n
-	if !q.lazy || q.popped-q.head.Load() >= q.threshold || q.sender.parked.Load() {
-		q.release()
+	if p.n > 0 {
+		q.recvdBytes.Store(q.recvdBytes.Load() + p.n)
 	}
-	return p, true, false
-}
-
-// release publishes what the receiver popped, then wakes a parked sender
-// if that is worth it. Publishing before looking at the sender's flag, as
-// the sender announces it parks before it looks at head, makes sure that
-// one of the two sees the other.
-func (q *queue) release() {
-	if q.head.Load() != q.popped {
-		q.recvdBytes.Store(q.poppedBytes)
-		q.head.Store(q.popped)
-	}
+	q.head.Store(h + 1)
 	if q.sender.parked.Load() && q.worthWaking() {
 		q.sender.unpark()
 	}
+	return p, true, false
 }
 
 // enter claims the side of q that sending (or receiving) is, for one call.
