@@ -16,8 +16,11 @@ const (
 	// request to the handler, and when the handler returns its response),
 	// so a sender may change and send the same message again at once, as
 	// streaming loops over grpc-go do. It uses a message's generated
-	// CloneMessageVT when it has one (vtprotobuf), proto.Clone otherwise,
-	// and the call's codec for messages that are not protobuf.
+	// CloneMessageVT when it has one (vtprotobuf); for a generated message
+	// of strings, bytes, plain scalars and repeated strings, a copy of its
+	// top level with new arrays for its bytes and lists (strings are
+	// shared: Go never changes a string's bytes); proto.Clone for other
+	// messages; and the call's codec for messages that are not protobuf.
 	Clone CopyMode = iota
 	// Share gives the receiver its own top-level message whose fields share
 	// memory with the sender's: no copy, so the sender must not change a
