@@ -40,7 +40,7 @@ func TestAttackPerfUnaryHandoffCancel(t *testing.T) {
 		withProcs(t, func(t *testing.T) {
 			release := make(chan struct{})
 			var handlers sync.WaitGroup
-			c, _ := newEcho(t, m, &funcEcho{get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+			c, ch := newEcho(t, m, &funcEcho{get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
 				handlers.Add(1)
 				defer handlers.Done()
 				var n int
@@ -57,7 +57,12 @@ func TestAttackPerfUnaryHandoffCancel(t *testing.T) {
 				return &echov1.EchoResponse{Text: req.Text}, nil
 			}})
 			defer func() {
+				// A cancelled call's handler may not have begun yet: the
+				// channel counts it from the call's start, so GracefulStop
+				// waits for it, and no handler of this test runs into the
+				// next one.
 				close(release)
+				ch.GracefulStop()
 				handlers.Wait()
 			}()
 			r := rand.New(rand.NewSource(3))
