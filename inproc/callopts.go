@@ -33,8 +33,8 @@ type callInfo struct {
 	report *callReport
 }
 
-// callReport holds the options that hear of a call: its credentials and
-// what it returns besides the response.
+// callReport holds the options that hear of a call, its credentials and
+// what it returns besides the response, and the stats handlers it adds.
 type callReport struct {
 	headers  []*metadata.MD
 	trailers []*metadata.MD

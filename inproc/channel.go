@@ -78,8 +78,8 @@ type method struct {
 	name    string // full method name
 	unary   grpc.MethodHandler
 	stream  *grpc.StreamDesc
-	// plans keep the validation plan of the request and response types
-	// last sent, for send.
+	// The plans of the request and response types last sent, which send,
+	// receive and transfer use (see typedPlan).
 	requests, responses atomic.Pointer[typedPlan]
 }
 

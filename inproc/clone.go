@@ -14,25 +14,12 @@ import (
 // string's bytes. That is proto.Clone for the messages most streams carry,
 // at a fraction of its cost, since it takes no reflection per field.
 
-// knownFlat returns the plans last holds if m is of their type and their
-// size plan knows every field, and m's address. A type with a generated
-// fast clone (vtprotobuf's) is left to it.
-func knownFlat(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
-	tp := last.Load()
-	if tp == nil || !tp.flat {
-		return nil, nil
-	}
-	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&m))
-	if w[0] != unsafe.Pointer(tp.word) || w[1] == nil {
-		return nil, nil
-	}
-	return tp, w[1]
-}
-
-// cloneKnown returns a deep copy of m, if knownFlat finds its plans.
+// cloneKnown returns a deep copy of m, if known finds its plans and they
+// are flat. A type with a generated fast clone (vtprotobuf's) is left to
+// it.
 func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (clone any, ok bool) {
-	tp, src := knownFlat(m, last)
-	if tp == nil {
+	tp, src := known(m, last)
+	if tp == nil || !tp.flat {
 		return nil, false
 	}
 	v := reflect.New(tp.t.Elem())
@@ -40,18 +27,18 @@ func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (clone any, ok bool) {
 	return v.Interface(), true
 }
 
-// copyKnown makes dst a deep copy of m, if knownFlat finds m's plans and
-// dst is of m's type.
+// copyKnown makes dst a deep copy of m, if known finds m's plans, they are
+// flat, and dst is of m's type.
 func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
-	tp, src := knownFlat(m, last)
-	if tp == nil {
+	tp, src := known(m, last)
+	if tp == nil || !tp.flat {
 		return false
 	}
-	d := (*[2]unsafe.Pointer)(unsafe.Pointer(&dst))
-	if d[0] != unsafe.Pointer(tp.word) || d[1] == nil {
+	_, d := known(dst, last) // dst is of m's type if known finds it
+	if d == nil {
 		return false
 	}
-	tp.deepCopy(d[1], src)
+	tp.deepCopy(d, src)
 	return true
 }
 
@@ -61,14 +48,19 @@ func (tp *typedPlan) deepCopy(dst, src unsafe.Pointer) {
 	for i := range tp.sizer.fields {
 		f := &tp.sizer.fields[i]
 		at := unsafe.Add(dst, f.offset)
+		// An empty field comes out nil, as from proto.Clone or a socket.
 		switch f.kind {
 		case sizeBytes, sizeUnknown:
-			if b := *(*[]byte)(at); b != nil {
+			if b := *(*[]byte)(at); len(b) > 0 {
 				*(*[]byte)(at) = bytes.Clone(b)
+			} else {
+				*(*[]byte)(at) = nil
 			}
 		case sizeStringList:
-			if l := *(*[]string)(at); l != nil {
+			if l := *(*[]string)(at); len(l) > 0 {
 				*(*[]string)(at) = slices.Clone(l)
+			} else {
+				*(*[]string)(at) = nil
 			}
 		}
 	}

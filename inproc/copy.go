@@ -4,7 +4,6 @@ import (
 	"math"
 	"reflect"
 	"sync/atomic"
-	"unsafe"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -21,9 +20,9 @@ const (
 	defaultMaxSendMsgSize = math.MaxInt32
 )
 
-// A direction is what send needs of one direction of a call: the
-// sender's and the receiver's size limits, and where the sender keeps the
-// validation plan of the type it last sent.
+// A direction is what send and receive need of one direction of a call:
+// the sender's and the receiver's size limits, and where the sender keeps
+// the plans of the type it last sent (see typedPlan).
 type direction struct {
 	send, recv int
 	plan       *atomic.Pointer[typedPlan]
@@ -96,50 +95,59 @@ func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir directi
 // transfer is send and receive at once, for a receiver that has its
 // message dst at hand: with Clone, dst gets the deep copy itself.
 func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) (int, error) {
+	var (
+		n   int
+		err error
+		ok  bool
+		pm  gproto.Message
+	)
 	if codec == nil {
-		// A message of the type last sent, most often into one of its own
-		// type, through the plans kept: no reflection and no lookup.
-		if n, err, ok := measureKnown(m, dir.plan); ok {
-			if err != nil {
-				return 0, marshalError(err)
-			}
-			if v, err := checkLimits(n, dir); v != nil || err != nil {
-				if err != nil {
-					return n, err
-				}
-				return n, receive(dst, v, codec, dir.plan)
-			}
-			if mode == Share && shallowCopy(dst, m, dir.plan) || mode == Clone && copyKnown(dst, m, dir.plan) {
-				return n, nil
-			}
-		}
+		n, err, ok = measureKnown(m, dir.plan)
 	}
-	pm, dm := protoMessage(m), protoMessage(dst)
-	if mode == Share || pm == nil || dm == nil || codec != nil || reflect.TypeOf(pm) != reflect.TypeOf(dm) ||
-		pm.ProtoReflect().Descriptor() != dm.ProtoReflect().Descriptor() {
-		v, n, err := send(m, mode, codec, dir)
-		if err != nil {
-			return n, err
-		}
-		return n, receive(dst, v, codec, dir.plan)
-	}
-	n, err, ok := measureKnown(m, dir.plan)
 	if !ok {
+		if pm = protoMessage(m); pm == nil || codec != nil {
+			v, n, err := send(m, mode, codec, dir)
+			if err != nil {
+				return n, err
+			}
+			return n, receive(dst, v, codec, dir.plan)
+		}
 		n, err = measure(pm, dir.plan)
 	}
 	if err != nil {
 		return 0, marshalError(err)
 	}
-	if v, err := checkLimits(n, dir); err != nil {
-		return n, err
-	} else if v != nil {
+	if v, err := checkLimits(n, dir); v != nil || err != nil {
+		if err != nil {
+			return n, err
+		}
 		return n, receive(dst, v, codec, dir.plan)
 	}
-	if !copyKnown(dst, m, dir.plan) {
+	if mode == Share {
+		return n, receive(dst, m, codec, dir.plan)
+	}
+	if copyKnown(dst, m, dir.plan) {
+		return n, nil
+	}
+	if pm == nil {
+		pm = protoMessage(m)
+	}
+	if dm := protoMessage(dst); dm != nil && sameMessage(dm, pm) {
 		gproto.Reset(dm)
 		gproto.Merge(dm, pm)
+		return n, nil
 	}
-	return n, nil
+	v, n, err := take(m, pm, n, nil, mode, dir)
+	if err != nil {
+		return n, err
+	}
+	return n, receive(dst, v, codec, dir.plan)
+}
+
+// sameMessage reports whether a and b are of one Go type and hold one
+// message, so that one can be merged into the other.
+func sameMessage(a, b gproto.Message) bool {
+	return reflect.TypeOf(a) == reflect.TypeOf(b) && a.ProtoReflect().Descriptor() == b.ProtoReflect().Descriptor()
 }
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
@@ -188,7 +196,8 @@ func receive(dst, v any, codec encoding.CodecV2, last *atomic.Pointer[typedPlan]
 	return receiveOther(dst, v, codec)
 }
 
-// receiveOther is receive for what is not a message of dst's type.
+// receiveOther is receive for what shallowCopy cannot give dst: a stand-in,
+// an encoded message, a message of another type, or a dynamic message.
 //
 //go:noinline
 func receiveOther(dst, v any, codec encoding.CodecV2) error {
@@ -217,7 +226,7 @@ func receiveOtherType(dst, v any) error {
 	if dm == nil || sm == nil {
 		return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: cannot give a %T to a %T", v, dst)
 	}
-	if reflect.TypeOf(dm) == reflect.TypeOf(sm) && dm.ProtoReflect().Descriptor() == sm.ProtoReflect().Descriptor() {
+	if sameMessage(dm, sm) {
 		gproto.Reset(dm)
 		gproto.Merge(dm, sm)
 		return nil
@@ -239,17 +248,17 @@ func unmarshalError(err error) error {
 // shallowCopy sets *dst to *src when both are pointers to the same struct
 // type, so the receiver owns the top-level message and shares what its
 // fields point to, except the message's state and size cache (see
-// shallowPlan). It reports whether it could. last, when not nil, holds the
+// shallowPlan); not for dynamic messages (see receiveOtherType). It
+// reports whether it could. last, when not nil, holds the
 // plans of the type the sender last sent, most likely dst's: then the copy
 // runs in small frames, since a unary handler receives on a new goroutine
 // whose small stack would otherwise grow, which costs more than the whole
 // hand-over.
 func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 	if last != nil {
-		if tp := last.Load(); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
-			d, s := (*[2]unsafe.Pointer)(unsafe.Pointer(&dst)), (*[2]unsafe.Pointer)(unsafe.Pointer(&src))
-			if d[0] == unsafe.Pointer(tp.word) && s[0] == d[0] && d[1] != nil && s[1] != nil {
-				tp.shallow.copy(d[1], s[1])
+		if tp, s := known(src, last); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
+			if _, d := known(dst, last); d != nil {
+				tp.shallow.copy(d, s)
 				return true
 			}
 		}

@@ -44,8 +44,7 @@ type queue struct {
 	window      uint64
 	windowBytes uint64
 	threshold   uint64 // free slots at which a parked sender is woken
-	spins       int
-	yield       bool // yield the processor once before parking
+	yield       bool   // yield the processor once before parking (see wait)
 }
 
 // A parcel is a message in a queue, with its encoded size.
@@ -55,16 +54,6 @@ type parcel struct {
 }
 
 const cacheLine = 64
-
-// maxSpins is how many times a side looks again before waiting, when
-// another processor may be running the other side. Measured on 2 cores,
-// spinning lost: two sides on two processors pass every message between
-// their caches, while a parked receiver is woken onto the sender's
-// processor and then drains a whole window there. Measured again with 100
-// looks (about 1 µs): ping-pong took 2.8 times as long, since the side
-// that spins holds the processor the other side was woken onto, and a
-// stream of small messages gained nothing. So it is off for now.
-const maxSpins = 0
 
 // need is what a side of a queue waits for.
 type need uint8
@@ -80,9 +69,9 @@ type waiter interface {
 	block(q *queue, n need) bool
 }
 
-// init sizes the queue. spin says the two sides run on goroutines of their
-// own, so that waiting for the other one may pay off.
-func (q *queue) init(window, windowBytes int, spin bool) {
+// init sizes the queue. isolated says the two sides run on goroutines of
+// their own, so that yielding to the other one may pay off.
+func (q *queue) init(window, windowBytes int, isolated bool) {
 	q.window = uint64(window)
 	q.windowBytes = uint64(windowBytes)
 	q.slots = make([]parcel, 1<<bits.Len64(q.window-1))
@@ -90,10 +79,7 @@ func (q *queue) init(window, windowBytes int, spin bool) {
 	q.threshold = max(q.window/4, 1)
 	q.receiver.init()
 	q.sender.init()
-	q.yield = spin
-	if spin && runtime.GOMAXPROCS(0) > 1 {
-		q.spins = maxSpins
-	}
+	q.yield = isolated
 }
 
 // fits reports whether a message of n bytes fits behind tail, given the
@@ -136,20 +122,19 @@ func (q *queue) parker(n need) *parker {
 	return &q.receiver
 }
 
-// wait waits until n is satisfied; false if w gave up. While spinning it
-// pauses between looks, so as not to take the other side's cache line away
-// from it at every step.
+// wait waits until n is satisfied; false if w gave up.
+//
+// A side that finds nothing to do yields once before it waits: the other
+// side most often waits to run on this processor, woken by this side's
+// last step, and yielding lets it make its progress without either side
+// parking and being woken, which costs more than a yield. Spinning was
+// measured instead and lost, twice, on 2 cores: two sides on two
+// processors pass every message between their caches, and a side that
+// spins holds the processor the other was woken onto (ping-pong took 2.8
+// times as long with 1 µs of spinning; a stream gained nothing).
 func (q *queue) wait(n need, w waiter) bool {
 	for i := 0; !q.satisfies(n); i++ {
-		if i < q.spins {
-			spin()
-			continue
-		}
-		if i == q.spins && q.yield {
-			// The other side most often waits to run on this processor,
-			// woken by this side's last step: yielding to it first lets
-			// it make its progress without either side parking and being
-			// woken, which costs more than a yield.
+		if i == 0 && q.yield {
 			runtime.Gosched()
 			continue
 		}
@@ -158,17 +143,6 @@ func (q *queue) wait(n need, w waiter) bool {
 		}
 	}
 	return true
-}
-
-// spinPause is how many idle steps a spin takes between two looks.
-const spinPause = 20
-
-// spin idles for a moment without touching shared memory.
-//
-//go:noinline
-func spin() {
-	for i := 0; i < spinPause; i++ {
-	}
 }
 
 // push adds v, of n bytes, waiting while the window is full. It returns

@@ -44,8 +44,10 @@ type move struct {
 	pointer bool
 }
 
-// maxMoves bounds a plan's moves: past it, reflection is as fast.
-const maxMoves = 64
+// maxMoves bounds a plan's length, for types of no bounded shape (a long
+// array): past it, fields are copied through reflection. Generated
+// messages stay far below it: a string field takes two moves.
+const maxMoves = 512
 
 // fieldAt is a field of a struct: where it is and its type.
 type fieldAt struct {
@@ -71,11 +73,9 @@ func shallowPlanFor(st reflect.Type) *shallowPlan {
 
 func buildShallowPlan(st reflect.Type) *shallowPlan {
 	p := &shallowPlan{}
-	if reflect.PointerTo(st).Implements(protoMessageType) {
-		if f, ok := st.FieldByName("state"); !ok || f.Type != messageStateType {
-			p.dynamic = true
-			return p
-		}
+	if reflect.PointerTo(st).Implements(protoMessageType) && !isGenerated(st) {
+		p.dynamic = true
+		return p
 	}
 	moves, ok := []move{}, true
 	for i := range st.NumField() {
@@ -94,10 +94,17 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			moves, ok = appendMoves(moves, f.Type, f.Offset)
 		}
 	}
-	if ok {
+	if ok && len(moves) <= maxMoves {
 		p.moves, p.fields = moves, nil
 	}
 	return p
+}
+
+// isGenerated reports whether st is a struct protoc-gen-go generated: it
+// keeps its message state in a field named state.
+func isGenerated(st reflect.Type) bool {
+	f, ok := st.FieldByName("state")
+	return ok && f.Type == messageStateType
 }
 
 // appendMoves appends the moves that copy a value of type t at offset;
@@ -107,7 +114,7 @@ func appendMoves(moves []move, t reflect.Type, offset uintptr) ([]move, bool) {
 		return nil, false
 	}
 	const word = unsafe.Sizeof(uintptr(0))
-	if !hasPointers(t) && t.Size() > 8 {
+	if !hasPointers(t) && (t.Size() > 8 || uintptr(t.Align()) < t.Size()) {
 		// Plain data, in moves as wide as its alignment allows.
 		for n := t.Size(); n > 0; {
 			size := min(n, 8, uintptr(t.Align()))

@@ -98,6 +98,7 @@ func TestShallowPlanKinds(t *testing.T) {
 		Bool       bool
 		I8         int8
 		I16        int16
+		C64Odd     complex64 // at an offset that is not a multiple of 8
 		I32        int32
 		F32        float32
 		F64        float64
@@ -123,7 +124,7 @@ func TestShallowPlanKinds(t *testing.T) {
 	}
 	one, two := 1, 2
 	src := &kinds{
-		Bool: true, I8: -8, I16: -16, I32: -32, F32: 3.5, F64: 6.25, C64: 1 + 2i, C128: 3 + 4i,
+		Bool: true, I8: -8, I16: -16, C64Odd: 5 + 6i, I32: -32, F32: 3.5, F64: 6.25, C64: 1 + 2i, C128: 3 + 4i,
 		Bytes3: [3]byte{1, 2, 3}, Ints5: [5]int32{5, 4, 3, 2, 1}, Ptrs: [2]*int{&one, &two},
 		Map: map[string]int{"a": 1}, Chan: make(chan int), Func: func() int { return 7 }, Iface: &two,
 		Unsafe: unsafe.Pointer(&one), Inner: inner{P: &two, B: 9, S: "inner"}, Slice: []string{"x"},
@@ -147,16 +148,16 @@ func TestShallowPlanKinds(t *testing.T) {
 	}
 
 	type long struct {
-		Ptrs      [100]*int
+		Ptrs      [1000]*int
 		sizeCache int32
 	}
 	lsrc, ldst := &long{sizeCache: 3}, &long{}
-	lsrc.Ptrs[99] = &one
+	lsrc.Ptrs[999] = &one
 	if p := shallowPlanFor(reflect.TypeOf(lsrc).Elem()); p.moves != nil {
 		t.Fatalf("a long array of pointers took %d moves", len(p.moves))
 	}
-	if !shallowCopy(ldst, lsrc, nil) || ldst.Ptrs[99] != &one || ldst.sizeCache != 0 {
-		t.Errorf("the reflection copy gave %v, size cache %d", ldst.Ptrs[99], ldst.sizeCache)
+	if !shallowCopy(ldst, lsrc, nil) || ldst.Ptrs[999] != &one || ldst.sizeCache != 0 {
+		t.Errorf("the reflection copy gave %v, size cache %d", ldst.Ptrs[999], ldst.sizeCache)
 	}
 }
 

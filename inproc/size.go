@@ -9,7 +9,7 @@ import (
 )
 
 // A sizePlan measures a message as proto.Size does and checks its strings
-// as checkEncodable does, in one walk over the generated struct, for the
+// as measure does, in one walk over the generated struct, for the
 // messages whose every field it knows: strings, bytes and most scalars
 // without presence, repeated strings, and unknown fields; no nested
 // messages, maps, oneofs or extensions.

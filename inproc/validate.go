@@ -28,7 +28,7 @@ func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
 	t, md := reflect.TypeOf(m), rm.Descriptor()
 	tp := last.Load()
 	if tp == nil || tp.t != t || tp.md != md {
-		tp = newTypedPlan(m, t, md)
+		tp = typedPlanFor(m, t, md)
 		last.Store(tp)
 	}
 	var base unsafe.Pointer
@@ -38,29 +38,41 @@ func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
 	return tp.measure(m, base)
 }
 
-// measureKnown is measure for a message whose Go type is the one last
-// holds the plans of, and says which type alone: as most calls and
-// streams send one type, it takes no reflection, no lookup and no
-// interface conversion. ok is false for any other message.
-func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
+// known returns the plans last holds if x is a non-nil message of their
+// Go type, and x's address: found by the type word of x's interface, so
+// that the messages of the one type most calls and streams send take no
+// reflection, no lookup and no interface conversion.
+func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
 	tp := last.Load()
-	if tp == nil || !tp.byType {
-		return 0, nil, false
+	if tp == nil {
+		return nil, nil
 	}
-	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&m))
+	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
 	if w[0] != unsafe.Pointer(tp.word) || w[1] == nil {
+		return nil, nil
+	}
+	return tp, w[1]
+}
+
+// measureKnown is measure for a message whose Go type is the one last
+// holds the plans of, and says which message alone; ok is false for any
+// other message.
+func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
+	tp, at := known(m, last)
+	if tp == nil || !tp.byType {
 		return 0, nil, false
 	}
 	var pm gproto.Message
 	if tp.initCheck || tp.sizer == nil {
 		pm = m.(gproto.Message)
 	}
-	n, err = tp.measure(pm, w[1])
+	n, err = tp.measure(pm, at)
 	return n, err, true
 }
 
 // A typedPlan holds the plans of one Go type for one message: how to check
-// and measure it, and how to copy its top level.
+// and measure it, how to copy its top level, and whether it can be deep
+// copied by those plans.
 type typedPlan struct {
 	t       reflect.Type
 	md      protoreflect.MessageDescriptor
@@ -81,6 +93,21 @@ type typedPlan struct {
 	flat bool
 }
 
+// typedPlans holds the typed plans made, by planKey: a method whose
+// messages change type (a generated type and a dynamic one, say) finds
+// each one's plans again instead of making them anew.
+var typedPlans sync.Map
+
+// typedPlanFor returns the plans of m, of Go type t, holding md.
+func typedPlanFor(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
+	key := planKey{t, md}
+	if tp, ok := typedPlans.Load(key); ok {
+		return tp.(*typedPlan)
+	}
+	tp, _ := typedPlans.LoadOrStore(key, newTypedPlan(m, t, md))
+	return tp.(*typedPlan)
+}
+
 func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
 	tp := &typedPlan{t: t, md: md, plan: planFor(t, md), pointer: t.Kind() == reflect.Pointer, initCheck: true}
 	if !tp.pointer || t.Elem().Kind() != reflect.Struct {
@@ -90,7 +117,7 @@ func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescr
 	tp.shallow = shallowPlanFor(st)
 	x := any(m)
 	tp.word = typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
-	if _, ok := st.FieldByName("state"); ok && generatedStruct(st, md) && st.Field(0).Type == messageStateType {
+	if isGenerated(st) && generatedStruct(st, md) {
 		tp.byType = true
 		tp.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
 		tp.sizer = buildSizePlan(st, md)

@@ -20,7 +20,7 @@ var batchSizes = []int{1, 64}
 
 // batchingCase is Batching: one op is one ListBooks call for an author of
 // Config.Strings books, read book by book until the stream ends,
-// Config.Callers of them at once. With size 1 the server is the article's
+// made by one of Config.Callers callers. With size 1 the server is the article's
 // BookStore; otherwise its BookStoreBatch, batching with package batch.
 func batchingCase(cfg Config, size int, im impl) func(b *testing.B) error {
 	return func(b *testing.B) error {

@@ -24,7 +24,7 @@ const fanOutRespSize = 10
 
 // fanOutCase is FanOut: one op is one Stream of a fanout.Proxy over backends
 // servers, each reached the impl's way, drained until it ends,
-// Config.Callers of them at once. The Config.Strings strings are sorted
+// made by one of Config.Callers callers. The Config.Strings strings are sorted
 // and dealt out a message at a time, so that the merge takes from every
 // backend in turn, and the proxy merges them back in order
 // (fanout.WithSortedMerge); an op moves what one ListStrings call does.

@@ -48,7 +48,8 @@ func (s *listServer) List(_ *listv1.ListRequest, stream grpc.ServerStreamingServ
 }
 
 // listStringsCase is W1: one op is one List call that the client drains
-// with the generated Recv until io.EOF, Config.Callers of them at once.
+// with the generated Recv until io.EOF, made by one of Config.Callers
+// callers.
 func listStringsCase(cfg Config, respSize int, im impl) func(b *testing.B) error {
 	return func(b *testing.B) error {
 		srv := newListServer(cfg.Strings, cfg.StringSize, respSize)

@@ -11,8 +11,8 @@ import (
 )
 
 // pingPongCase is W3: Config.Callers Echo Update streams are opened before
-// the timer, and one op is one round on each of them at once: a Send and
-// the Recv of its answer.
+// the timer, one a caller, and one op is one round on one of them: a Send
+// and the Recv of its answer.
 func pingPongCase(cfg Config, im impl) func(b *testing.B) error {
 	return func(b *testing.B) error {
 		cl, ctx, err := setUp(b, im, nil)

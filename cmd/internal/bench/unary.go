@@ -7,8 +7,8 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 )
 
-// unaryCase is W2: one op is one Echo Get with a small text,
-// Config.Callers of them at once.
+// unaryCase is W2: one op is one Echo Get with a small text, made by one
+// of Config.Callers callers.
 func unaryCase(cfg Config, im impl) func(b *testing.B) error {
 	return func(b *testing.B) error {
 		cl, ctx, err := setUp(b, im, nil)
