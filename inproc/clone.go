@@ -34,7 +34,7 @@ func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
 	if tp == nil || !tp.flat {
 		return false
 	}
-	_, d := known(dst, last) // dst is of m's type if known finds it
+	d := tp.of(dst)
 	if d == nil {
 		return false
 	}

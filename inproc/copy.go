@@ -257,7 +257,7 @@ func unmarshalError(err error) error {
 func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 	if last != nil {
 		if tp, s := known(src, last); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
-			if _, d := known(dst, last); d != nil {
+			if d := tp.of(dst); d != nil {
 				tp.shallow.copy(d, s)
 				return true
 			}

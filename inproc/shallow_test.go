@@ -1,6 +1,8 @@
 package inproc
 
 import (
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -214,5 +216,42 @@ func TestReceiveDynamicIsItsOwn(t *testing.T) {
 	dst.ProtoReflect().Set(fd, protoreflectString("receiver's"))
 	if got := src.ProtoReflect().Get(fd).String(); got != "sender's" {
 		t.Errorf("the receiver's change reached the sender's message: %q", got)
+	}
+}
+
+// TestPlansSwitchWhileCopying copies between messages of two types while
+// another goroutine keeps storing one type's plans, then the other's, in
+// the slot both use, as senders of two types on one method do: a copy
+// must match the second message against the plans it found for the
+// first, never against plans loaded again, which may be the other type's.
+func TestPlansSwitchWhileCopying(t *testing.T) {
+	var last atomic.Pointer[typedPlan]
+	list, echo := &listv1.ListResponse{Strings: []string{"a"}}, &echov1.EchoRequest{Text: "kept"}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, m := range []proto.Message{list, echo} {
+				if _, err := measure(m, &last); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	for range 200000 {
+		dst := &echov1.EchoRequest{Text: "kept"}
+		if shallowCopy(dst, list, &last) || copyKnown(dst, list, &last) {
+			t.Fatal("a list was copied into an echo request")
+		}
+		if dst.Text != "kept" {
+			t.Fatalf("the echo request became %v", dst)
+		}
 	}
 }

@@ -47,11 +47,22 @@ func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) 
 	if tp == nil {
 		return nil, nil
 	}
-	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
-	if w[0] != unsafe.Pointer(tp.word) || w[1] == nil {
-		return nil, nil
+	if at := tp.of(x); at != nil {
+		return tp, at
 	}
-	return tp, w[1]
+	return nil, nil
+}
+
+// of returns x's address if x is a non-nil message of tp's Go type, nil
+// otherwise. A second message is matched against the plans found for the
+// first with it, not by loading them again: another goroutine may have
+// stored another type's plans in between.
+func (tp *typedPlan) of(x any) unsafe.Pointer {
+	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
+	if w[0] != unsafe.Pointer(tp.word) {
+		return nil
+	}
+	return w[1]
 }
 
 // measureKnown is measure for a message whose Go type is the one last
