@@ -100,11 +100,12 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 	return p
 }
 
-// isGenerated reports whether st is a struct protoc-gen-go generated: it
-// keeps its message state in a field named state.
+// isGenerated reports whether st is a struct protoc-gen-go generated: its
+// first field is its message state, named state. (A field of that name
+// promoted from an embedded message does not count: a struct that embeds
+// one is not one.)
 func isGenerated(st reflect.Type) bool {
-	f, ok := st.FieldByName("state")
-	return ok && f.Type == messageStateType
+	return st.NumField() > 0 && st.Field(0).Name == "state" && st.Field(0).Type == messageStateType
 }
 
 // appendMoves appends the moves that copy a value of type t at offset;

@@ -255,3 +255,20 @@ func TestPlansSwitchWhileCopying(t *testing.T) {
 		}
 	}
 }
+
+// TestIsGenerated checks that only a generated struct counts as one, not
+// a struct that embeds a generated message and so has its state field by
+// promotion: copying such a struct's top level would share the message it
+// embeds, so it is copied as a message instead.
+func TestIsGenerated(t *testing.T) {
+	type embeds struct{ *echov1.EchoRequest }
+	if !isGenerated(reflect.TypeFor[echov1.EchoRequest]()) {
+		t.Error("a generated struct does not count")
+	}
+	if isGenerated(reflect.TypeFor[embeds]()) {
+		t.Error("a struct embedding a generated message counts as generated")
+	}
+	if !shallowPlanFor(reflect.TypeFor[embeds]()).dynamic {
+		t.Error("a struct embedding a generated message gets a top-level copy")
+	}
+}

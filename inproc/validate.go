@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -104,19 +103,18 @@ type typedPlan struct {
 	flat bool
 }
 
-// typedPlans holds the typed plans made, by planKey: a method whose
-// messages change type (a generated type and a dynamic one, say) finds
-// each one's plans again instead of making them anew.
-var typedPlans sync.Map
+// typedPlans holds the typed plans made: a method whose messages change
+// type (a generated type and a dynamic one, say) finds each one's plans
+// again instead of making them anew.
+var typedPlans planCache
 
 // typedPlanFor returns the plans of m, of Go type t, holding md.
 func typedPlanFor(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
 	key := planKey{t, md}
-	if tp, ok := typedPlans.Load(key); ok {
+	if tp, ok := typedPlans.load(key); ok {
 		return tp.(*typedPlan)
 	}
-	tp, _ := typedPlans.LoadOrStore(key, newTypedPlan(m, t, md))
-	return tp.(*typedPlan)
+	return typedPlans.store(key, newTypedPlan(m, t, md)).(*typedPlan)
 }
 
 func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
@@ -219,8 +217,8 @@ const (
 	kindOther                       // maps and oneofs: through protoreflect
 )
 
-// utf8Plans holds the plans made, by planKey; noPlan stands for nil.
-var utf8Plans sync.Map
+// utf8Plans holds the plans made; noPlan stands for nil.
+var utf8Plans planCache
 
 var noPlan = &utf8Plan{}
 
@@ -233,19 +231,18 @@ type planKey struct {
 
 func planFor(t reflect.Type, md protoreflect.MessageDescriptor) *utf8Plan {
 	key := planKey{t, md}
-	if p, ok := utf8Plans.Load(key); ok {
-		if p == noPlan {
-			return nil
+	p, ok := utf8Plans.load(key)
+	if !ok {
+		built := buildPlan(t, md, map[reflect.Type]*utf8Plan{})
+		if built == nil {
+			built = noPlan
 		}
-		return p.(*utf8Plan)
+		p = utf8Plans.store(key, built)
 	}
-	p := buildPlan(t, md, map[reflect.Type]*utf8Plan{})
-	if p == nil {
-		utf8Plans.Store(key, noPlan)
-	} else {
-		utf8Plans.Store(key, p)
+	if p == noPlan {
+		return nil
 	}
-	return p
+	return p.(*utf8Plan)
 }
 
 // buildPlan makes t's plan; building holds the plans under construction,

@@ -1,0 +1,49 @@
+package inproc
+
+import (
+	"reflect"
+	"sync"
+	"sync/atomic"
+)
+
+// A planCache keeps plans by planKey. Those of generated types, of which
+// a program has a fixed number, are kept for good. Those of other types,
+// dynamic messages above all, whose descriptors a program may make without
+// end (a proxy that resolves them per call, say), are kept up to
+// dynamicPlans of them, then dropped all at once: a plan holds its
+// descriptor, and through it the descriptor's whole file, which grpc-go
+// would not keep once the call ended.
+type planCache struct {
+	generated sync.Map
+	dynamic   sync.Map
+	dynamics  atomic.Int64 // entries stored in dynamic since it was last cleared
+}
+
+const dynamicPlans = 128
+
+func (c *planCache) load(k planKey) (any, bool) {
+	if v, ok := c.generated.Load(k); ok {
+		return v, true
+	}
+	return c.dynamic.Load(k)
+}
+
+// store keeps v for k unless another goroutine kept one first, and returns
+// the one kept.
+func (c *planCache) store(k planKey, v any) any {
+	if isGeneratedPointer(k.t) {
+		v, _ = c.generated.LoadOrStore(k, v)
+		return v
+	}
+	if c.dynamics.Add(1) > dynamicPlans {
+		c.dynamic.Clear()
+		c.dynamics.Store(1)
+	}
+	v, _ = c.dynamic.LoadOrStore(k, v)
+	return v
+}
+
+// isGeneratedPointer reports whether t points to a generated struct.
+func isGeneratedPointer(t reflect.Type) bool {
+	return t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && isGenerated(t.Elem())
+}
