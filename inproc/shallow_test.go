@@ -168,19 +168,8 @@ func TestShallowPlanKinds(t *testing.T) {
 // moved without its write barrier, what it points to could be freed and
 // reused, and the strings would change.
 func TestShallowCopyUnderGC(t *testing.T) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-			}
-		}
-	})
-	defer func() { close(stop); wg.Wait() }()
+	stop := meanwhile(runtime.GC)
+	defer stop()
 	kept := make([]*testgrpc.Payload, 0, 20000)
 	for i := range cap(kept) {
 		src := &testgrpc.Payload{Body: []byte(strconv.Itoa(i))}
@@ -227,24 +216,14 @@ func TestReceiveDynamicIsItsOwn(t *testing.T) {
 func TestPlansSwitchWhileCopying(t *testing.T) {
 	var last atomic.Pointer[typedPlan]
 	list, echo := &listv1.ListResponse{Strings: []string{"a"}}, &echov1.EchoRequest{Text: "kept"}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for _, m := range []proto.Message{list, echo} {
-				if _, err := measure(m, &last); err != nil {
-					t.Error(err)
-					return
-				}
+	stop := meanwhile(func() {
+		for _, m := range []proto.Message{list, echo} {
+			if _, err := measure(m, &last); err != nil {
+				t.Error(err)
 			}
 		}
 	})
-	defer func() { close(stop); wg.Wait() }()
+	defer stop()
 	for range 200000 {
 		dst := &echov1.EchoRequest{Text: "kept"}
 		if shallowCopy(dst, list, &last) || copyKnown(dst, list, &last) {
@@ -271,4 +250,22 @@ func TestIsGenerated(t *testing.T) {
 	if !shallowPlanFor(reflect.TypeFor[embeds]()).dynamic {
 		t.Error("a struct embedding a generated message gets a top-level copy")
 	}
+}
+
+// meanwhile calls f over and over on a goroutine of its own until the
+// function it returns is called, which waits for that goroutine's end.
+func meanwhile(f func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				f()
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
