@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"reflect"
 	"slices"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -14,12 +13,11 @@ import (
 // string's bytes. That is proto.Clone for the messages most streams carry,
 // at a fraction of its cost, since it takes no reflection per field.
 
-// cloneKnown returns a deep copy of m, if known finds its plans and they
-// are flat. A type with a generated fast clone (vtprotobuf's) is left to
+// clone returns a deep copy of the message at src, of tp's type, if tp
+// is flat. A type with a generated fast clone (vtprotobuf's) is left to
 // it.
-func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (clone any, ok bool) {
-	tp, src := known(m, last)
-	if tp == nil || !tp.flat {
+func (tp *typedPlan) clone(src unsafe.Pointer) (any, bool) {
+	if !tp.flat {
 		return nil, false
 	}
 	v := reflect.New(tp.t.Elem())
@@ -27,11 +25,10 @@ func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (clone any, ok bool) {
 	return v.Interface(), true
 }
 
-// copyKnown makes dst a deep copy of m, if known finds m's plans, they are
-// flat, and dst is of m's type.
-func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
-	tp, src := known(m, last)
-	if tp == nil || !tp.flat {
+// copyTo makes dst a deep copy of the message at src, of tp's type, if tp
+// is flat and dst is of that type.
+func (tp *typedPlan) copyTo(dst any, src unsafe.Pointer) bool {
+	if !tp.flat {
 		return false
 	}
 	d := tp.of(dst)

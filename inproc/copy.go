@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"sync/atomic"
+	"unsafe"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -56,8 +57,9 @@ func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int
 		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
 	}
 	if codec == nil {
-		if n, err, ok := measureKnown(m, dir.plan); ok {
-			return take(m, nil, n, err, mode, dir)
+		if tp, at := knownByType(m, dir.plan); tp != nil {
+			n, err := tp.measureAt(m, at)
+			return take(m, tp, at, n, err, mode, dir)
 		}
 	}
 	pm := protoMessage(m)
@@ -65,12 +67,13 @@ func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int
 		return sendEncoded(m, codec, dir)
 	}
 	n, err := measure(pm, dir.plan)
-	return take(m, pm, n, err, mode, dir)
+	return take(m, nil, nil, n, err, mode, dir)
 }
 
 // take is what send gives the receiver of m, which measure found to be
-// of n bytes or refused with err; pm is m as a protobuf message, or nil.
-func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir direction) (any, int, error) {
+// of n bytes or refused with err; tp, when not nil, holds the plans of
+// m's type, and at is m's address.
+func take(m any, tp *typedPlan, at unsafe.Pointer, n int, err error, mode CopyMode, dir direction) (any, int, error) {
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
@@ -80,12 +83,12 @@ func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir directi
 	if mode == Share {
 		return m, n, nil
 	}
-	if c, ok := cloneKnown(m, dir.plan); ok {
-		return c, n, nil
+	if tp != nil {
+		if c, ok := tp.clone(at); ok {
+			return c, n, nil
+		}
 	}
-	if pm == nil {
-		pm = protoMessage(m)
-	}
+	pm := protoMessage(m)
 	if fc, ok := pm.(fastCloner); ok {
 		return fc.CloneMessageVT(), n, nil
 	}
@@ -96,16 +99,19 @@ func take(m any, pm gproto.Message, n int, err error, mode CopyMode, dir directi
 // message dst at hand: with Clone, dst gets the deep copy itself.
 func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) (int, error) {
 	var (
+		tp  *typedPlan
+		at  unsafe.Pointer
 		n   int
 		err error
-		ok  bool
-		pm  gproto.Message
 	)
 	if codec == nil {
-		n, err, ok = measureKnown(m, dir.plan)
+		tp, at = knownByType(m, dir.plan)
 	}
-	if !ok {
-		if pm = protoMessage(m); pm == nil || codec != nil {
+	if tp != nil {
+		n, err = tp.measureAt(m, at)
+	} else {
+		pm := protoMessage(m)
+		if pm == nil || codec != nil {
 			v, n, err := send(m, mode, codec, dir)
 			if err != nil {
 				return n, err
@@ -126,22 +132,10 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 	if mode == Share {
 		return n, receive(dst, m, codec, dir.plan)
 	}
-	if copyKnown(dst, m, dir.plan) {
+	if tp != nil && tp.copyTo(dst, at) {
 		return n, nil
 	}
-	if pm == nil {
-		pm = protoMessage(m)
-	}
-	if dm := protoMessage(dst); dm != nil && sameMessage(dm, pm) {
-		gproto.Reset(dm)
-		gproto.Merge(dm, pm)
-		return n, nil
-	}
-	v, n, err := take(m, pm, n, nil, mode, dir)
-	if err != nil {
-		return n, err
-	}
-	return n, receive(dst, v, codec, dir.plan)
+	return n, receiveOtherType(dst, m) // a deep copy, by Merge or the wire format
 }
 
 // sameMessage reports whether a and b are of one Go type and hold one

@@ -64,20 +64,24 @@ func (tp *typedPlan) of(x any) unsafe.Pointer {
 	return w[1]
 }
 
-// measureKnown is measure for a message whose Go type is the one last
-// holds the plans of, and says which message alone; ok is false for any
-// other message.
-func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
-	tp, at := known(m, last)
+// knownByType is known for the plans of a generated type, which say
+// which message x holds by its Go type alone, so that x can be measured
+// and copied by them.
+func knownByType(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
+	tp, at := known(x, last)
 	if tp == nil || !tp.byType {
-		return 0, nil, false
+		return nil, nil
 	}
+	return tp, at
+}
+
+// measureAt is measure for m, a message of tp's generated type at at.
+func (tp *typedPlan) measureAt(m any, at unsafe.Pointer) (int, error) {
 	var pm gproto.Message
 	if tp.initCheck || tp.sizer == nil {
 		pm = m.(gproto.Message)
 	}
-	n, err = tp.measure(pm, at)
-	return n, err, true
+	return tp.measure(pm, at)
 }
 
 // A typedPlan holds the plans of one Go type for one message: how to check

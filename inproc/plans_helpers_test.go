@@ -1,0 +1,35 @@
+package inproc
+
+import (
+	"sync/atomic"
+)
+
+// The plans' entry points as the tests use them, by the plans last holds.
+
+// measureKnown measures m by the plans last holds, if they are of m's
+// generated type; ok is false otherwise.
+func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
+	tp, at := knownByType(m, last)
+	if tp == nil {
+		return 0, nil, false
+	}
+	n, err = tp.measureAt(m, at)
+	return n, err, true
+}
+
+// cloneKnown returns a deep copy of m by the plans last holds, if they are
+// of m's type and flat.
+func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (any, bool) {
+	tp, at := known(m, last)
+	if tp == nil {
+		return nil, false
+	}
+	return tp.clone(at)
+}
+
+// copyKnown makes dst a deep copy of m by the plans last holds, if they
+// are of m's type and flat and dst is of that type.
+func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
+	tp, at := known(m, last)
+	return tp != nil && tp.copyTo(dst, at)
+}
