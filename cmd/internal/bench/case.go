@@ -111,49 +111,26 @@ func Cases(cfg Config) []Case {
 	}
 
 	var cases []Case
-	for _, size := range respSizes {
+	// add adds the cases of workload with params, one per impl that takes
+	// part in it.
+	add := func(workload, params string, run func(impl) func(b *testing.B) error) {
 		for _, im := range availableImpls() {
-			cases = append(cases, Case{
-				Workload: ListStrings,
-				Impl:     im.name,
-				Params:   params(fmt.Sprintf("respSize=%d", size)),
-				run:      listStringsCase(cfg, size, im),
-			})
-		}
-	}
-	for _, im := range availableImpls() {
-		if im.skip[Unary] == "" {
-			cases = append(cases, Case{Workload: Unary, Impl: im.name, Params: params(), run: unaryCase(cfg, im)})
-		}
-	}
-	for _, im := range availableImpls() {
-		if im.skip[PingPong] == "" {
-			cases = append(cases, Case{Workload: PingPong, Impl: im.name, Params: params(), run: pingPongCase(cfg, im)})
-		}
-	}
-	for _, n := range fanOutBackends {
-		for _, im := range availableImpls() {
-			if im.skip[FanOut] == "" {
-				cases = append(cases, Case{
-					Workload: FanOut,
-					Impl:     im.name,
-					Params:   params(fmt.Sprintf("backends=%d", n), fmt.Sprintf("respSize=%d", fanOutRespSize)),
-					run:      fanOutCase(cfg, n, im),
-				})
+			if im.skip[workload] == "" {
+				cases = append(cases, Case{Workload: workload, Impl: im.name, Params: params, run: run(im)})
 			}
 		}
+	}
+	for _, size := range respSizes {
+		add(ListStrings, params(fmt.Sprintf("respSize=%d", size)), func(im impl) func(*testing.B) error { return listStringsCase(cfg, size, im) })
+	}
+	add(Unary, params(), func(im impl) func(*testing.B) error { return unaryCase(cfg, im) })
+	add(PingPong, params(), func(im impl) func(*testing.B) error { return pingPongCase(cfg, im) })
+	for _, n := range fanOutBackends {
+		add(FanOut, params(fmt.Sprintf("backends=%d", n), fmt.Sprintf("respSize=%d", fanOutRespSize)),
+			func(im impl) func(*testing.B) error { return fanOutCase(cfg, n, im) })
 	}
 	for _, size := range batchSizes {
-		for _, im := range availableImpls() {
-			if im.skip[Batching] == "" {
-				cases = append(cases, Case{
-					Workload: Batching,
-					Impl:     im.name,
-					Params:   params(fmt.Sprintf("batch=%d", size)),
-					run:      batchingCase(cfg, size, im),
-				})
-			}
-		}
+		add(Batching, params(fmt.Sprintf("batch=%d", size)), func(im impl) func(*testing.B) error { return batchingCase(cfg, size, im) })
 	}
 	return cases
 }
