@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"github.com/localgrpc/localgrpc/internal/callopt"
 
 	"google.golang.org/grpc"
@@ -46,7 +46,7 @@ type callReport struct {
 }
 
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	ci := callInfo{copy: ch.cfg.copy, maxRecv: defaultMaxRecvMsgSize, maxSend: defaultMaxSendMsgSize}
+	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	for _, o := range opts {
 		switch o := o.(type) {
 		case copyOption:
@@ -100,20 +100,20 @@ func (ci *callInfo) clientStats(channel []stats.Handler) clientStats {
 
 // requests is the direction of the call's requests to m on ch: the
 // client's send limit, the server's receive limit.
-func (ci *callInfo) requests(ch *Channel, m *method) direction {
-	return direction{send: ci.maxSend, recv: ch.cfg.serverMaxRecv, plan: &m.requests}
+func (ci *callInfo) requests(ch *Channel, m *method) handover.Direction {
+	return handover.Direction{Send: ci.maxSend, Recv: ch.cfg.serverMaxRecv, Slot: &m.requests}
 }
 
 // responses is the direction of the call's responses from m on ch: the
 // server's send limit, the client's receive limit.
-func (ci *callInfo) responses(ch *Channel, m *method) direction {
-	return direction{send: ch.cfg.serverMaxSend, recv: ci.maxRecv, plan: &m.responses}
+func (ci *callInfo) responses(ch *Channel, m *method) handover.Direction {
+	return handover.Direction{Send: ch.cfg.serverMaxSend, Recv: ci.maxRecv, Slot: &m.responses}
 }
 
 // checkUnrouted checks a request to a method that does not exist, as a
 // network would encode it before the server says so; nothing is copied.
 func (ci *callInfo) checkUnrouted(req any) error {
-	_, _, err := send(req, Share, ci.codec, direction{send: ci.maxSend, recv: math.MaxInt, plan: new(atomic.Pointer[typedPlan])})
+	_, _, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{Send: ci.maxSend, Recv: math.MaxInt, Slot: new(handover.Slot)})
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"github.com/localgrpc/localgrpc/internal/chain"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -80,7 +81,7 @@ type method struct {
 	stream  *grpc.StreamDesc
 	// The plans of the request and response types last sent, which send,
 	// receive and transfer use (see typedPlan).
-	requests, responses atomic.Pointer[typedPlan]
+	requests, responses handover.Slot
 }
 
 // RegisterService registers a service implementation, as generated

@@ -3,6 +3,7 @@ package inproc
 import (
 	"fmt"
 
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 )
 
@@ -45,6 +46,14 @@ const (
 	// Limits are checked as with Clone: the size check is what Share costs.
 	Share
 )
+
+// mode is m as the handover package knows it.
+func (m CopyMode) mode() handover.Mode {
+	if m == Share {
+		return handover.Share
+	}
+	return handover.Clone
+}
 
 func (m CopyMode) String() string {
 	switch m {

@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 )
@@ -38,7 +39,7 @@ const (
 
 func newConfig(opts []Option) config {
 	c := config{copy: Clone, execution: Isolated, window: DefaultWindow, windowBytes: DefaultWindowBytes,
-		serverMaxRecv: defaultMaxRecvMsgSize, serverMaxSend: defaultMaxSendMsgSize}
+		serverMaxRecv: handover.DefaultMaxRecvMsgSize, serverMaxSend: handover.DefaultMaxSendMsgSize}
 	for _, o := range opts {
 		o(&c)
 	}

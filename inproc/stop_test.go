@@ -2,9 +2,10 @@ package inproc_test
 
 import (
 	"context"
-	"google.golang.org/grpc"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"google.golang.org/grpc/codes"

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -390,7 +391,7 @@ func (c *clientStream) SendMsg(m any) error {
 		return s.finishClient(errConcurrentSend)
 	}
 	defer s.toServer.leave(true)
-	v, n, err := send(m, s.info.copy, s.info.codec, s.info.requests(s.ch, s.method))
+	v, n, err := handover.Send(m, s.info.copy.mode(), s.info.codec, s.info.requests(s.ch, s.method))
 	if err != nil {
 		return s.finishClient(err)
 	}
@@ -444,7 +445,7 @@ func (c *clientStream) RecvMsg(m any) error {
 			return s.finishClient(err)
 		}
 	}
-	if err := receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
+	if err := handover.Receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
 		return s.finishClient(err)
 	}
 	if s.cstats.hs != nil {
@@ -530,7 +531,7 @@ func (ss *serverStream) SendMsg(m any) error {
 	}
 	defer ss.toClient.leave(true)
 	ss.sendHeaderIfNot()
-	v, n, err := send(m, ss.info.copy, ss.info.codec, ss.info.responses(ss.ch, ss.method))
+	v, n, err := handover.Send(m, ss.info.copy.mode(), ss.info.codec, ss.info.responses(ss.ch, ss.method))
 	if err != nil {
 		return ss.fail(err)
 	}
@@ -568,7 +569,7 @@ func (ss *serverStream) recv(m any) error {
 	if ss.inline && ss.toServer.worthWaking() && !ss.handBack(wantRoom) {
 		return ss.handlerGoneErr()
 	}
-	if err := receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {
+	if err := handover.Receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {
 		return ss.fail(err)
 	}
 	if ss.stats != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -95,7 +96,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil {
 		cs.outHeader(ctx, method, md)
 	}
-	v, n, err := send(req, ci.copy, ci.codec, ci.requests(ch, m))
+	v, n, err := handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
 	if err != nil {
 		return err
 	}
@@ -134,10 +135,10 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.size < 0 {
 		// The handler handed its response over as it was: take the
 		// client's copy now, straight into reply.
-		if r.size, err = transfer(reply, r.resp, ci.copy, ci.codec, u.info.responses(u.ch, u.method)); err != nil {
+		if r.size, err = handover.Transfer(reply, r.resp, ci.copy.mode(), ci.codec, u.info.responses(u.ch, u.method)); err != nil {
 			return err
 		}
-	} else if err := receive(reply, r.resp, ci.codec, &m.responses); err != nil {
+	} else if err := handover.Receive(reply, r.resp, ci.codec, &m.responses); err != nil {
 		return err
 	}
 	if cs.hs != nil {
@@ -236,7 +237,7 @@ func (ch *Channel) invokeStream(ctx context.Context, method string, req, reply a
 
 // decode gives the handler its request.
 func (u *unaryCall) decode(in any) error {
-	if err := receive(in, u.req, u.info.codec, &u.method.requests); err != nil {
+	if err := handover.Receive(in, u.req, u.info.codec, &u.method.requests); err != nil {
 		return err
 	}
 	if u.stats != nil {
@@ -257,7 +258,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
-		r.resp, r.size, err = send(resp, u.info.copy, u.info.codec, u.info.responses(u.ch, u.method))
+		r.resp, r.size, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
 		if st = handlerStatus(err); st == nil {
 			u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
 		}

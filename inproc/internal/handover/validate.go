@@ -1,4 +1,4 @@
-package inproc
+package handover
 
 import (
 	"fmt"

@@ -1,8 +1,6 @@
-package inproc
+package handover
 
 import (
-	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -10,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"unsafe"
+
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/protobuf/proto"
@@ -195,7 +196,7 @@ func TestShallowCopyUnderGC(t *testing.T) {
 func TestReceiveDynamicIsItsOwn(t *testing.T) {
 	src := dynamicEcho(t, "sender's")
 	dst := src.ProtoReflect().New().Interface()
-	if err := receive(dst, src, nil, new(atomic.Pointer[typedPlan])); err != nil {
+	if err := Receive(dst, src, nil, new(Slot)); err != nil {
 		t.Fatal(err)
 	}
 	fd := dst.ProtoReflect().Descriptor().Fields().ByName("text")

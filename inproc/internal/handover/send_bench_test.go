@@ -1,9 +1,8 @@
-package inproc
+package handover
 
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
@@ -15,7 +14,7 @@ import (
 // type is known), protobuf's own size, the copy of each mode, and
 // the receiver's shallow copy.
 func BenchmarkSend(b *testing.B) {
-	dir := direction{send: defaultMaxSendMsgSize, recv: defaultMaxRecvMsgSize, plan: new(atomic.Pointer[typedPlan])}
+	dir := Direction{Send: DefaultMaxSendMsgSize, Recv: DefaultMaxRecvMsgSize, Slot: new(Slot)}
 	for _, n := range []int{1, 10, 100} {
 		m := &listv1.ListResponse{}
 		for range n {
@@ -24,18 +23,18 @@ func BenchmarkSend(b *testing.B) {
 		b.Run(fmt.Sprintf("part=check/respSize=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := measure(m, dir.plan); err != nil {
+				if _, err := measure(m, &dir.Slot.last); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("part=check-known/respSize=%d", n), func(b *testing.B) {
-			if _, err := measure(m, dir.plan); err != nil { // keeps the plans
+			if _, err := measure(m, &dir.Slot.last); err != nil { // keeps the plans
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err, ok := measureKnown(m, dir.plan); err != nil || !ok {
+				if _, err, ok := measureKnown(m, &dir.Slot.last); err != nil || !ok {
 					b.Fatal(err, ok)
 				}
 			}
@@ -47,23 +46,23 @@ func BenchmarkSend(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("part=receive/respSize=%d", n), func(b *testing.B) {
-			v, _, err := send(m, Share, nil, dir)
+			v, _, err := Send(m, Share, nil, dir)
 			if err != nil {
 				b.Fatal(err)
 			}
 			dst := new(listv1.ListResponse)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := receive(dst, v, nil, dir.plan); err != nil {
+				if err := Receive(dst, v, nil, dir.Slot); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-		for _, mode := range []CopyMode{Share, Clone} {
+		for _, mode := range []Mode{Share, Clone} {
 			b.Run(fmt.Sprintf("part=send/copy=%v/respSize=%d", mode, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, err := send(m, mode, nil, dir); err != nil {
+					if _, _, err := Send(m, mode, nil, dir); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,4 +1,4 @@
-package inproc
+package handover
 
 import (
 	"math"
@@ -17,21 +17,38 @@ import (
 
 // The limits grpc-go applies when none is set.
 const (
-	defaultMaxRecvMsgSize = 4 << 20
-	defaultMaxSendMsgSize = math.MaxInt32
+	DefaultMaxRecvMsgSize = 4 << 20
+	DefaultMaxSendMsgSize = math.MaxInt32
 )
 
-// A direction is what send and receive need of one direction of a call:
-// the sender's and the receiver's size limits, and where the sender keeps
-// the plans of the type it last sent (see typedPlan).
-type direction struct {
-	send, recv int
-	plan       *atomic.Pointer[typedPlan]
+// A Direction is what Send and Receive need of one direction of a call:
+// the sender's and the receiver's size limits, and the Slot of the
+// method's messages in that direction.
+type Direction struct {
+	Send, Recv int
+	Slot       *Slot
 }
 
-// A message crosses from its sender to its receiver in two steps: send, on
+// A Slot is what one direction of one method keeps between its messages:
+// the plans of the type last sent (see typedPlan), so that the messages of
+// the one type most methods carry are recognised by their type word.
+// The zero Slot is ready to use.
+type Slot struct {
+	last atomic.Pointer[typedPlan]
+}
+
+// A Mode says how a message passes to its receiver: as a deep copy, or
+// sharing all but its top level (see the inproc package's CopyMode).
+type Mode uint8
+
+const (
+	Clone Mode = iota
+	Share
+)
+
+// A message crosses from its sender to its receiver in two steps: Send, on
 // the sender's goroutine before its SendMsg returns, checks the message as
-// grpc-go's encoding would and takes what the receiver will get; receive,
+// grpc-go's encoding would and takes what the receiver will get; Receive,
 // on the receiver's, gives it to the message the receiver allocated. So a
 // sender may reuse its message as soon as SendMsg returns, as it may with
 // grpc-go, where SendMsg serializes it.
@@ -49,15 +66,15 @@ type fastCloner interface {
 	CloneMessageVT() gproto.Message
 }
 
-// send checks m and returns what its receiver gets, and m's encoded size.
+// Send checks m and returns what its receiver gets, and m's encoded size.
 // With Clone that is a deep copy, with Share m itself (the receiver copies
 // the top level). An error is the sender's, as grpc-go's SendMsg gives it.
-func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int, error) {
+func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, error) {
 	if m == nil {
 		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
 	}
 	if codec == nil {
-		if tp, at := knownByType(m, dir.plan); tp != nil {
+		if tp, at := knownByType(m, &dir.Slot.last); tp != nil {
 			n, err := tp.measureAt(m, at)
 			return take(m, tp, at, n, err, mode, dir)
 		}
@@ -66,14 +83,14 @@ func send(m any, mode CopyMode, codec encoding.CodecV2, dir direction) (any, int
 	if pm == nil || codec != nil {
 		return sendEncoded(m, codec, dir)
 	}
-	n, err := measure(pm, dir.plan)
+	n, err := measure(pm, &dir.Slot.last)
 	return take(m, nil, nil, n, err, mode, dir)
 }
 
 // take is what send gives the receiver of m, which measure found to be
 // of n bytes or refused with err; tp, when not nil, holds the plans of
 // m's type, and at is m's address.
-func take(m any, tp *typedPlan, at unsafe.Pointer, n int, err error, mode CopyMode, dir direction) (any, int, error) {
+func take(m any, tp *typedPlan, at unsafe.Pointer, n int, err error, mode Mode, dir Direction) (any, int, error) {
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
@@ -95,9 +112,9 @@ func take(m any, tp *typedPlan, at unsafe.Pointer, n int, err error, mode CopyMo
 	return gproto.Clone(pm), n, nil
 }
 
-// transfer is send and receive at once, for a receiver that has its
+// Transfer is Send and receive at once, for a receiver that has its
 // message dst at hand: with Clone, dst gets the deep copy itself.
-func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) (int, error) {
+func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (int, error) {
 	var (
 		tp  *typedPlan
 		at  unsafe.Pointer
@@ -105,20 +122,20 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 		err error
 	)
 	if codec == nil {
-		tp, at = knownByType(m, dir.plan)
+		tp, at = knownByType(m, &dir.Slot.last)
 	}
 	if tp != nil {
 		n, err = tp.measureAt(m, at)
 	} else {
 		pm := protoMessage(m)
 		if pm == nil || codec != nil {
-			v, n, err := send(m, mode, codec, dir)
+			v, n, err := Send(m, mode, codec, dir)
 			if err != nil {
 				return n, err
 			}
-			return n, receive(dst, v, codec, dir.plan)
+			return n, Receive(dst, v, codec, dir.Slot)
 		}
-		n, err = measure(pm, dir.plan)
+		n, err = measure(pm, &dir.Slot.last)
 	}
 	if err != nil {
 		return 0, marshalError(err)
@@ -127,10 +144,10 @@ func transfer(dst, m any, mode CopyMode, codec encoding.CodecV2, dir direction) 
 		if err != nil {
 			return n, err
 		}
-		return n, receive(dst, v, codec, dir.plan)
+		return n, Receive(dst, v, codec, dir.Slot)
 	}
 	if mode == Share {
-		return n, receive(dst, m, codec, dir.plan)
+		return n, Receive(dst, m, codec, dir.Slot)
 	}
 	if tp != nil && tp.copyTo(dst, at) {
 		return n, nil
@@ -146,7 +163,7 @@ func sameMessage(a, b gproto.Message) bool {
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
 // does.
-func sendEncoded(m any, codec encoding.CodecV2, dir direction) (any, int, error) {
+func sendEncoded(m any, codec encoding.CodecV2, dir Direction) (any, int, error) {
 	if codec == nil {
 		codec = encoding.GetCodecV2(proto.Name)
 	}
@@ -168,23 +185,23 @@ func marshalError(err error) error {
 
 // checkLimits refuses a message of n bytes over the sender's limit, and
 // returns the stand-in of one over the receiver's.
-func checkLimits(n int, dir direction) (any, error) {
-	if n > dir.send {
-		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, dir.send)
+func checkLimits(n int, dir Direction) (any, error) {
+	if n > dir.Send {
+		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, dir.Send)
 	}
-	if n > dir.recv {
-		return &tooLarge{size: n, limit: dir.recv}, nil
+	if n > dir.Recv {
+		return &tooLarge{size: n, limit: dir.Recv}, nil
 	}
 	return nil, nil
 }
 
-// receive gives dst, a message the receiver allocated, what send returned;
+// Receive gives dst, a message the receiver allocated, what send returned;
 // last is where the sender keeps the plans of the type it last sent.
-func receive(dst, v any, codec encoding.CodecV2, last *atomic.Pointer[typedPlan]) error {
+func Receive(dst, v any, codec encoding.CodecV2, slot *Slot) error {
 	// The common case first, in small frames: a unary handler receives on
 	// a new goroutine, whose small stack would otherwise grow (a copy of
 	// the stack costs more than the whole hand-over).
-	if shallowCopy(dst, v, last) {
+	if shallowCopy(dst, v, &slot.last) {
 		return nil
 	}
 	return receiveOther(dst, v, codec)

@@ -1,0 +1,13 @@
+// Package handover is how a message crosses an in-process call: from the
+// sender's message, before its SendMsg returns, to the message the
+// receiver allocated. It does what grpc-go's proto codec does with the
+// same message over a socket (refuses what Marshal refuses, measures the
+// encoded size against the limits, and gives the receiver a message of
+// its own) without encoding it where it need not.
+//
+// The call machinery uses three calls: [Send] on the sender's side,
+// [Receive] on the receiver's, and [Transfer], both at once, for a unary
+// response whose receiver has its message at hand. Each direction of a
+// method keeps a [Slot], where the plans of the type it last carried are
+// found by the type word of the message's interface.
+package handover
