@@ -10,3 +10,7 @@ package cmd
 // and grpc-go code into the library's gen/, connect-go code into this
 // module's gen/.
 //go:generate go tool buf generate ..
+
+// The handover's test messages (inproc/internal/zoo: every shape and Go
+// API protoc-gen-go makes), beside their .proto files.
+//go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.zoo.yaml

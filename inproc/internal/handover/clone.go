@@ -2,7 +2,6 @@ package handover
 
 import (
 	"bytes"
-	"reflect"
 	"slices"
 	"unsafe"
 )
@@ -13,30 +12,12 @@ import (
 // string's bytes. That is proto.Clone for the messages most streams carry,
 // at a fraction of its cost, since it takes no reflection per field.
 
-// clone returns a deep copy of the message at src, of tp's type, if tp
-// is flat. A type with a generated fast clone (vtprotobuf's) is left to
-// it.
-func (tp *typedPlan) clone(src unsafe.Pointer) (any, bool) {
-	if !tp.flat {
-		return nil, false
-	}
-	v := reflect.New(tp.t.Elem())
-	tp.deepCopy(v.UnsafePointer(), src)
-	return v.Interface(), true
-}
-
-// copyTo makes dst a deep copy of the message at src, of tp's type, if tp
-// is flat and dst is of that type.
-func (tp *typedPlan) copyTo(dst any, src unsafe.Pointer) bool {
-	if !tp.flat {
-		return false
-	}
-	d := tp.of(dst)
-	if d == nil {
-		return false
-	}
-	tp.deepCopy(d, src)
-	return true
+// clone returns a deep copy of the message at src, of tp's type, which
+// is flat.
+func (tp *typedPlan) clone(src addr) any {
+	v, at := newOf(tp.t.Elem())
+	tp.deepCopy(at, src)
+	return v
 }
 
 // deepCopy copies the message at src to the one at dst.

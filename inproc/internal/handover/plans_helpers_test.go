@@ -7,10 +7,10 @@ import (
 // The plans' entry points as the tests use them, by the plans last holds.
 
 // measureKnown measures m by the plans last holds, if they are of m's
-// generated type; ok is false otherwise.
+// type; ok is false otherwise.
 func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
-	tp, at := knownByType(m, last)
-	if tp == nil {
+	tp, at := known(m, last)
+	if tp == nil || tp.how == viaWire {
 		return 0, nil, false
 	}
 	n, err = tp.measureAt(m, at)
@@ -21,15 +21,23 @@ func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok 
 // of m's type and flat.
 func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (any, bool) {
 	tp, at := known(m, last)
-	if tp == nil {
+	if tp == nil || !tp.flat {
 		return nil, false
 	}
-	return tp.clone(at)
+	return tp.clone(at), true
 }
 
 // copyKnown makes dst a deep copy of m by the plans last holds, if they
 // are of m's type and flat and dst is of that type.
 func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
 	tp, at := known(m, last)
-	return tp != nil && tp.copyTo(dst, at)
+	if tp == nil || !tp.flat {
+		return false
+	}
+	d := tp.of(dst)
+	if d == nil {
+		return false
+	}
+	tp.deepCopy(d, at)
+	return true
 }

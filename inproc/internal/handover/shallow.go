@@ -1,6 +1,7 @@
 package handover
 
 import (
+	"maps"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -35,6 +36,14 @@ type shallowPlan struct {
 	// sizeCaches are the offsets of the size caches, which the receiver's
 	// message gets cleared, as Unmarshal clears them.
 	sizeCaches []uintptr
+	// boxes are the offsets of fields that point to a slice (the opaque
+	// API's repeated message fields), which generated code may write
+	// through: the receiver gets a pointer of its own to the same slice.
+	boxes []uintptr
+	// extensions is the offset of the message's extensions, if any
+	// (hasExtensions): the receiver gets a map of its own.
+	extensions    uintptr
+	hasExtensions bool
 }
 
 // A move copies size bytes at offset; pointer says they are one pointer.
@@ -57,7 +66,6 @@ type fieldAt struct {
 
 var (
 	shallowPlans     sync.Map // reflect.Type of the struct → *shallowPlan
-	messageStateType = reflect.TypeFor[protoimpl.MessageState]()
 	protoMessageType = reflect.TypeFor[gproto.Message]()
 )
 
@@ -83,29 +91,28 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		if f.Type == messageStateType {
 			continue
 		}
-		if f.Name == "sizeCache" || f.Name == "XXX_sizecache" {
+		if isReceiversOwn(f) {
+			continue
+		}
+		if isSizeCache(f) {
 			if f.Type.Kind() == reflect.Int32 {
 				p.sizeCaches = append(p.sizeCaches, f.Offset)
 			}
 			continue
+		}
+		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Slice {
+			p.boxes = append(p.boxes, f.Offset)
 		}
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
 		if ok {
 			moves, ok = appendMoves(moves, f.Type, f.Offset)
 		}
 	}
+	p.extensions, p.hasExtensions = extensionsField(st)
 	if ok && len(moves) <= maxMoves {
 		p.moves, p.fields = moves, nil
 	}
 	return p
-}
-
-// isGenerated reports whether st is a struct protoc-gen-go generated: its
-// first field is its message state, named state. (A field of that name
-// promoted from an embedded message does not count: a struct that embeds
-// one is not one.)
-func isGenerated(st reflect.Type) bool {
-	return st.NumField() > 0 && st.Field(0).Name == "state" && st.Field(0).Type == messageStateType
 }
 
 // appendMoves appends the moves that copy a value of type t at offset;
@@ -177,10 +184,6 @@ func hasPointers(t reflect.Type) bool {
 	return false
 }
 
-// A typeWord is the type word of an interface holding a value of some
-// type: comparing it is how a message's type is recognised at once.
-type typeWord unsafe.Pointer
-
 // copy copies what the plan covers from the struct at s to the struct at
 // d, both of the plan's type.
 func (p *shallowPlan) copy(d, s unsafe.Pointer) {
@@ -196,6 +199,7 @@ func (p *shallowPlan) copy(d, s unsafe.Pointer) {
 		}
 	}
 	p.clearSizeCaches(d)
+	p.ownTopLevel(d)
 }
 
 // do makes the move from the struct at s to the struct at d.
@@ -212,6 +216,23 @@ func (m move) do(d, s unsafe.Pointer) {
 		*(*uint16)(d) = *(*uint16)(s)
 	default:
 		*(*uint8)(d) = *(*uint8)(s)
+	}
+}
+
+// ownTopLevel gives the receiver's message at d what generated code
+// writes through a pointer its top-level copy shares with the sender's:
+// its own extension map and its own slice headers.
+func (p *shallowPlan) ownTopLevel(d addr) {
+	for _, off := range p.boxes {
+		if box := *field[*[]byte](d, off); box != nil {
+			own := *box // the same elements: only the header is the receiver's
+			*field[*[]byte](d, off) = &own
+		}
+	}
+	if p.hasExtensions {
+		if x := field[protoimpl.ExtensionFields](d, p.extensions); *x != nil {
+			*x = maps.Clone(*x)
+		}
 	}
 }
 

@@ -5,165 +5,11 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
-
-// measure refuses what protobuf's Marshal refuses, so that a message a
-// socket could not carry is not carried in-process either: a proto2
-// required field left unset, and a string that must be UTF-8 (proto3, or
-// an edition that says so) and is not; and it returns the message's
-// encoded size. No bytes are copied: the walk reads the fields through
-// plans made once per Go type and kept in last, where the sender keeps
-// those of the type it last sent.
-func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
-	rm := m.ProtoReflect()
-	if !rm.IsValid() {
-		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
-	}
-	t, md := reflect.TypeOf(m), rm.Descriptor()
-	tp := last.Load()
-	if tp == nil || tp.t != t || tp.md != md {
-		tp = typedPlanFor(m, t, md)
-		last.Store(tp)
-	}
-	var base unsafe.Pointer
-	if tp.pointer {
-		base = (*[2]unsafe.Pointer)(unsafe.Pointer(&m))[1]
-	}
-	return tp.measure(m, base)
-}
-
-// known returns the plans last holds if x is a non-nil message of their
-// Go type, and x's address: found by the type word of x's interface, so
-// that the messages of the one type most calls and streams send take no
-// reflection, no lookup and no interface conversion.
-func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
-	tp := last.Load()
-	if tp == nil {
-		return nil, nil
-	}
-	if at := tp.of(x); at != nil {
-		return tp, at
-	}
-	return nil, nil
-}
-
-// of returns x's address if x is a non-nil message of tp's Go type, nil
-// otherwise. A second message is matched against the plans found for the
-// first with it, not by loading them again: another goroutine may have
-// stored another type's plans in between.
-func (tp *typedPlan) of(x any) unsafe.Pointer {
-	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
-	if w[0] != unsafe.Pointer(tp.word) {
-		return nil
-	}
-	return w[1]
-}
-
-// knownByType is known for the plans of a generated type, which say
-// which message x holds by its Go type alone, so that x can be measured
-// and copied by them.
-func knownByType(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
-	tp, at := known(x, last)
-	if tp == nil || !tp.byType {
-		return nil, nil
-	}
-	return tp, at
-}
-
-// measureAt is measure for m, a message of tp's generated type at at.
-func (tp *typedPlan) measureAt(m any, at unsafe.Pointer) (int, error) {
-	var pm gproto.Message
-	if tp.initCheck || tp.sizer == nil {
-		pm = m.(gproto.Message)
-	}
-	return tp.measure(pm, at)
-}
-
-// A typedPlan holds the plans of one Go type for one message: how to check
-// and measure it, how to copy its top level, and whether it can be deep
-// copied by those plans.
-type typedPlan struct {
-	t       reflect.Type
-	md      protoreflect.MessageDescriptor
-	plan    *utf8Plan
-	sizer   *sizePlan // nil unless it knows every field
-	shallow *shallowPlan
-	word    typeWord // t's, as the type word of an interface
-	pointer bool     // t is a pointer: the data word of an interface is the message
-	// byType: t is a generated struct, which holds md and no other (one
-	// Go type holds every dynamic message).
-	byType bool
-	// initCheck: the message may hold required fields, so that
-	// CheckInitialized must look.
-	initCheck bool
-	// flat: the size plan knows every field and the shallow plan moves
-	// words, so a deep copy can go by the plans (see deepCopy), and t has
-	// no generated fast clone, which would be used instead.
-	flat bool
-}
-
-// typedPlans holds the typed plans made: a method whose messages change
-// type (a generated type and a dynamic one, say) finds each one's plans
-// again instead of making them anew.
-var typedPlans planCache
-
-// typedPlanFor returns the plans of m, of Go type t, holding md.
-func typedPlanFor(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
-	key := planKey{t, md}
-	if tp, ok := typedPlans.load(key); ok {
-		return tp.(*typedPlan)
-	}
-	return typedPlans.store(key, newTypedPlan(m, t, md)).(*typedPlan)
-}
-
-func newTypedPlan(m gproto.Message, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
-	tp := &typedPlan{t: t, md: md, plan: planFor(t, md), pointer: t.Kind() == reflect.Pointer, initCheck: true}
-	if !tp.pointer || t.Elem().Kind() != reflect.Struct {
-		return tp
-	}
-	st := t.Elem()
-	tp.shallow = shallowPlanFor(st)
-	x := any(m)
-	tp.word = typeWord((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0])
-	if isGenerated(st) && generatedStruct(st, md) {
-		tp.byType = true
-		tp.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
-		tp.sizer = buildSizePlan(st, md)
-		_, fast := m.(fastCloner)
-		tp.flat = tp.sizer != nil && tp.shallow.moves != nil && !fast
-	}
-	return tp
-}
-
-// measure checks the message at base, pm, and returns its size; pm may be
-// nil when the plan needs neither CheckInitialized nor proto.Size.
-func (tp *typedPlan) measure(pm gproto.Message, base unsafe.Pointer) (int, error) {
-	if tp.initCheck {
-		if err := gproto.CheckInitialized(pm); err != nil {
-			return 0, err
-		}
-	}
-	if tp.sizer != nil {
-		return tp.sizer.size(base)
-	}
-	if p := tp.plan; p != nil {
-		var err error
-		if p.generic {
-			err = checkReflect(pm.ProtoReflect())
-		} else {
-			err = p.check(base)
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-	return gproto.Size(pm), nil
-}
 
 // mayNeedInit reports whether a message of md may hold, at any depth, a
 // required field: one of its own, or in an extension, which may be set.
@@ -265,7 +111,7 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 		return p
 	}
 	st := t.Elem()
-	if !generatedStruct(st, md) {
+	if !generatedStruct(st, md) || hasLazyFields(st) {
 		p.generic = true
 		return p
 	}
@@ -321,7 +167,9 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 			} else {
 				f.kind = kindMessage
 			}
-			if mt.Kind() != reflect.Pointer {
+			if mt.Kind() != reflect.Pointer || mt.Elem().Kind() != reflect.Struct || hasLazyFields(mt.Elem()) {
+				// Lazy fields are loaded atomically by generated code: the
+				// walk reads them through reflection, which does too.
 				p.generic = true
 				return p
 			}

@@ -2,9 +2,7 @@ package handover
 
 import (
 	"math"
-	"reflect"
 	"sync/atomic"
-	"unsafe"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -30,9 +28,9 @@ type Direction struct {
 }
 
 // A Slot is what one direction of one method keeps between its messages:
-// the plans of the type last sent (see typedPlan), so that the messages of
-// the one type most methods carry are recognised by their type word.
-// The zero Slot is ready to use.
+// the strategy of the type last sent (see typedPlan), so that the
+// messages of the one type most methods carry are recognised by their
+// type word. The zero Slot is ready to use.
 type Slot struct {
 	last atomic.Pointer[typedPlan]
 }
@@ -52,6 +50,12 @@ const (
 // on the receiver's, gives it to the message the receiver allocated. So a
 // sender may reuse its message as soon as SendMsg returns, as it may with
 // grpc-go, where SendMsg serializes it.
+//
+// What Send takes, the parcel, is one of: the sender's message itself
+// (Share), a deep copy of it (Clone), its wire encoding (*wire: what
+// cannot be copied exactly otherwise), its encoding by a codec
+// (*encoded), or the stand-in of a message over the receiver's limit
+// (*tooLarge).
 
 // tooLarge stands in for a message over the receiver's limit: the receiver
 // refuses it, as grpc-go's does, and nothing of it is kept.
@@ -61,104 +65,50 @@ type tooLarge struct{ size, limit int }
 // not protobuf and calls that force a codec.
 type encoded struct{ data mem.BufferSlice }
 
-// fastCloner is what vtprotobuf generates: a clone without reflection.
-type fastCloner interface {
-	CloneMessageVT() gproto.Message
-}
-
 // Send checks m and returns what its receiver gets, and m's encoded size.
-// With Clone that is a deep copy, with Share m itself (the receiver copies
-// the top level). An error is the sender's, as grpc-go's SendMsg gives it.
+// An error is the sender's, as grpc-go's SendMsg gives it.
 func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, error) {
 	if m == nil {
 		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
 	}
-	if codec == nil {
-		if tp, at := knownByType(m, &dir.Slot.last); tp != nil {
-			n, err := tp.measureAt(m, at)
-			return take(m, tp, at, n, err, mode, dir)
-		}
-	}
-	pm := protoMessage(m)
-	if pm == nil || codec != nil {
+	if codec != nil {
 		return sendEncoded(m, codec, dir)
 	}
-	n, err := measure(pm, &dir.Slot.last)
-	return take(m, nil, nil, n, err, mode, dir)
-}
-
-// take is what send gives the receiver of m, which measure found to be
-// of n bytes or refused with err; tp, when not nil, holds the plans of
-// m's type, and at is m's address.
-func take(m any, tp *typedPlan, at unsafe.Pointer, n int, err error, mode Mode, dir Direction) (any, int, error) {
-	if err != nil {
-		return nil, 0, marshalError(err)
-	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		return v, n, err
-	}
-	if mode == Share {
-		return m, n, nil
-	}
-	if tp != nil {
-		if c, ok := tp.clone(at); ok {
-			return c, n, nil
+	tp, at := known(m, &dir.Slot.last)
+	if tp == nil {
+		if tp, at = strategyOf(m, &dir.Slot.last); tp == nil {
+			return sendEncoded(m, nil, dir)
 		}
 	}
-	pm := protoMessage(m)
-	if fc, ok := pm.(fastCloner); ok {
-		return fc.CloneMessageVT(), n, nil
-	}
-	return gproto.Clone(pm), n, nil
+	return tp.send(m, at, mode, dir)
 }
 
-// Transfer is Send and receive at once, for a receiver that has its
+// Transfer is Send and Receive at once, for a receiver that has its
 // message dst at hand: with Clone, dst gets the deep copy itself.
 func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (int, error) {
-	var (
-		tp  *typedPlan
-		at  unsafe.Pointer
-		n   int
-		err error
-	)
-	if codec == nil {
-		tp, at = knownByType(m, &dir.Slot.last)
-	}
-	if tp != nil {
-		n, err = tp.measureAt(m, at)
-	} else {
-		pm := protoMessage(m)
-		if pm == nil || codec != nil {
-			v, n, err := Send(m, mode, codec, dir)
-			if err != nil {
-				return n, err
+	if codec == nil && mode == Clone {
+		if tp, at := known(m, &dir.Slot.last); tp != nil && tp.flat && tp.hasNoUnknown(at) {
+			if d := tp.of(dst); d != nil {
+				n, err := tp.measureAt(m, at)
+				if err != nil {
+					return 0, marshalError(err)
+				}
+				if v, err := checkLimits(n, dir); v != nil || err != nil {
+					if err != nil {
+						return n, err
+					}
+					return n, Receive(dst, v, codec, dir.Slot)
+				}
+				tp.deepCopy(d, at)
+				return n, nil
 			}
-			return n, Receive(dst, v, codec, dir.Slot)
 		}
-		n, err = measure(pm, &dir.Slot.last)
 	}
+	v, n, err := Send(m, mode, codec, dir)
 	if err != nil {
-		return 0, marshalError(err)
+		return n, err
 	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		if err != nil {
-			return n, err
-		}
-		return n, Receive(dst, v, codec, dir.Slot)
-	}
-	if mode == Share {
-		return n, Receive(dst, m, codec, dir.Slot)
-	}
-	if tp != nil && tp.copyTo(dst, at) {
-		return n, nil
-	}
-	return n, receiveOtherType(dst, m) // a deep copy, by Merge or the wire format
-}
-
-// sameMessage reports whether a and b are of one Go type and hold one
-// message, so that one can be merged into the other.
-func sameMessage(a, b gproto.Message) bool {
-	return reflect.TypeOf(a) == reflect.TypeOf(b) && a.ProtoReflect().Descriptor() == b.ProtoReflect().Descriptor()
+	return n, Receive(dst, v, codec, dir.Slot)
 }
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
@@ -195,8 +145,8 @@ func checkLimits(n int, dir Direction) (any, error) {
 	return nil, nil
 }
 
-// Receive gives dst, a message the receiver allocated, what send returned;
-// last is where the sender keeps the plans of the type it last sent.
+// Receive gives dst, a message the receiver allocated, what Send returned;
+// slot is the Slot Send was given.
 func Receive(dst, v any, codec encoding.CodecV2, slot *Slot) error {
 	// The common case first, in small frames: a unary handler receives on
 	// a new goroutine, whose small stack would otherwise grow (a copy of
@@ -207,14 +157,16 @@ func Receive(dst, v any, codec encoding.CodecV2, slot *Slot) error {
 	return receiveOther(dst, v, codec)
 }
 
-// receiveOther is receive for what shallowCopy cannot give dst: a stand-in,
-// an encoded message, a message of another type, or a dynamic message.
+// receiveOther is Receive for what shallowCopy cannot give dst: a
+// stand-in, an encoding, a message of another type, or a dynamic message.
 //
 //go:noinline
 func receiveOther(dst, v any, codec encoding.CodecV2) error {
 	switch v := v.(type) {
 	case *tooLarge:
 		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", v.size, v.limit)
+	case *wire:
+		return v.decode(dst)
 	case *encoded:
 		if codec == nil {
 			codec = encoding.GetCodecV2(proto.Name)
@@ -228,28 +180,29 @@ func receiveOther(dst, v any, codec encoding.CodecV2) error {
 	return receiveOtherType(dst, v)
 }
 
-// receiveOtherType gives dst the message v of another Go type for one
-// message (a dynamicpb message on one side, say), or of a Go type that
-// holds any message (dynamicpb's on both), through the wire format, as a
-// network would; or by a deep copy, when both are the same message.
+// receiveOtherType gives dst the message v of another Go type (a
+// dynamicpb message on one side, say), or a dynamic message, through the
+// wire format, as a network would.
 func receiveOtherType(dst, v any) error {
-	dm, sm := protoMessage(dst), protoMessage(v)
-	if dm == nil || sm == nil {
-		return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: cannot give a %T to a %T", v, dst)
+	if sm := protoMessage(v); sm != nil {
+		b, err := gproto.Marshal(sm)
+		if err != nil {
+			return marshalError(err)
+		}
+		return (&wire{b: b}).decode(dst)
 	}
-	if sameMessage(dm, sm) {
-		gproto.Reset(dm)
-		gproto.Merge(dm, sm)
-		return nil
+	if sc, ok := v.(selfCoder); ok {
+		b, err := sc.Marshal()
+		if err != nil {
+			return marshalError(err)
+		}
+		return (&wire{b: b}).decode(dst)
 	}
-	b, err := gproto.Marshal(sm)
-	if err != nil {
-		return marshalError(err)
-	}
-	if err := gproto.Unmarshal(b, dm); err != nil {
-		return unmarshalError(err)
-	}
-	return nil
+	return cannotGive(v, dst)
+}
+
+func cannotGive(v, dst any) error {
+	return status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: cannot give a %T to a %T", v, dst)
 }
 
 func unmarshalError(err error) error {
@@ -258,13 +211,10 @@ func unmarshalError(err error) error {
 
 // shallowCopy sets *dst to *src when both are pointers to the same struct
 // type, so the receiver owns the top-level message and shares what its
-// fields point to, except the message's state and size cache (see
-// shallowPlan); not for dynamic messages (see receiveOtherType). It
-// reports whether it could. last, when not nil, holds the
-// plans of the type the sender last sent, most likely dst's: then the copy
-// runs in small frames, since a unary handler receives on a new goroutine
-// whose small stack would otherwise grow, which costs more than the whole
-// hand-over.
+// fields point to, except what shallowPlan gives the receiver its own;
+// not for dynamic messages (see receiveOtherType). It reports whether it
+// could. last, when not nil, holds the strategy of the type the sender
+// last sent, most likely dst's: then the copy runs in small frames.
 func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 	if last != nil {
 		if tp, s := known(src, last); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
@@ -281,19 +231,15 @@ func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
 //
 //go:noinline
 func shallowCopyPlanned(dst, src any) bool {
-	t := reflect.TypeOf(dst)
-	if t != reflect.TypeOf(src) || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+	d, s, st, ok := sameStructs(dst, src)
+	if !ok {
 		return false
 	}
-	dv, sv := reflect.ValueOf(dst), reflect.ValueOf(src)
-	if dv.IsNil() || sv.IsNil() {
-		return false
-	}
-	p := shallowPlanFor(t.Elem())
+	p := shallowPlanFor(st)
 	if p.dynamic {
 		return false
 	}
-	p.copy(dv.UnsafePointer(), sv.UnsafePointer())
+	p.copy(d, s)
 	return true
 }
 

@@ -1,0 +1,54 @@
+package handover
+
+import (
+	"reflect"
+
+	gproto "google.golang.org/protobuf/proto"
+)
+
+// A selfCoder is a legacy message that encodes itself, as gogoproto's
+// generated messages do. grpc-go's codec wraps it and protobuf calls its
+// Marshal (twice: once to learn the size) and its Unmarshal; here Share
+// calls its Size alone, and Clone its Marshal once and, on the receiver's
+// side, its Unmarshal once.
+type selfCoder interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+	Size() int
+	Reset()
+}
+
+// sendSelfCoding is Send for m, a selfCoder of tp's type. Its own Marshal
+// checks no UTF-8, and neither does this, as over a socket; required
+// fields are checked as protobuf's Marshal checks them after it.
+func (tp *typedPlan) sendSelfCoding(m any, mode Mode, dir Direction) (any, int, error) {
+	if tp.initCheck {
+		if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
+			return nil, 0, marshalError(err)
+		}
+	}
+	sc := m.(selfCoder)
+	if mode == Clone {
+		b, err := sc.Marshal()
+		if err != nil {
+			return nil, 0, marshalError(err)
+		}
+		return fitWire(b, dir)
+	}
+	n := sc.Size()
+	if v, err := checkLimits(n, dir); v != nil || err != nil {
+		return v, n, err
+	}
+	return m, n, nil
+}
+
+// hasLegacyExtensions reports whether st, a legacy message's struct, keeps
+// extensions, in a map its top-level copy would share.
+func hasLegacyExtensions(st reflect.Type) bool {
+	for _, name := range []string{"XXX_InternalExtensions", "XXX_extensions"} {
+		if _, ok := st.FieldByName(name); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,267 @@
+package handover
+
+import (
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+
+	gproto "google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// A typedPlan is the strategy for one Go type holding one message: how
+// grpc-go's proto codec would treat a message of that type, and so how it
+// crosses here. It is chosen once, when the type is first sent, and kept
+// in the Slot of the method that sent it, where the next message of the
+// type finds it by its interface's type word.
+//
+// The strategies:
+//   - planned: a message protoc-gen-go generated (open or hybrid API, with
+//     or without vtprotobuf's fast paths), or a legacy one protobuf-go
+//     wraps by reflection. It is checked and measured by plans made from
+//     its struct, shared with Share, and copied with Clone by the plans
+//     when they know every field (flat), by vtprotobuf's CloneMessageVT
+//     when it has one, and through its wire encoding otherwise, which is
+//     the only copy that keeps every value as a socket does (proto.Clone
+//     drops a -0 and leaves unknown fields unparsed).
+//   - selfCoding: a legacy message that brings its own Marshal, Unmarshal
+//     and Size, as gogoproto's do, and that grpc-go's codec encodes with
+//     its own Marshal, which checks no UTF-8. Share measures it by its
+//     Size; Clone encodes it once and decodes it once.
+//   - viaWire: what only the wire encoding copies as grpc-go would:
+//     dynamic messages (one Go type for every message, fields in maps)
+//     and generated messages with lazy fields, which generated getters
+//     decode atomically while the message is read.
+//
+// A message whose unknown fields are not empty goes through its wire
+// encoding whatever its strategy, so that its receiver parses them as a
+// socket's would.
+type typedPlan struct {
+	t       reflect.Type
+	md      protoreflect.MessageDescriptor
+	how     strategy
+	plan    *utf8Plan
+	sizer   *sizePlan // nil unless it knows every field
+	shallow *shallowPlan
+	word    typeWord // t's, as the type word of an interface
+	pointer bool     // t is a pointer: the data word of an interface is the message
+	// byType: t holds md and no other, so that a message of t is known by
+	// its type word alone (one Go type holds every dynamic message).
+	byType bool
+	// initCheck: the message may hold required fields, so that
+	// CheckInitialized must look.
+	initCheck bool
+	// flat: the size plan knows every field and the shallow plan moves
+	// words, so a deep copy can go by the plans (see deepCopy), and t has
+	// no generated fast clone, which would be used instead.
+	flat bool
+	// fast: t has vtprotobuf's CloneMessageVT.
+	fast bool
+	// unknown: where t keeps its unknown fields, if anywhere (hasUnknown).
+	unknown    uintptr
+	hasUnknown bool
+	// nested: a message of t may hold messages, which Share must look
+	// into (see nestedNeedsWire).
+	nested bool
+	// shareCopies: Share copies a message of t as Clone does, since a top
+	// level of its own would still share what a receiver may change (a
+	// self-coding message's extensions).
+	shareCopies bool
+}
+
+// A strategy is how a message of one Go type crosses.
+type strategy uint8
+
+const (
+	planned strategy = iota
+	selfCoding
+	viaWire
+)
+
+// fastCloner is what vtprotobuf generates: a clone without reflection.
+type fastCloner interface {
+	CloneMessageVT() gproto.Message
+}
+
+// strategyOf returns the strategy of m, kept in last from now on, and m's
+// address; nil if m is not a protobuf message, which goes through the
+// codec.
+func strategyOf(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
+	pm := protoMessage(m)
+	if pm == nil {
+		return nil, nil
+	}
+	t, md := reflect.TypeOf(m), pm.ProtoReflect().Descriptor()
+	tp := last.Load()
+	if tp == nil || tp.t != t || tp.md != md {
+		tp = typedPlanFor(m, t, md)
+		last.Store(tp)
+	}
+	if !tp.pointer {
+		return tp, nil
+	}
+	return tp, dataWord(m)
+}
+
+// measure refuses what protobuf's Marshal refuses, so that a message a
+// socket could not carry is not carried in-process either: a proto2
+// required field left unset, and a string that must be UTF-8 (proto3, or
+// an edition that says so) and is not; and it returns the message's
+// encoded size. No bytes are copied: the walk reads the fields through
+// plans made once per Go type and kept in last.
+func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
+	if !m.ProtoReflect().IsValid() {
+		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
+	}
+	tp, at := strategyOf(m, last)
+	return tp.measureAt(m, at)
+}
+
+// known returns the strategy last holds if x is a non-nil message of its
+// Go type, and x's address: found by the type word of x's interface, so
+// that the messages of the one type most calls and streams send take no
+// reflection, no lookup and no interface conversion.
+func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
+	tp := last.Load()
+	if tp == nil || !tp.byType {
+		return nil, nil
+	}
+	if at := tp.of(x); at != nil {
+		return tp, at
+	}
+	return nil, nil
+}
+
+// of returns x's address if x is a non-nil message of tp's Go type, nil
+// otherwise. A second message is matched against the strategy found for
+// the first with it, not by loading it again: another goroutine may have
+// stored another type's in between.
+func (tp *typedPlan) of(x any) unsafe.Pointer {
+	if wordOf(x) != tp.word {
+		return nil
+	}
+	return dataWord(x)
+}
+
+// measureAt is measure for m, a message of tp's type at at.
+func (tp *typedPlan) measureAt(m any, at unsafe.Pointer) (int, error) {
+	var pm gproto.Message
+	if tp.initCheck || tp.sizer == nil {
+		pm = protoMessage(m)
+	}
+	return tp.measure(pm, at)
+}
+
+// typedPlans holds the strategies made: a method whose messages change
+// type (a generated type and a dynamic one, say) finds each one's again
+// instead of making it anew.
+var typedPlans planCache
+
+// typedPlanFor returns the strategy of m, of Go type t, holding md.
+func typedPlanFor(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
+	key := planKey{t, md}
+	if tp, ok := typedPlans.load(key); ok {
+		return tp.(*typedPlan)
+	}
+	return typedPlans.store(key, newTypedPlan(m, t, md)).(*typedPlan)
+}
+
+func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
+	tp := &typedPlan{t: t, md: md, plan: planFor(t, md), pointer: t.Kind() == reflect.Pointer, initCheck: true, how: viaWire, word: wordOf(m)}
+	if !tp.pointer || t.Elem().Kind() != reflect.Struct {
+		return tp
+	}
+	st := t.Elem()
+	_, v2 := m.(gproto.Message)
+	_, self := m.(selfCoder)
+	switch {
+	case isGenerated(st) && generatedStruct(st, md):
+		if hasLazyFields(st) {
+			tp.byType = true
+			return tp
+		}
+		tp.how = planned
+		tp.sizer = buildSizePlan(st, md)
+	case !v2 && self:
+		tp.how = selfCoding
+		tp.shareCopies = hasLegacyExtensions(st)
+	case !v2:
+		tp.how = planned // a legacy message, wrapped by reflection
+	default:
+		return tp // dynamic
+	}
+	tp.byType = true
+	tp.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
+	tp.shallow = shallowPlanFor(st)
+	tp.unknown, tp.hasUnknown = unknownField(st)
+	_, tp.fast = m.(fastCloner)
+	tp.flat = tp.sizer != nil && tp.shallow.moves != nil && !tp.fast
+	tp.nested = tp.how == planned && hasNested(md)
+	return tp
+}
+
+// hasNoUnknown reports whether the message at at holds no unknown fields.
+func (tp *typedPlan) hasNoUnknown(at unsafe.Pointer) bool {
+	return !tp.hasUnknown || len(bytesAt(at, tp.unknown)) == 0
+}
+
+// measure checks the message at base, pm, and returns its size; pm may be
+// nil when the plan needs neither CheckInitialized nor proto.Size.
+func (tp *typedPlan) measure(pm gproto.Message, base unsafe.Pointer) (int, error) {
+	if tp.initCheck {
+		if err := gproto.CheckInitialized(pm); err != nil {
+			return 0, err
+		}
+	}
+	if tp.sizer != nil {
+		return tp.sizer.size(base)
+	}
+	if p := tp.plan; p != nil {
+		var err error
+		if p.generic {
+			err = checkReflect(pm.ProtoReflect())
+		} else {
+			err = p.check(base)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return gproto.Size(pm), nil
+}
+
+// send is Send for m, a message of tp's type at at.
+func (tp *typedPlan) send(m any, at unsafe.Pointer, mode Mode, dir Direction) (any, int, error) {
+	if tp.pointer && at == nil { // a typed nil encodes as an empty message
+		if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
+			return nil, 0, marshalError(err)
+		}
+		return &wire{}, 0, nil
+	}
+	if mode == Share && tp.shareCopies {
+		mode = Clone
+	}
+	switch {
+	case tp.how == viaWire || !tp.hasNoUnknown(at):
+		return sendWire(m, dir)
+	case tp.how == selfCoding:
+		return tp.sendSelfCoding(m, mode, dir)
+	case mode == Clone && !tp.flat && !tp.fast,
+		mode == Share && tp.nested && nestedNeedsWire(protoMessage(m).ProtoReflect(), 1):
+		return sendWire(m, dir)
+	}
+	n, err := tp.measureAt(m, at)
+	if err != nil {
+		return nil, 0, marshalError(err)
+	}
+	if v, err := checkLimits(n, dir); v != nil || err != nil {
+		return v, n, err
+	}
+	switch {
+	case mode == Share:
+		return m, n, nil
+	case tp.flat:
+		return tp.clone(at), n, nil
+	}
+	return m.(fastCloner).CloneMessageVT(), n, nil
+}

@@ -1,0 +1,58 @@
+package handover
+
+import (
+	gproto "google.golang.org/protobuf/proto"
+)
+
+// wire is a message in its wire encoding, made by protobuf's Marshal or a
+// self-coding message's own, as grpc-go's codec would make it: what its
+// receiver gets where nothing else copies exactly what a socket carries.
+// Each message has its own bytes, which lazy fields and gogoproto's
+// custom types may keep referring to after decoding.
+type wire struct{ b []byte }
+
+// sendWire encodes m for its receiver.
+func sendWire(m any, dir Direction) (any, int, error) {
+	b, err := gproto.Marshal(protoMessage(m))
+	if err != nil {
+		return nil, 0, marshalError(err)
+	}
+	return fitWire(b, dir)
+}
+
+// fitWire is what the receiver gets of b, which the limits may refuse.
+func fitWire(b []byte, dir Direction) (any, int, error) {
+	n := len(b)
+	if v, err := checkLimits(n, dir); v != nil || err != nil {
+		return v, n, err
+	}
+	return &wire{b: b}, n, nil
+}
+
+// decode gives dst the message, as grpc-go's codec decodes it: by dst's
+// own Unmarshal if it is a self-coding message, by protobuf's otherwise,
+// with its recursion limit.
+func (w *wire) decode(dst any) error {
+	if sc, ok := dst.(selfCoder); ok && !isV2(dst) {
+		sc.Reset()
+		if err := sc.Unmarshal(w.b); err != nil {
+			return unmarshalError(err)
+		}
+		return nil
+	}
+	dm := protoMessage(dst)
+	if dm == nil {
+		return cannotGive(w, dst)
+	}
+	if err := gproto.Unmarshal(w.b, dm); err != nil {
+		return unmarshalError(err)
+	}
+	return nil
+}
+
+// isV2 reports whether m is a message of protobuf-go's API, which grpc-go
+// encodes by protobuf's Marshal whatever other methods it has.
+func isV2(m any) bool {
+	_, ok := m.(gproto.Message)
+	return ok
+}
