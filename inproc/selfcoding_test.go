@@ -1,0 +1,139 @@
+package inproc_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
+)
+
+// selfCoded is a message as gogoproto generates them: no ProtoReflect,
+// and its own Marshal, Unmarshal and Size, which check no UTF-8. It
+// counts its calls of each, so that a test can tell what crossing costs.
+type selfCoded struct {
+	Text                 string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Data                 []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}
+	XXX_sizecache        int32
+}
+
+var selfCodedCalls struct{ marshal, unmarshal, size atomic.Int64 }
+
+func (m *selfCoded) Reset()         { *m = selfCoded{} }
+func (m *selfCoded) String() string { return fmt.Sprintf("%q %q", m.Text, m.Data) }
+func (*selfCoded) ProtoMessage()    {}
+
+func (m *selfCoded) Size() int {
+	selfCodedCalls.size.Add(1)
+	return m.size()
+}
+
+func (m *selfCoded) size() int {
+	n := 0
+	if m.Text != "" {
+		n += 1 + protowire.SizeBytes(len(m.Text))
+	}
+	if len(m.Data) > 0 {
+		n += 1 + protowire.SizeBytes(len(m.Data))
+	}
+	return n
+}
+
+func (m *selfCoded) Marshal() ([]byte, error) {
+	selfCodedCalls.marshal.Add(1)
+	b := make([]byte, 0, m.size())
+	if m.Text != "" {
+		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), m.Text)
+	}
+	if len(m.Data) > 0 {
+		b = protowire.AppendBytes(protowire.AppendTag(b, 2, protowire.BytesType), m.Data)
+	}
+	return b, nil
+}
+
+func (m *selfCoded) Unmarshal(b []byte) error {
+	selfCodedCalls.unmarshal.Add(1)
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || typ != protowire.BytesType {
+			return fmt.Errorf("selfCoded: bad tag")
+		}
+		v, m2 := protowire.ConsumeBytes(b[n:])
+		if m2 < 0 {
+			return fmt.Errorf("selfCoded: bad field")
+		}
+		switch num {
+		case 1:
+			m.Text = string(v)
+		case 2:
+			m.Data = append([]byte(nil), v...)
+		}
+		b = b[n+m2:]
+	}
+	return nil
+}
+
+var _ protoadapt.MessageV1 = (*selfCoded)(nil)
+
+// TestSelfCodingMessages sends self-coding messages (gogoproto's kind)
+// through a server stream, over grpc-go and in each mode, and checks that
+// what arrives is the same, a string that is not UTF-8 included (their
+// own Marshal checks none, so a socket carries it), and what crossing
+// costs per message: Clone encodes once and decodes once, Share neither,
+// where grpc-go encodes twice (once to learn the size) and decodes once.
+func TestSelfCodingMessages(t *testing.T) {
+	const n = 50
+	sent := func(i int) *selfCoded {
+		return &selfCoded{Text: fmt.Sprintf("message %d \xff", i), Data: []byte{byte(i)}}
+	}
+	svc := &anySvc{newReq: func() proto.Message { return protoadapt.MessageV2Of(&selfCoded{}) }, bidi: func(ss grpc.ServerStream) error {
+		for i := range n {
+			if err := ss.SendMsg(sent(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	run := func(cc grpc.ClientConnInterface) (got []string, marshals, unmarshals int64, err error) {
+		stream, err := cc.NewStream(context.Background(), anyBidiDesc, anyBidi)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if err := stream.CloseSend(); err != nil {
+			return nil, 0, 0, err
+		}
+		m0, u0 := selfCodedCalls.marshal.Load(), selfCodedCalls.unmarshal.Load()
+		for {
+			m := &selfCoded{}
+			if err := stream.RecvMsg(m); err != nil {
+				return got, selfCodedCalls.marshal.Load() - m0, selfCodedCalls.unmarshal.Load() - u0, nil
+			}
+			got = append(got, m.String())
+		}
+	}
+	want, wantM, wantU, err := run(anyReference(t, svc))
+	if err != nil || len(want) != n {
+		t.Fatalf("grpc-go: %d messages, %v", len(want), err)
+	}
+	t.Logf("grpc-go: %d Marshal and %d Unmarshal calls for %d messages", wantM, wantU, n)
+	forEachMode(t, func(t *testing.T, m testMode) {
+		ch := newChannel(t, m)
+		ch.RegisterService(anyDesc, svc)
+		got, marshals, unmarshals, err := run(ch)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("inproc got %q, %v; grpc-go %q", got, err, want)
+		}
+		maxCalls := int64(n)
+		if isShare(t, m) {
+			maxCalls = 0
+		}
+		if marshals > maxCalls || unmarshals > maxCalls {
+			t.Errorf("%d Marshal and %d Unmarshal calls for %d messages, want at most %d of each", marshals, unmarshals, n, maxCalls)
+		}
+	})
+}
