@@ -14,3 +14,6 @@ package cmd
 // The handover's test messages (inproc/internal/zoo: every shape and Go
 // API protoc-gen-go makes), beside their .proto files.
 //go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.zoo.yaml
+
+// The Series workload's Store API shaped messages, by gogoproto's plugin.
+//go:generate go tool buf generate internal/bench/storepb --template buf.gen.store.yaml --path internal/bench/storepb/store.proto

@@ -16,17 +16,27 @@ const (
 	// the sender's SendMsg returns (for a unary call, before Invoke hands the
 	// request to the handler, and when the handler returns its response),
 	// so a sender may change and send the same message again at once, as
-	// streaming loops over grpc-go do. It uses a message's generated
-	// CloneMessageVT when it has one (vtprotobuf); for a generated message
-	// of strings, bytes, plain scalars and repeated strings, a copy of its
-	// top level with new arrays for its bytes and lists (strings are
-	// shared: Go never changes a string's bytes); proto.Clone for other
-	// messages; and the call's codec for messages that are not protobuf.
+	// streaming loops over grpc-go do. A copy holds every value a socket
+	// would deliver, bit for bit (-0 and NaN payloads included), and parses
+	// unknown fields as a socket's receiver does. How it is made depends on
+	// the message's Go type, decided once per type: a generated message of
+	// strings, bytes, plain scalars and repeated strings is copied field by
+	// field (strings are shared: Go never changes a string's bytes); one
+	// with vtprotobuf's CloneMessageVT by it; a message that brings its own
+	// Marshal and Unmarshal (gogoproto's) by one call of each; other
+	// protobuf messages by protobuf's Marshal and Unmarshal, as grpc-go's
+	// codec would; and messages that are not protobuf through the call's
+	// codec.
 	Clone CopyMode = iota
 	// Share gives the receiver its own top-level message whose fields share
 	// memory with the sender's: no copy, so the sender must not change a
 	// message, or anything it points to, after sending it, and the receiver
-	// must not change nested fields it did not create.
+	// must not change nested fields it did not create. The top level is the
+	// receiver's own: its extension map and what generated setters write
+	// through a pointer (the opaque API's repeated fields) are its own too.
+	// A message that only its wire encoding carries exactly (one with lazy
+	// fields, a dynamic message, one holding unknown fields or nested past
+	// a hundred levels) is copied as with Clone.
 	//
 	// gRPC already forbids changing a message after SendMsg, but over a
 	// socket the rule is harmless to break, because SendMsg serializes the

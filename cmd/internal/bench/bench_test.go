@@ -40,6 +40,10 @@ func BenchmarkFanOut(b *testing.B) { run(b, bench.FanOut) }
 // against 64 (package batch); compare batch=1 with batch=64.
 func BenchmarkBatching(b *testing.B) { run(b, bench.Batching) }
 
+// BenchmarkSeries is Thanos's Store API on gogoproto messages; compare
+// the inproc impls with unix and with iter, Thanos's own client.
+func BenchmarkSeries(b *testing.B) { run(b, bench.Series) }
+
 // TestCases runs every case for one op on small inputs, with one caller
 // and with several, so that `go test` proves each impl works and leaks no
 // goroutine.

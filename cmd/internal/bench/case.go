@@ -29,6 +29,12 @@ const (
 	// message (batch=1, BookStore) or 64 to a message (batch=64,
 	// BookStoreBatch on package batch), read back book by book.
 	Batching = "Batching"
+	// Series is Thanos's Store API on its own kind of messages, generated
+	// by gogoproto's plugin (their own Marshal, Unmarshal and Size, no
+	// ProtoReflect): one Series call returning series=N series of
+	// samples=M samples, one series per message, drained with the
+	// generated Recv. Its iter is Thanos's own in-process client.
+	Series = "Series"
 )
 
 // respSizes are the strings per ListStrings message that the suite compares.
@@ -36,7 +42,7 @@ var respSizes = []int{1, 10, 100}
 
 // A Case is one workload run by one impl with one set of parameters.
 type Case struct {
-	// Workload is ListStrings, Unary, PingPong, FanOut or Batching.
+	// Workload is ListStrings, Unary, PingPong, FanOut, Batching or Series.
 	Workload string
 	// Impl names the way the client reaches the server, e.g. "localhost"
 	// or "inproc-share-isolated". It holds no slash, so that
@@ -132,12 +138,16 @@ func Cases(cfg Config) []Case {
 	for _, size := range batchSizes {
 		add(Batching, params(fmt.Sprintf("batch=%d", size)), func(im impl) func(*testing.B) error { return batchingCase(cfg, size, im) })
 	}
+	for _, sh := range seriesShapes {
+		add(Series, params(fmt.Sprintf("series=%d", sh.series), fmt.Sprintf("samples=%d", sh.samples)),
+			func(im impl) func(*testing.B) error { return seriesCase(cfg, sh.series, sh.samples, im) })
+	}
 	return cases
 }
 
 // Workloads returns the names of the suite's workloads, in the order
 // Cases lists them.
-func Workloads() []string { return []string{ListStrings, Unary, PingPong, FanOut, Batching} }
+func Workloads() []string { return []string{ListStrings, Unary, PingPong, FanOut, Batching, Series} }
 
 // Impls returns the names of the impls that work on this operating system,
 // in the order Cases lists them.

@@ -18,6 +18,8 @@ func ExampleCases() {
 	// BenchmarkListStrings/impl=iter/respSize=10
 	// BenchmarkListStrings/impl=iter/respSize=100
 	// BenchmarkPingPong/impl=iter
+	// BenchmarkSeries/impl=iter/series=10000/samples=1
+	// BenchmarkSeries/impl=iter/series=1000/samples=120
 }
 
 // Running a case outside `go test`, as `localgrpc bench` does.

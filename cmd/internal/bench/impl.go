@@ -42,10 +42,10 @@ var impls = []impl{
 	{name: "bufconn", serve: serveBufconn},
 	{name: "grpchan", serve: serveGrpchan},
 	{name: "grpchan-share", serve: serveGrpchanShare},
-	{name: "chan", connect: chanClients, skip: map[string]string{Unary: noStream, FanOut: noConn, Batching: noBooks}},
+	{name: "chan", connect: chanClients, skip: map[string]string{Unary: noStream, FanOut: noConn, Batching: noBooks, Series: noStore}},
 	{name: "iter", connect: iterClients, skip: map[string]string{Unary: noStream, FanOut: noConn, Batching: noBooks}},
-	{name: "direct", connect: directClients, skip: map[string]string{FanOut: noConn, Batching: noBooks}},
-	{name: "floor", connect: floorClients, skip: map[string]string{PingPong: noFloor, FanOut: noConn, Batching: noBooks}},
+	{name: "direct", connect: directClients, skip: map[string]string{FanOut: noConn, Batching: noBooks, Series: noStore}},
+	{name: "floor", connect: floorClients, skip: map[string]string{PingPong: noFloor, FanOut: noConn, Batching: noBooks, Series: noStore}},
 	{name: "inproc-clone-isolated", serve: serveInproc(inproc.Clone, inproc.Isolated)},
 	{name: "inproc-share-isolated", serve: serveInproc(inproc.Share, inproc.Isolated)},
 	{name: "inproc-clone-inline", serve: serveInproc(inproc.Clone, inproc.Inline)},
@@ -56,6 +56,7 @@ const (
 	noStream = "a unary call has no stream to hand-write a client for: it would be direct"
 	noConn   = "a fanout.Backend is a grpc.ClientConnInterface, which the hand-written clients are not"
 	noBooks  = "the hand-written clients call ListStrings and Echo only"
+	noStore  = "of the hand-written clients, only iter, Thanos's own, calls the Store API"
 )
 
 // availableImpls returns the impls that work on this operating system.

@@ -31,31 +31,37 @@ var errStopped = errors.New("iterator stopped receiving")
 type iterList struct{ srv listv1.ListStringsServer }
 
 func (c iterList) List(ctx context.Context, in *listv1.ListRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[listv1.ListResponse], error) {
-	y := &yielder{ctx: ctx}
+	return pull(ctx, func(s grpc.ServerStreamingServer[listv1.ListResponse]) error { return c.srv.List(in, s) }), nil
+}
+
+// pull runs handler as a coroutine and returns the client's side of its
+// stream, whose Recv resumes it until its next Send.
+func pull[Resp any](ctx context.Context, handler func(grpc.ServerStreamingServer[Resp]) error) grpc.ServerStreamingClient[Resp] {
+	y := &yielder[Resp]{ctx: ctx}
 	y.server.y = y
-	y.recv, y.stop = iter.Pull2(func(yield func(*listv1.ListResponse, error) bool) {
+	y.recv, y.stop = iter.Pull2(func(yield func(*Resp, error) bool) {
 		y.send = yield
-		if err := c.srv.List(in, &y.server); err != nil {
+		if err := handler(&y.server); err != nil {
 			yield(nil, err)
 		}
 	})
-	return y, nil
+	return y
 }
 
-// yielder is the client's side of an iterList call.
-type yielder struct {
+// yielder is the client's side of a pulled call.
+type yielder[Resp any] struct {
 	grpc.ClientStream
 	ctx    context.Context
-	send   func(*listv1.ListResponse, error) bool // the coroutine's yield
-	recv   func() (*listv1.ListResponse, error, bool)
+	send   func(*Resp, error) bool // the coroutine's yield
+	recv   func() (*Resp, error, bool)
 	stop   func()
-	server yielderServer
+	server yielderServer[Resp]
 }
 
-func (y *yielder) Context() context.Context { return y.ctx }
+func (y *yielder[Resp]) Context() context.Context { return y.ctx }
 
 // Recv resumes the handler until its next Send, or its end.
-func (y *yielder) Recv() (*listv1.ListResponse, error) {
+func (y *yielder[Resp]) Recv() (*Resp, error) {
 	r, err, ok := y.recv()
 	if err != nil {
 		y.stop()
@@ -67,16 +73,16 @@ func (y *yielder) Recv() (*listv1.ListResponse, error) {
 	return r, nil
 }
 
-// yielderServer is the handler's side of an iterList call.
-type yielderServer struct {
+// yielderServer is the handler's side of a pulled call.
+type yielderServer[Resp any] struct {
 	grpc.ServerStream
-	y *yielder
+	y *yielder[Resp]
 }
 
-func (h *yielderServer) Context() context.Context { return h.y.ctx }
+func (h *yielderServer[Resp]) Context() context.Context { return h.y.ctx }
 
 // Send suspends the handler and hands m to the client's Recv.
-func (h *yielderServer) Send(m *listv1.ListResponse) error {
+func (h *yielderServer[Resp]) Send(m *Resp) error {
 	if !h.y.send(m, nil) {
 		return errStopped
 	}
