@@ -55,7 +55,7 @@ func catch(f func() error) (err error) {
 }
 
 // anyReference returns a grpc-go connection to svc over bufconn.
-func anyReference(t *testing.T, svc *anySvc) *grpc.ClientConn {
+func anyReference(t testing.TB, svc *anySvc) *grpc.ClientConn {
 	t.Helper()
 	return realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(anyDesc, svc) }, nil, nil)
 }

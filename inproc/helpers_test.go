@@ -257,7 +257,7 @@ var echoKinds = []echoKind{
 // realGRPC serves register's services on a grpc.Server over bufconn and
 // returns a connection to it, with the given server and dial options;
 // both end with the test.
-func realGRPC(t *testing.T, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts []grpc.DialOption) *grpc.ClientConn {
+func realGRPC(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts []grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(sopts...)

@@ -3,7 +3,6 @@ package handover
 import (
 	"bytes"
 	"slices"
-	"unsafe"
 )
 
 // A message whose size plan knows every field is deep-copied by its
@@ -21,25 +20,54 @@ func (tp *typedPlan) clone(src addr) any {
 }
 
 // deepCopy copies the message at src to the one at dst.
-func (tp *typedPlan) deepCopy(dst, src unsafe.Pointer) {
-	tp.shallow.copy(dst, src)
-	for i := range tp.sizer.fields {
-		f := &tp.sizer.fields[i]
-		at := unsafe.Add(dst, f.offset)
+func (tp *typedPlan) deepCopy(dst, src addr) {
+	tp.sizer.deepCopy(dst, src)
+}
+
+// deepCopy copies the message at src, of p's struct, to the one at dst:
+// its top level, then new arrays for its bytes and lists and new messages
+// for the messages it holds, copied in turn. size found the message to
+// need no wire (no nil element in its lists, say).
+func (p *sizePlan) deepCopy(dst, src addr) {
+	p.shallow.copy(dst, src)
+	for i := range p.fields {
+		f := &p.fields[i]
 		// An empty field comes out nil, as from proto.Clone or a socket.
 		switch f.kind {
 		case sizeBytes, sizeUnknown:
-			if b := *(*[]byte)(at); len(b) > 0 {
-				*(*[]byte)(at) = bytes.Clone(b)
+			if b := *field[[]byte](dst, f.offset); len(b) > 0 {
+				*field[[]byte](dst, f.offset) = bytes.Clone(b)
 			} else {
-				*(*[]byte)(at) = nil
+				*field[[]byte](dst, f.offset) = nil
 			}
 		case sizeStringList:
-			if l := *(*[]string)(at); len(l) > 0 {
-				*(*[]string)(at) = slices.Clone(l)
+			if l := *field[[]string](dst, f.offset); len(l) > 0 {
+				*field[[]string](dst, f.offset) = slices.Clone(l)
 			} else {
-				*(*[]string)(at) = nil
+				*field[[]string](dst, f.offset) = nil
 			}
+		case sizeMessage:
+			if sub := *field[addr](dst, f.offset); sub != nil {
+				*field[addr](dst, f.offset) = f.sub.copyOf(sub)
+			}
+		case sizeMessageList:
+			l := *field[[]addr](dst, f.offset)
+			if len(l) == 0 {
+				*field[[]addr](dst, f.offset) = nil
+				continue
+			}
+			copies := make([]addr, len(l))
+			for j, sub := range l {
+				copies[j] = f.sub.copyOf(sub)
+			}
+			*field[[]addr](dst, f.offset) = copies
 		}
 	}
+}
+
+// copyOf returns a new copy of the message at src, of p's struct.
+func (p *sizePlan) copyOf(src addr) addr {
+	_, at := newOf(p.st)
+	p.deepCopy(at, src)
+	return at
 }

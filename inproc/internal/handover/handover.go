@@ -89,9 +89,16 @@ func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (int
 	if codec == nil && mode == Clone {
 		if tp, at := known(m, &dir.Slot.last); tp != nil && tp.flat && tp.hasNoUnknown(at) {
 			if d := tp.of(dst); d != nil {
-				n, err := tp.measureAt(m, at)
-				if err != nil {
+				n, wire, err := tp.measureAt(m, at)
+				switch {
+				case err != nil:
 					return 0, marshalError(err)
+				case wire:
+					v, n, err := sendWire(m, dir)
+					if err != nil {
+						return n, err
+					}
+					return n, Receive(dst, v, codec, dir.Slot)
 				}
 				if v, err := checkLimits(n, dir); v != nil || err != nil {
 					if err != nil {

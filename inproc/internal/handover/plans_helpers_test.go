@@ -2,6 +2,8 @@ package handover
 
 import (
 	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // The plans' entry points as the tests use them, by the plans last holds.
@@ -13,7 +15,11 @@ func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok 
 	if tp == nil || tp.how == viaWire {
 		return 0, nil, false
 	}
-	n, err = tp.measureAt(m, at)
+	n, wire, err := tp.measureAt(m, at)
+	if wire {
+		b, err := proto.Marshal(protoMessage(m))
+		return len(b), err, true
+	}
 	return n, err, true
 }
 

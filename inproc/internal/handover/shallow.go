@@ -4,7 +4,6 @@ import (
 	"maps"
 	"reflect"
 	"sync"
-	"unsafe"
 
 	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/runtime/protoimpl"
@@ -121,7 +120,6 @@ func appendMoves(moves []move, t reflect.Type, offset uintptr) ([]move, bool) {
 	if len(moves) > maxMoves {
 		return nil, false
 	}
-	const word = unsafe.Sizeof(uintptr(0))
 	if !hasPointers(t) && (t.Size() > 8 || uintptr(t.Align()) < t.Size()) {
 		// Plain data, in moves as wide as its alignment allows.
 		for n := t.Size(); n > 0; {
@@ -186,7 +184,7 @@ func hasPointers(t reflect.Type) bool {
 
 // copy copies what the plan covers from the struct at s to the struct at
 // d, both of the plan's type.
-func (p *shallowPlan) copy(d, s unsafe.Pointer) {
+func (p *shallowPlan) copy(d, s addr) {
 	if p.moves != nil {
 		for _, m := range p.moves {
 			m.do(d, s)
@@ -195,28 +193,11 @@ func (p *shallowPlan) copy(d, s unsafe.Pointer) {
 		for _, f := range p.fields {
 			// reflect.Value.Set refuses unexported fields, such as
 			// unknownFields; a Value made by NewAt does not.
-			reflect.NewAt(f.typ, unsafe.Add(d, f.offset)).Elem().Set(reflect.NewAt(f.typ, unsafe.Add(s, f.offset)).Elem())
+			valueAt(f.typ, d, f.offset).Set(valueAt(f.typ, s, f.offset))
 		}
 	}
 	p.clearSizeCaches(d)
 	p.ownTopLevel(d)
-}
-
-// do makes the move from the struct at s to the struct at d.
-func (m move) do(d, s unsafe.Pointer) {
-	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
-	switch {
-	case m.pointer:
-		*(*unsafe.Pointer)(d) = *(*unsafe.Pointer)(s) // with its write barrier
-	case m.size == 8:
-		*(*uint64)(d) = *(*uint64)(s)
-	case m.size == 4:
-		*(*uint32)(d) = *(*uint32)(s)
-	case m.size == 2:
-		*(*uint16)(d) = *(*uint16)(s)
-	default:
-		*(*uint8)(d) = *(*uint8)(s)
-	}
 }
 
 // ownTopLevel gives the receiver's message at d what generated code
@@ -238,8 +219,8 @@ func (p *shallowPlan) ownTopLevel(d addr) {
 
 // clearSizeCaches clears the size caches of the receiver's message at d,
 // which may hold the size of a message it received before.
-func (p *shallowPlan) clearSizeCaches(d unsafe.Pointer) {
+func (p *shallowPlan) clearSizeCaches(d addr) {
 	for _, off := range p.sizeCaches {
-		*(*int32)(unsafe.Add(d, off)) = 0
+		*field[int32](d, off) = 0
 	}
 }

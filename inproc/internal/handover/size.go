@@ -2,7 +2,6 @@ package handover
 
 import (
 	"reflect"
-	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -11,13 +10,16 @@ import (
 // A sizePlan measures a message as proto.Size does and checks its strings
 // as measure does, in one walk over the generated struct, for the
 // messages whose every field it knows: strings, bytes and most scalars
-// without presence, repeated strings, and unknown fields; no nested
-// messages, maps, oneofs or extensions.
-// Those are most of the small messages a stream carries one after another,
-// where proto.Size alone cost as much as the whole hand-over; the rest go
-// through proto.Size.
+// without presence, repeated strings, unknown fields, and messages and
+// lists of messages whose every field it knows in turn; no maps, oneofs,
+// groups or extensions. Those are most of the messages a stream carries
+// one after another, where proto.Size alone cost as much as the whole
+// hand-over; the rest go through proto.Size. The same plan deep-copies
+// such a message (see deepCopy).
 type sizePlan struct {
-	fields []sizeField
+	st      reflect.Type // the generated struct
+	shallow *shallowPlan
+	fields  []sizeField
 }
 
 type sizeField struct {
@@ -26,40 +28,57 @@ type sizeField struct {
 	tag    int  // the size of the field's tag
 	utf8   bool // a string that must be UTF-8
 	fd     protoreflect.FieldDescriptor
+	sub    *sizePlan // for messages and lists of messages
 }
 
 type sizeKind uint8
 
 // The kinds of field a sizePlan knows, each sent unless it is zero (a
-// float's bits: -0 is sent). Others (zigzag and fixed integers, fields
-// with presence, repeated scalars, which are packed) go through proto.Size.
+// float's bits: -0 is sent) or nil. Others (zigzag and fixed integers,
+// fields with presence, repeated scalars, which are packed) go through
+// proto.Size.
 const (
-	sizeString     sizeKind = iota // string
-	sizeStringList                 // []string, every element sent
-	sizeBytes                      // []byte
-	sizeBool                       // bool
-	sizeInt32                      // int32 and enums, sign-extended
-	sizeInt64                      // int64
-	sizeUint32                     // uint32
-	sizeUint64                     // uint64
-	sizeFloat                      // float: 4 bytes
-	sizeDouble                     // double: 8 bytes
-	sizeUnknown                    // the unknown fields, as they are
+	sizeString      sizeKind = iota // string
+	sizeStringList                  // []string, every element sent
+	sizeBytes                       // []byte
+	sizeBool                        // bool
+	sizeInt32                       // int32 and enums, sign-extended
+	sizeInt64                       // int64
+	sizeUint32                      // uint32
+	sizeUint64                      // uint64
+	sizeFloat                       // float: 4 bytes
+	sizeDouble                      // double: 8 bytes
+	sizeUnknown                     // the unknown fields, as they are
+	sizeMessage                     // *M, sent when not nil
+	sizeMessageList                 // []*M
 )
 
 // buildSizePlan makes the size plan of st, the generated struct of md, or
-// returns nil if st has a field the plan does not know.
+// returns nil if st, or a message it holds, has a field the plan does not
+// know.
 func buildSizePlan(st reflect.Type, md protoreflect.MessageDescriptor) *sizePlan {
-	if md.ExtensionRanges().Len() > 0 || md.Oneofs().Len() > 0 || !generatedStruct(st, md) {
+	return buildSizePlanIn(st, md, map[reflect.Type]*sizePlan{})
+}
+
+// buildSizePlanIn is buildSizePlan with the plans under construction, for
+// recursive messages: a plan that fails fails every plan that holds it,
+// up to the one asked for.
+func buildSizePlanIn(st reflect.Type, md protoreflect.MessageDescriptor, building map[reflect.Type]*sizePlan) *sizePlan {
+	if p, ok := building[st]; ok {
+		return p
+	}
+	if md.ExtensionRanges().Len() > 0 || md.Oneofs().Len() > 0 || !isGenerated(st) || !generatedStruct(st, md) || hasLazyFields(st) {
 		return nil
 	}
-	p := &sizePlan{}
+	p := &sizePlan{st: st, shallow: shallowPlanFor(st)}
+	if p.shallow.moves == nil {
+		return nil
+	}
+	building[st] = p
 	for i := range st.NumField() {
 		sf := st.Field(i)
 		switch {
-		case sf.Type == messageStateType || sf.Type.Size() == 0:
-			continue
-		case sf.Name == "sizeCache" || sf.Name == "XXX_sizecache":
+		case sf.Type == messageStateType || sf.Type.Size() == 0 || isSizeCache(sf):
 			continue
 		case sf.Name == "unknownFields" || sf.Name == "XXX_unrecognized":
 			if sf.Type.Kind() != reflect.Slice || sf.Type.Elem().Kind() != reflect.Uint8 {
@@ -76,22 +95,43 @@ func buildSizePlan(st reflect.Type, md protoreflect.MessageDescriptor) *sizePlan
 		if fd == nil {
 			return nil
 		}
-		kind, ok := sizeKindOf(fd, sf.Type)
-		if !ok {
+		f := sizeField{offset: sf.Offset, fd: fd, tag: protowire.SizeTag(fd.Number())}
+		if fd.Message() != nil {
+			if f.kind, f.sub, ok = messageSizeKind(fd, sf.Type, building); !ok {
+				return nil
+			}
+		} else if f.kind, ok = sizeKindOf(fd, sf.Type); !ok {
 			return nil
 		}
-		p.fields = append(p.fields, sizeField{
-			offset: sf.Offset, kind: kind, fd: fd,
-			tag:  protowire.SizeTag(fd.Number()),
-			utf8: fd.Kind() == protoreflect.StringKind && enforceUTF8(fd),
-		})
+		f.utf8 = fd.Kind() == protoreflect.StringKind && enforceUTF8(fd)
+		p.fields = append(p.fields, f)
 	}
 	return p
 }
 
+// messageSizeKind tells how to measure fd, a message field held in a Go
+// field of type t (*M or []*M), and returns M's plan.
+func messageSizeKind(fd protoreflect.FieldDescriptor, t reflect.Type, building map[reflect.Type]*sizePlan) (sizeKind, *sizePlan, bool) {
+	if fd.IsMap() || fd.IsWeak() || fd.Kind() != protoreflect.MessageKind {
+		return 0, nil, false // groups and delimited messages are encoded otherwise
+	}
+	kind := sizeMessage
+	if fd.IsList() {
+		if t.Kind() != reflect.Slice {
+			return 0, nil, false
+		}
+		kind, t = sizeMessageList, t.Elem()
+	}
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return 0, nil, false
+	}
+	sub := buildSizePlanIn(t.Elem(), fd.Message(), building)
+	return kind, sub, sub != nil
+}
+
 // sizeKindOf tells how to measure fd, held in a Go field of type t.
 func sizeKindOf(fd protoreflect.FieldDescriptor, t reflect.Type) (sizeKind, bool) {
-	if fd.IsMap() || fd.IsWeak() || fd.Message() != nil || fd.HasPresence() {
+	if fd.IsMap() || fd.IsWeak() || fd.HasPresence() {
 		return 0, false
 	}
 	want, elem := sizeKinds[fd.Kind()], t
@@ -126,62 +166,101 @@ var sizeKinds = map[protoreflect.Kind]struct {
 }
 
 // size returns the encoded size of the message at base, or the error
-// protobuf's Marshal gives for a string that is not UTF-8.
-func (p *sizePlan) size(base unsafe.Pointer) (int, error) {
-	n := 0
+// protobuf's Marshal gives for a string that is not UTF-8; wire says that
+// only the wire encoding carries the message as a socket would (see
+// sizeAt), and then n is not known.
+func (p *sizePlan) size(base addr) (n int, wire bool, err error) {
+	return p.sizeAt(base, 0)
+}
+
+// sizeAt is size for a message nested depth levels deep. A nested message
+// holding unknown fields, which a socket's receiver would parse, one
+// nested deeper than shareDepth, and a nil element of a list, which
+// protobuf encodes its own way, need the wire.
+func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 	for i := range p.fields {
 		f := &p.fields[i]
-		at := unsafe.Add(base, f.offset)
 		switch f.kind {
 		case sizeString:
-			if s := *(*string)(at); s != "" {
+			if s := *field[string](base, f.offset); s != "" {
 				if f.utf8 && !validUTF8(s) {
-					return 0, invalidUTF8(f.fd)
+					return 0, false, invalidUTF8(f.fd)
 				}
 				n += f.tag + protowire.SizeBytes(len(s))
 			}
 		case sizeStringList:
-			for _, s := range *(*[]string)(at) {
+			for _, s := range *field[[]string](base, f.offset) {
 				if f.utf8 && !validUTF8(s) {
-					return 0, invalidUTF8(f.fd)
+					return 0, false, invalidUTF8(f.fd)
 				}
 				n += f.tag + protowire.SizeBytes(len(s))
 			}
 		case sizeBytes:
-			if b := *(*[]byte)(at); len(b) > 0 {
+			if b := *field[[]byte](base, f.offset); len(b) > 0 {
 				n += f.tag + protowire.SizeBytes(len(b))
 			}
 		case sizeBool:
-			if *(*bool)(at) {
+			if *field[bool](base, f.offset) {
 				n += f.tag + 1
 			}
 		case sizeInt32:
-			if v := *(*int32)(at); v != 0 {
+			if v := *field[int32](base, f.offset); v != 0 {
 				n += f.tag + protowire.SizeVarint(uint64(int64(v)))
 			}
 		case sizeInt64:
-			if v := *(*int64)(at); v != 0 {
+			if v := *field[int64](base, f.offset); v != 0 {
 				n += f.tag + protowire.SizeVarint(uint64(v))
 			}
 		case sizeUint32:
-			if v := *(*uint32)(at); v != 0 {
+			if v := *field[uint32](base, f.offset); v != 0 {
 				n += f.tag + protowire.SizeVarint(uint64(v))
 			}
 		case sizeUint64:
-			if v := *(*uint64)(at); v != 0 {
+			if v := *field[uint64](base, f.offset); v != 0 {
 				n += f.tag + protowire.SizeVarint(v)
 			}
 		case sizeFloat:
-			if *(*uint32)(at) != 0 {
+			if *field[uint32](base, f.offset) != 0 {
 				n += f.tag + 4
 			}
 		case sizeDouble:
-			if *(*uint64)(at) != 0 {
+			if *field[uint64](base, f.offset) != 0 {
 				n += f.tag + 8
 			}
 		case sizeUnknown:
-			n += len(*(*[]byte)(at))
+			u := len(*field[[]byte](base, f.offset))
+			if u > 0 && depth > 0 {
+				return 0, true, nil
+			}
+			n += u
+		case sizeMessage:
+			if sub := *field[addr](base, f.offset); sub != nil {
+				m, wire, err := f.sub.nestedSize(sub, depth)
+				if wire || err != nil {
+					return 0, wire, err
+				}
+				n += f.tag + protowire.SizeBytes(m)
+			}
+		case sizeMessageList:
+			for _, sub := range *field[[]addr](base, f.offset) {
+				if sub == nil {
+					return 0, true, nil
+				}
+				m, wire, err := f.sub.nestedSize(sub, depth)
+				if wire || err != nil {
+					return 0, wire, err
+				}
+				n += f.tag + protowire.SizeBytes(m)
+			}
 		}
 	}
-	return n, nil
+	return n, false, nil
+}
+
+// nestedSize is sizeAt for a message held by one depth levels deep.
+func (p *sizePlan) nestedSize(base addr, depth int) (int, bool, error) {
+	if depth >= shareDepth {
+		return 0, true, nil
+	}
+	return p.sizeAt(base, depth+1)
 }

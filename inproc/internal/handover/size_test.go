@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	bookstorev1 "github.com/localgrpc/localgrpc/gen/bookstore/v1"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
@@ -46,6 +47,10 @@ func TestSizePlanAgreesWithSize(t *testing.T) {
 		&timestamppb.Timestamp{Seconds: -62135596800, Nanos: 999999999}, &durationpb.Duration{Seconds: 1 << 40, Nanos: -1},
 		&fieldmaskpb.FieldMask{Paths: []string{"a.b", "", long}},
 		withUnknown(&echov1.EchoRequest{Text: "x"}), withUnknown(&listv1.ListResponse{}),
+		&testgrpc.StreamingOutputCallResponse{Payload: &testgrpc.Payload{Body: []byte("nested")}},
+		&testgrpc.StreamingOutputCallResponse{Payload: &testgrpc.Payload{}}, &testgrpc.StreamingOutputCallResponse{},
+		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{{Title: long, PublicationYear: -1}, {}}},
+		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{}},
 	}
 	for _, m := range planned {
 		tp := newTypedPlan(m, reflect.TypeOf(m), m.ProtoReflect().Descriptor())
@@ -53,12 +58,23 @@ func TestSizePlanAgreesWithSize(t *testing.T) {
 			t.Errorf("%T: no size plan (%v), or not by type (%v), or an init check (%v)", m, tp.sizer != nil, tp.byType, tp.initCheck)
 			continue
 		}
-		if n, err := tp.measure(nil, reflect.ValueOf(m).UnsafePointer()); err != nil || n != proto.Size(m) {
-			t.Errorf("%T %v: measured %d, %v; proto.Size says %d", m, m, n, err, proto.Size(m))
+		if n, wire, err := tp.measure(nil, reflect.ValueOf(m).UnsafePointer()); err != nil || wire || n != proto.Size(m) {
+			t.Errorf("%T %v: measured %d, %v, wire %v; proto.Size says %d", m, m, n, err, wire, proto.Size(m))
+		}
+	}
+	// What a socket's receiver parses or refuses, the wire must carry.
+	for _, m := range []proto.Message{
+		&testgrpc.StreamingOutputCallResponse{Payload: withUnknown(&testgrpc.Payload{}).(*testgrpc.Payload)},
+		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{{}, withUnknown(&bookstorev1.Book{}).(*bookstorev1.Book)}},
+		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{{}, nil}},
+	} {
+		tp := newTypedPlan(m, reflect.TypeOf(m), m.ProtoReflect().Descriptor())
+		if _, wire, err := tp.measure(nil, reflect.ValueOf(m).UnsafePointer()); err != nil || !wire {
+			t.Errorf("%T %v: wire %v, %v; want the wire", m, m, wire, err)
 		}
 	}
 	unplanned := []proto.Message{
-		&testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: []byte("nested")}},        // a message field
+		&testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: []byte("nested")}},        // a map, deep inside
 		structpb.NewStringValue("oneof"),                                                   // a oneof
 		&structpb.Struct{Fields: map[string]*structpb.Value{"k": structpb.NewNullValue()}}, // a map
 	}

@@ -3,7 +3,6 @@ package handover
 import (
 	"reflect"
 	"sync/atomic"
-	"unsafe"
 
 	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -86,7 +85,7 @@ type fastCloner interface {
 // strategyOf returns the strategy of m, kept in last from now on, and m's
 // address; nil if m is not a protobuf message, which goes through the
 // codec.
-func strategyOf(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
+func strategyOf(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
 	pm := protoMessage(m)
 	if pm == nil {
 		return nil, nil
@@ -114,14 +113,19 @@ func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
 		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
 	}
 	tp, at := strategyOf(m, last)
-	return tp.measureAt(m, at)
+	n, wire, err := tp.measureAt(m, at)
+	if wire {
+		b, err := gproto.Marshal(m)
+		return len(b), err
+	}
+	return n, err
 }
 
 // known returns the strategy last holds if x is a non-nil message of its
 // Go type, and x's address: found by the type word of x's interface, so
 // that the messages of the one type most calls and streams send take no
 // reflection, no lookup and no interface conversion.
-func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) {
+func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
 	tp := last.Load()
 	if tp == nil || !tp.byType {
 		return nil, nil
@@ -136,7 +140,7 @@ func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, unsafe.Pointer) 
 // otherwise. A second message is matched against the strategy found for
 // the first with it, not by loading it again: another goroutine may have
 // stored another type's in between.
-func (tp *typedPlan) of(x any) unsafe.Pointer {
+func (tp *typedPlan) of(x any) addr {
 	if wordOf(x) != tp.word {
 		return nil
 	}
@@ -144,7 +148,7 @@ func (tp *typedPlan) of(x any) unsafe.Pointer {
 }
 
 // measureAt is measure for m, a message of tp's type at at.
-func (tp *typedPlan) measureAt(m any, at unsafe.Pointer) (int, error) {
+func (tp *typedPlan) measureAt(m any, at addr) (int, bool, error) {
 	var pm gproto.Message
 	if tp.initCheck || tp.sizer == nil {
 		pm = protoMessage(m)
@@ -196,21 +200,23 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	tp.unknown, tp.hasUnknown = unknownField(st)
 	_, tp.fast = m.(fastCloner)
 	tp.flat = tp.sizer != nil && tp.shallow.moves != nil && !tp.fast
-	tp.nested = tp.how == planned && hasNested(md)
+	tp.nested = tp.how == planned && tp.sizer == nil && hasNested(md)
 	return tp
 }
 
 // hasNoUnknown reports whether the message at at holds no unknown fields.
-func (tp *typedPlan) hasNoUnknown(at unsafe.Pointer) bool {
+func (tp *typedPlan) hasNoUnknown(at addr) bool {
 	return !tp.hasUnknown || len(bytesAt(at, tp.unknown)) == 0
 }
 
-// measure checks the message at base, pm, and returns its size; pm may be
-// nil when the plan needs neither CheckInitialized nor proto.Size.
-func (tp *typedPlan) measure(pm gproto.Message, base unsafe.Pointer) (int, error) {
+// measure checks the message at base, pm, and returns its size, or wire
+// if only its wire encoding carries it as a socket would (see sizeAt);
+// pm may be nil when the plan needs neither CheckInitialized nor
+// proto.Size.
+func (tp *typedPlan) measure(pm gproto.Message, base addr) (n int, wire bool, err error) {
 	if tp.initCheck {
 		if err := gproto.CheckInitialized(pm); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	if tp.sizer != nil {
@@ -224,14 +230,14 @@ func (tp *typedPlan) measure(pm gproto.Message, base unsafe.Pointer) (int, error
 			err = p.check(base)
 		}
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
-	return gproto.Size(pm), nil
+	return gproto.Size(pm), false, nil
 }
 
 // send is Send for m, a message of tp's type at at.
-func (tp *typedPlan) send(m any, at unsafe.Pointer, mode Mode, dir Direction) (any, int, error) {
+func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction) (any, int, error) {
 	if tp.pointer && at == nil { // a typed nil encodes as an empty message
 		if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
 			return nil, 0, marshalError(err)
@@ -250,9 +256,12 @@ func (tp *typedPlan) send(m any, at unsafe.Pointer, mode Mode, dir Direction) (a
 		mode == Share && tp.nested && nestedNeedsWire(protoMessage(m).ProtoReflect(), 1):
 		return sendWire(m, dir)
 	}
-	n, err := tp.measureAt(m, at)
-	if err != nil {
+	n, wire, err := tp.measureAt(m, at)
+	switch {
+	case err != nil:
 		return nil, 0, marshalError(err)
+	case wire:
+		return sendWire(m, dir)
 	}
 	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		return v, n, err

@@ -3,6 +3,8 @@ package handover
 import (
 	"reflect"
 	"unsafe"
+
+	gproto "google.golang.org/protobuf/proto"
 )
 
 // Every operation of this package that goes around Go's type system is in
@@ -57,4 +59,44 @@ func sameStructs(dst, src any) (d, s addr, st reflect.Type, ok bool) {
 func newOf(st reflect.Type) (any, addr) {
 	v := reflect.New(st)
 	return v.Interface(), v.UnsafePointer()
+}
+
+// word is the size of a pointer, the unit of moves.
+const word = unsafe.Sizeof(uintptr(0))
+
+// do makes the move from the struct at s to the struct at d.
+func (m move) do(d, s addr) {
+	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
+	switch {
+	case m.pointer:
+		*(*unsafe.Pointer)(d) = *(*unsafe.Pointer)(s) // with its write barrier
+	case m.size == 8:
+		*(*uint64)(d) = *(*uint64)(s)
+	case m.size == 4:
+		*(*uint32)(d) = *(*uint32)(s)
+	case m.size == 2:
+		*(*uint16)(d) = *(*uint16)(s)
+	default:
+		*(*uint8)(d) = *(*uint8)(s)
+	}
+}
+
+// valueAt returns the field of type t at offset off in the struct at
+// base, settable: reflect.Value.Set refuses unexported fields, such as
+// unknownFields, and a Value made by NewAt does not.
+func valueAt(t reflect.Type, base addr, off uintptr) reflect.Value {
+	return reflect.NewAt(t, unsafe.Add(base, off)).Elem()
+}
+
+// messageAt returns the message at base, of the generated type t (a
+// pointer to its struct).
+func messageAt(t reflect.Type, base addr) gproto.Message {
+	return reflect.NewAt(t.Elem(), base).Interface().(gproto.Message)
+}
+
+// stringWords returns a function that reads the 8 bytes of
+// s from index i, which must be at most len(s)-8, with no bounds check.
+func stringWords(s string) func(i int) uint64 {
+	p := unsafe.Pointer(unsafe.StringData(s)) // read only
+	return func(i int) uint64 { return *(*uint64)(unsafe.Add(p, i)) }
 }

@@ -2,7 +2,6 @@ package handover
 
 import (
 	"unicode/utf8"
-	"unsafe"
 )
 
 // validUTF8 is utf8.ValidString with a faster way through ASCII, which
@@ -13,8 +12,7 @@ import (
 // ASCII, utf8.ValidString checks the rest.
 func validUTF8(s string) bool {
 	const hi = 0x8080808080808080
-	p, n := unsafe.Pointer(unsafe.StringData(s)), len(s) // read only
-	word := func(i int) uint64 { return *(*uint64)(unsafe.Add(p, i)) }
+	word, n := stringWords(s), len(s)
 	i := 0
 	for ; i+32 <= n; i += 32 {
 		if (word(i)|word(i+8)|word(i+16)|word(i+24))&hi != 0 {

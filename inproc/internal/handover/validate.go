@@ -5,9 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unsafe"
 
-	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -267,33 +265,32 @@ func needsUTF8Field(fd protoreflect.FieldDescriptor, seen map[protoreflect.FullN
 // the fields at the offsets the plan found, as protobuf's own fast paths
 // do, so that a message of small strings costs little more than their
 // UTF-8 check.
-func (p *utf8Plan) check(base unsafe.Pointer) error {
+func (p *utf8Plan) check(base addr) error {
 	for i := range p.fields {
 		f := &p.fields[i]
-		at := unsafe.Add(base, f.offset)
 		switch f.kind {
 		case kindString:
-			if !validUTF8(*(*string)(at)) {
+			if !validUTF8(*field[string](base, f.offset)) {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringPtr:
-			if sp := *(**string)(at); sp != nil && !validUTF8(*sp) {
+			if sp := *field[*string](base, f.offset); sp != nil && !validUTF8(*sp) {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringList:
-			for _, s := range *(*[]string)(at) {
+			for _, s := range *field[[]string](base, f.offset) {
 				if !validUTF8(s) {
 					return invalidUTF8(f.fd)
 				}
 			}
 		case kindMessage:
-			if sub := *(*unsafe.Pointer)(at); sub != nil {
+			if sub := *field[addr](base, f.offset); sub != nil {
 				if err := f.sub.check(sub); err != nil {
 					return err
 				}
 			}
 		case kindMessageList:
-			for _, sub := range *(*[]unsafe.Pointer)(at) {
+			for _, sub := range *field[[]addr](base, f.offset) {
 				if sub != nil {
 					if err := f.sub.check(sub); err != nil {
 						return err
@@ -301,7 +298,7 @@ func (p *utf8Plan) check(base unsafe.Pointer) error {
 				}
 			}
 		case kindOther:
-			if err := p.checkOther(base, at, f); err != nil {
+			if err := p.checkOther(base, f); err != nil {
 				return err
 			}
 		}
@@ -313,8 +310,8 @@ func (p *utf8Plan) check(base unsafe.Pointer) error {
 }
 
 // checkExtensions checks the extensions set on the message at base.
-func (p *utf8Plan) checkExtensions(base unsafe.Pointer) error {
-	rm := reflect.NewAt(p.typ.Elem(), base).Interface().(gproto.Message).ProtoReflect()
+func (p *utf8Plan) checkExtensions(base addr) error {
+	rm := messageAt(p.typ, base).ProtoReflect()
 	var err error
 	rm.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		if fd.IsExtension() {
@@ -325,13 +322,13 @@ func (p *utf8Plan) checkExtensions(base unsafe.Pointer) error {
 	return err
 }
 
-// checkOther checks a map or oneof field, at at in the message at base,
+// checkOther checks a map or oneof field f of the message at base,
 // through reflection.
-func (p *utf8Plan) checkOther(base, at unsafe.Pointer, f *utf8Field) error {
-	if f.fd == nil && *(*unsafe.Pointer)(at) == nil {
+func (p *utf8Plan) checkOther(base addr, f *utf8Field) error {
+	if f.fd == nil && *field[addr](base, f.offset) == nil {
 		return nil // an unset oneof: its interface's first word is nil
 	}
-	rm := reflect.NewAt(p.typ.Elem(), base).Interface().(gproto.Message).ProtoReflect()
+	rm := messageAt(p.typ, base).ProtoReflect()
 	if f.fd != nil { // a map
 		return checkValue(f.fd, rm.Get(f.fd))
 	}
@@ -392,7 +389,7 @@ func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 		}
 		if p := planFor(reflect.TypeOf(m.Interface()), fd.Message()); p != nil {
 			if !p.generic {
-				return p.check(reflect.ValueOf(m.Interface()).UnsafePointer())
+				return p.check(dataWord(m.Interface()))
 			}
 			return checkReflect(m)
 		}
