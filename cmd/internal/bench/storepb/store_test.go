@@ -1,0 +1,122 @@
+package storepb_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/localgrpc/localgrpc/cmd/internal/bench/storepb"
+	"github.com/localgrpc/localgrpc/inproc"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// store answers a Series call with the responses resps makes.
+type store struct {
+	storepb.UnimplementedStoreServer
+	resps func() []*storepb.SeriesResponse
+}
+
+func (s store) Series(_ *storepb.SeriesRequest, stream grpc.ServerStreamingServer[storepb.SeriesResponse]) error {
+	for _, r := range s.resps() {
+		if err := stream.Send(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// responses are Store API responses as Thanos sends them, with a warning
+// that is not UTF-8 (Thanos's warnings and label values need not be): a
+// socket carries it, since gogoproto's Marshal checks none.
+func responses() []*storepb.SeriesResponse {
+	var out []*storepb.SeriesResponse
+	for i := range 20 {
+		out = append(out, &storepb.SeriesResponse{Result: &storepb.SeriesResponse_Series{Series: &storepb.Series{
+			Labels: []storepb.Label{{Name: "__name__", Value: "up"}, {Name: "i", Value: fmt.Sprint(i, "\xff")}},
+			Chunks: []storepb.AggrChunk{{MinTime: int64(i), MaxTime: int64(i + 1), Raw: &storepb.Chunk{Data: []byte{byte(i), 0}, Hash: uint64(i)}}},
+		}}})
+	}
+	return append(out, &storepb.SeriesResponse{Result: &storepb.SeriesResponse_Warning{Warning: "partial \xfe response"}})
+}
+
+// drain calls Series and returns each response received, encoded by its
+// own Marshal, after changing it as a client may change what it owns.
+func drain(t *testing.T, c storepb.StoreClient) []string {
+	stream, err := c.Series(context.Background(), &storepb.SeriesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			return append(got, fmt.Sprint("code=", status.Code(err)))
+		}
+		b, err := r.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%x", b))
+		if s := r.GetSeries(); s != nil {
+			s.Labels[0].Value = "changed by the client"
+		}
+	}
+}
+
+// TestGogoprotoAgreesWithGRPC sends gogoproto-generated messages (their
+// own Marshal, Unmarshal and Size, no ProtoReflect) through inproc in
+// every mode and through grpc-go over bufconn: the client gets the same
+// bytes, strings that are not UTF-8 included; and with Clone the client's
+// changes do not reach the server's messages.
+func TestGogoprotoAgreesWithGRPC(t *testing.T) {
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	storepb.RegisterStoreServer(srv, store{resps: responses})
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(lis) })
+	cc, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := drain(t, storepb.NewStoreClient(cc))
+	cc.Close()
+	srv.Stop()
+	wg.Wait()
+	if len(want) != 21 {
+		t.Fatalf("grpc-go: %q", want)
+	}
+	for _, copy := range []inproc.CopyMode{inproc.Clone, inproc.Share} {
+		for _, exec := range []inproc.Execution{inproc.Isolated, inproc.Inline} {
+			t.Run(fmt.Sprintf("copy=%v/exec=%v", copy, exec), func(t *testing.T) {
+				sent := responses()
+				ch := inproc.New(inproc.WithCopy(copy), inproc.WithExecution(exec))
+				defer ch.Stop()
+				storepb.RegisterStoreServer(ch, store{resps: func() []*storepb.SeriesResponse { return sent }})
+				got := drain(t, storepb.NewStoreClient(ch))
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("inproc %.300q\ngrpc-go %.300q", got, want)
+				}
+				if copy == inproc.Clone {
+					for i, r := range sent[:20] {
+						if v := r.GetSeries().Labels[0].Value; v != "up" {
+							t.Fatalf("the client's change reached the server's message %d: %q", i, v)
+						}
+					}
+				}
+			})
+		}
+	}
+}
