@@ -15,5 +15,8 @@ package cmd
 // API protoc-gen-go makes), beside their .proto files.
 //go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.zoo.yaml
 
+// Messages with vtprotobuf's fast paths, for inproc's tests of them.
+//go:generate go tool buf generate internal/vtzoo --template buf.gen.vtzoo.yaml
+
 // The Series workload's Store API shaped messages, by gogoproto's plugin.
 //go:generate go tool buf generate internal/bench/storepb --template buf.gen.store.yaml --path internal/bench/storepb/store.proto

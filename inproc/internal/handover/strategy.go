@@ -59,8 +59,8 @@ type typedPlan struct {
 	// unknown: where t keeps its unknown fields, if anywhere (hasUnknown).
 	unknown    uintptr
 	hasUnknown bool
-	// nested: a message of t may hold messages, which Share must look
-	// into (see nestedNeedsWire).
+	// nested: a message of t may hold messages that the size plan does not
+	// look into, which Share and a fast clone must (see nestedNeedsWire).
 	nested bool
 	// shareCopies: Share copies a message of t as Clone does, since a top
 	// level of its own would still share what a receiver may change (a
@@ -252,8 +252,11 @@ func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction) (any, int, e
 		return sendWire(m, dir)
 	case tp.how == selfCoding:
 		return tp.sendSelfCoding(m, mode, dir)
-	case mode == Clone && !tp.flat && !tp.fast,
-		mode == Share && tp.nested && nestedNeedsWire(protoMessage(m).ProtoReflect(), 1):
+	case mode == Clone && !tp.flat && !tp.fast:
+		return sendWire(m, dir)
+	case tp.nested && (mode == Share || tp.fast) && nestedNeedsWire(protoMessage(m).ProtoReflect(), 1):
+		// Share shares nested messages, and a fast clone copies their
+		// unknown fields as they are: a socket's receiver parses them.
 		return sendWire(m, dir)
 	}
 	n, wire, err := tp.measureAt(m, at)

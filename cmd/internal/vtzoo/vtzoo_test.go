@@ -1,0 +1,116 @@
+package vtzoo_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/localgrpc/localgrpc/cmd/internal/vtzoo"
+	"github.com/localgrpc/localgrpc/inproc"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const method = "/vtzoo.Echo/Tree"
+
+// echoDesc is a service whose one method answers with its request, a
+// Tree, telling saw what it got.
+func echoDesc(saw chan<- string) (*grpc.ServiceDesc, any) {
+	return &grpc.ServiceDesc{
+		ServiceName: "vtzoo.Echo",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{MethodName: "Tree", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			in := &vtzoo.Tree{}
+			if err := dec(in); err != nil {
+				return nil, err
+			}
+			saw <- wireOf(in)
+			return in, nil
+		}}},
+	}, struct{}{}
+}
+
+func wireOf(m proto.Message) string {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	return fmt.Sprintf("%x unknown=%d %v", b, len(m.ProtoReflect().GetUnknown()), err)
+}
+
+func call(cc grpc.ClientConnInterface, saw <-chan string, req *vtzoo.Tree) string {
+	reply := &vtzoo.Tree{}
+	err := cc.Invoke(context.Background(), method, req, reply)
+	got := ""
+	select {
+	case s := <-saw:
+		got = "handler " + s + " | "
+	default:
+	}
+	if err != nil {
+		return got + fmt.Sprint("code=", status.Code(err))
+	}
+	leaf := "-"
+	if reply.Leaf != nil {
+		leaf = fmt.Sprint(len(reply.Leaf.ProtoReflect().GetUnknown()), reply.Leaf.S)
+	}
+	return got + "reply " + wireOf(reply) + " leaf " + leaf
+}
+
+// TestVTProtoAgreesWithGRPC sends messages with vtprotobuf's fast clone
+// through inproc in every mode and through grpc-go over bufconn, at the
+// values a copy can get wrong: the handler and the client see the same.
+func TestVTProtoAgreesWithGRPC(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	known := protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "from unknown")
+	withUnknown := func(l *vtzoo.Leaf, b []byte) *vtzoo.Leaf {
+		l.ProtoReflect().SetUnknown(b)
+		return l
+	}
+	cases := map[string]func() *vtzoo.Tree{
+		"negative-zero": func() *vtzoo.Tree {
+			return &vtzoo.Tree{D: negZero, Leaf: &vtzoo.Leaf{D: negZero, F: float32(negZero)}, Leaves: []*vtzoo.Leaf{{D: negZero}}, ByName: map[string]*vtzoo.Leaf{"a": {D: negZero}}}
+		},
+		"utf8":                     func() *vtzoo.Tree { return &vtzoo.Tree{S: "\xff"} },
+		"utf8-nested":              func() *vtzoo.Tree { return &vtzoo.Tree{Leaves: []*vtzoo.Leaf{{S: "\xff"}}} },
+		"unknown-known-number":     func() *vtzoo.Tree { return &vtzoo.Tree{Leaf: withUnknown(&vtzoo.Leaf{}, known)} },
+		"unknown-malformed-nested": func() *vtzoo.Tree { return &vtzoo.Tree{Leaf: withUnknown(&vtzoo.Leaf{}, []byte{0xff})} },
+		"empty-bytes":              func() *vtzoo.Tree { return &vtzoo.Tree{Leaf: &vtzoo.Leaf{B: []byte{}}} },
+	}
+	saw := make(chan string, 1)
+	desc, impl := echoDesc(saw)
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	srv.RegisterService(desc, impl)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(lis) })
+	defer func() { srv.Stop(); wg.Wait() }()
+	cc, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	for name, msg := range cases {
+		t.Run(name, func(t *testing.T) {
+			want := call(cc, saw, msg())
+			for _, copy := range []inproc.CopyMode{inproc.Clone, inproc.Share} {
+				for _, exec := range []inproc.Execution{inproc.Isolated, inproc.Inline} {
+					ch := inproc.New(inproc.WithCopy(copy), inproc.WithExecution(exec))
+					ch.RegisterService(desc, impl)
+					if got := call(ch, saw, msg()); got != want {
+						t.Errorf("copy=%v exec=%v:\ninproc  %s\ngrpc-go %s", copy, exec, got, want)
+					}
+					ch.Stop()
+				}
+			}
+		})
+	}
+}
