@@ -2,7 +2,10 @@ package handover
 
 import (
 	"reflect"
+	"strconv"
+	"strings"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/runtime/protoimpl"
 )
 
@@ -29,12 +32,17 @@ func isSizeCache(f reflect.StructField) bool {
 	return f.Name == "sizeCache" || f.Name == "XXX_sizecache"
 }
 
-// unknownField returns the offset of st's unknown fields, kept as their
-// wire bytes: protoc-gen-go's unknownFields, older generators' and
+// isUnknownFields reports whether f keeps a message's unknown fields, as
+// their wire bytes: protoc-gen-go's unknownFields, older generators' and
 // gogoproto's XXX_unrecognized.
+func isUnknownFields(f reflect.StructField) bool {
+	return f.Name == "unknownFields" || f.Name == "XXX_unrecognized"
+}
+
+// unknownField returns the offset of st's unknown fields.
 func unknownField(st reflect.Type) (uintptr, bool) {
-	for _, name := range []string{"unknownFields", "XXX_unrecognized"} {
-		if f, ok := st.FieldByName(name); ok && len(f.Index) == 1 && f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8 {
+	for i := range st.NumField() {
+		if f := st.Field(i); isUnknownFields(f) && f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8 {
 			return f.Offset, true
 		}
 	}
@@ -65,4 +73,55 @@ func extensionsField(st reflect.Type) (uintptr, bool) {
 // bits and its lazy-decoding state.
 func isReceiversOwn(f reflect.StructField) bool {
 	return f.Name == "XXX_raceDetectHookData" || f.Name == "XXX_lazyUnmarshalInfo"
+}
+
+// generatedStruct reports whether st is the generated struct of md: every
+// field of md is a tagged field of st or a member of a tagged oneof.
+func generatedStruct(st reflect.Type, md protoreflect.MessageDescriptor) bool {
+	n := 0
+	for i := range st.NumField() {
+		sf := st.Field(i)
+		if name, ok := oneofOf(sf); ok {
+			od := md.Oneofs().ByName(protoreflect.Name(name))
+			if od == nil {
+				return false
+			}
+			n += od.Fields().Len()
+		} else if fd, tagged := protoField(sf, md); tagged {
+			if fd == nil {
+				return false
+			}
+			n++
+		}
+	}
+	return n == md.Fields().Len()
+}
+
+// fieldByTag finds the field a generated struct tag
+// (`protobuf:"bytes,1,opt,name=text,proto3"`) describes.
+func fieldByTag(md protoreflect.MessageDescriptor, tag string) protoreflect.FieldDescriptor {
+	parts := strings.Split(tag, ",")
+	if len(parts) < 2 {
+		return nil
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return nil
+	}
+	return md.Fields().ByNumber(protoreflect.FieldNumber(n))
+}
+
+// protoField returns the field of md that sf holds, by sf's protobuf
+// tag; tagged is false if sf has none (state, caches, extensions).
+func protoField(sf reflect.StructField, md protoreflect.MessageDescriptor) (fd protoreflect.FieldDescriptor, tagged bool) {
+	tag, ok := sf.Tag.Lookup("protobuf")
+	if !ok {
+		return nil, false
+	}
+	return fieldByTag(md, tag), true
+}
+
+// oneofOf returns the name of the oneof sf holds, if it holds one.
+func oneofOf(sf reflect.StructField) (string, bool) {
+	return sf.Tag.Lookup("protobuf_oneof")
 }

@@ -6,8 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// A planCache keeps plans by planKey. Those of generated types, of which
-// a program has a fixed number, are kept for good. Those of other types,
+// A planCache keeps plans by planKey. Those of generated types, and those
+// of a Go type alone (no descriptor), of which a program has a fixed
+// number, are kept for good. Those of other types,
 // dynamic messages above all, whose descriptors a program may make without
 // end (a proxy that resolves them per call, say), are kept up to
 // dynamicPlans of them, then dropped all at once: a plan holds its
@@ -31,7 +32,7 @@ func (c *planCache) load(k planKey) (any, bool) {
 // store keeps v for k unless another goroutine kept one first, and returns
 // the one kept.
 func (c *planCache) store(k planKey, v any) any {
-	if isGeneratedPointer(k.t) {
+	if k.md == nil || isGeneratedPointer(k.t) {
 		v, _ = c.generated.LoadOrStore(k, v)
 		return v
 	}

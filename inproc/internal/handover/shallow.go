@@ -3,7 +3,6 @@ package handover
 import (
 	"maps"
 	"reflect"
-	"sync"
 
 	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/runtime/protoimpl"
@@ -64,18 +63,17 @@ type fieldAt struct {
 }
 
 var (
-	shallowPlans     sync.Map // reflect.Type of the struct → *shallowPlan
+	shallowPlans     planCache // by the struct's type alone
 	protoMessageType = reflect.TypeFor[gproto.Message]()
 )
 
 // shallowPlanFor returns the plan of st, a struct type.
 func shallowPlanFor(st reflect.Type) *shallowPlan {
-	if p, ok := shallowPlans.Load(st); ok {
+	key := planKey{t: st}
+	if p, ok := shallowPlans.load(key); ok {
 		return p.(*shallowPlan)
 	}
-	p := buildShallowPlan(st)
-	shallowPlans.Store(st, p)
-	return p
+	return shallowPlans.store(key, buildShallowPlan(st)).(*shallowPlan)
 }
 
 func buildShallowPlan(st reflect.Type) *shallowPlan {

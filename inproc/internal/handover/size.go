@@ -80,22 +80,19 @@ func buildSizePlanIn(st reflect.Type, md protoreflect.MessageDescriptor, buildin
 		switch {
 		case sf.Type == messageStateType || sf.Type.Size() == 0 || isSizeCache(sf):
 			continue
-		case sf.Name == "unknownFields" || sf.Name == "XXX_unrecognized":
+		case isUnknownFields(sf):
 			if sf.Type.Kind() != reflect.Slice || sf.Type.Elem().Kind() != reflect.Uint8 {
 				return nil
 			}
 			p.fields = append(p.fields, sizeField{offset: sf.Offset, kind: sizeUnknown})
 			continue
 		}
-		tag, ok := sf.Tag.Lookup("protobuf")
-		if !ok {
+		fd, _ := protoField(sf, md)
+		if fd == nil {
 			return nil // extensions, weak fields, or what this plan cannot tell
 		}
-		fd := fieldByTag(md, tag)
-		if fd == nil {
-			return nil
-		}
 		f := sizeField{offset: sf.Offset, fd: fd, tag: protowire.SizeTag(fd.Number())}
+		var ok bool
 		if fd.Message() != nil {
 			if f.kind, f.sub, ok = messageSizeKind(fd, sf.Type, building); !ok {
 				return nil

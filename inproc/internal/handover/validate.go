@@ -3,8 +3,6 @@ package handover
 import (
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -115,15 +113,14 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 	}
 	for i := range st.NumField() {
 		sf := st.Field(i)
-		if _, ok := sf.Tag.Lookup("protobuf_oneof"); ok {
+		if _, ok := oneofOf(sf); ok {
 			p.fields = append(p.fields, utf8Field{offset: sf.Offset, kind: kindOther})
 			continue
 		}
-		tag, ok := sf.Tag.Lookup("protobuf")
-		if !ok {
+		fd, tagged := protoField(sf, md)
+		if !tagged {
 			continue
 		}
-		fd := fieldByTag(md, tag)
 		if fd == nil {
 			p.generic = true
 			return p
@@ -181,42 +178,6 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 		p.fields = append(p.fields, f)
 	}
 	return p
-}
-
-// generatedStruct reports whether st is the generated struct of md: every
-// field of md is a tagged field of st or a member of a tagged oneof.
-func generatedStruct(st reflect.Type, md protoreflect.MessageDescriptor) bool {
-	n := 0
-	for i := range st.NumField() {
-		sf := st.Field(i)
-		if name, ok := sf.Tag.Lookup("protobuf_oneof"); ok {
-			od := md.Oneofs().ByName(protoreflect.Name(name))
-			if od == nil {
-				return false
-			}
-			n += od.Fields().Len()
-		} else if tag, ok := sf.Tag.Lookup("protobuf"); ok {
-			if fieldByTag(md, tag) == nil {
-				return false
-			}
-			n++
-		}
-	}
-	return n == md.Fields().Len()
-}
-
-// fieldByTag finds the field a generated struct tag
-// (`protobuf:"bytes,1,opt,name=text,proto3"`) describes.
-func fieldByTag(md protoreflect.MessageDescriptor, tag string) protoreflect.FieldDescriptor {
-	parts := strings.Split(tag, ",")
-	if len(parts) < 2 {
-		return nil
-	}
-	n, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return nil
-	}
-	return md.Fields().ByNumber(protoreflect.FieldNumber(n))
 }
 
 // enforceUTF8 is protobuf-go's rule for which strings Marshal checks.
