@@ -25,40 +25,48 @@ import (
 var negZero = math.Copysign(0, -1)
 
 // wireOf describes m as its receiver would see it: its deterministic wire
-// encoding (which tells -0 from +0 and keeps NaN payloads) and how many
-// bytes of unknown fields it holds at any depth (which tells a field
-// parsed from unknown bytes from one kept as unknown).
+// encoding (which tells -0 from +0 and keeps NaN payloads), how many bytes
+// of unknown fields it holds at any depth (which tells a field parsed from
+// unknown bytes from one kept as unknown), and how many nil messages it
+// holds where a socket's receiver would have empty ones.
 func wireOf(m proto.Message) string {
 	b, err := proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(m)
-	return fmt.Sprintf("%x unknown=%d err=%v", b, unknownBytes(m.ProtoReflect()), err)
+	unknown, nils := looseEnds(m.ProtoReflect())
+	return fmt.Sprintf("%x unknown=%d nil=%d err=%v", b, unknown, nils, err)
 }
 
-func unknownBytes(m protoreflect.Message) int {
+// looseEnds counts the bytes of unknown fields in m at any depth, and the
+// nil messages in its lists, maps and oneofs.
+func looseEnds(m protoreflect.Message) (unknown, nils int) {
 	if !m.IsValid() {
-		return 0
+		return 0, 1
 	}
-	n := len(m.GetUnknown())
+	unknown = len(m.GetUnknown())
+	add := func(sub protoreflect.Message) {
+		u, n := looseEnds(sub)
+		unknown, nils = unknown+u, nils+n
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsMap():
 			if fd.MapValue().Message() != nil {
 				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-					n += unknownBytes(mv.Message())
+					add(mv.Message())
 					return true
 				})
 			}
 		case fd.IsList():
 			if fd.Message() != nil {
 				for i := range v.List().Len() {
-					n += unknownBytes(v.List().Get(i).Message())
+					add(v.List().Get(i).Message())
 				}
 			}
 		case fd.Message() != nil:
-			n += unknownBytes(v.Message())
+			add(v.Message())
 		}
 		return true
 	})
-	return n
+	return unknown, nils
 }
 
 // echoed sends req through a unary call whose handler answers with the
@@ -143,6 +151,10 @@ func handoverCases() []handoverCase {
 			return &open3.Tree{Leaves: []*open3.Leaf{withUnknown(&open3.Leaf{}, knownAsUnknown)}}
 		}},
 		{"unknown/extension", func() proto.Message { return withUnknown(&proto2.Record{Name: proto.String("n")}, noteAsUnknown) }},
+		{"nil/list-element", func() proto.Message { return &open3.Tree{Leaves: []*open3.Leaf{{S: "a"}, nil}} }},
+		{"nil/map-value", func() proto.Message { return &open3.Tree{ByName: map[string]*open3.Leaf{"a": nil}} }},
+		{"nil/oneof-message", func() proto.Message { return &open3.Tree{Choice: &open3.Tree_Ol{}} }},
+		{"nil/proto2-list-element", func() proto.Message { return &proto2.Record{Name: proto.String("n"), Kids: []*proto2.Record{nil}} }},
 	}
 }
 

@@ -7,10 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // selfCoded is a message as gogoproto generates them: no ProtoReflect,
@@ -138,6 +141,76 @@ func TestSelfCodingMessages(t *testing.T) {
 		}
 		if marshals > maxCalls || unmarshals > maxCalls {
 			t.Errorf("%d Marshal and %d Unmarshal calls for %d messages, want at most %d of each", marshals, unmarshals, n, maxCalls)
+		}
+	})
+}
+
+// selfCodedRequired is a proto2 self-coding message with a required
+// field: protobuf checks it after the message's own Unmarshal.
+type selfCodedRequired struct {
+	Text                 *string `protobuf:"bytes,1,req,name=text" json:"text,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}
+	XXX_sizecache        int32
+}
+
+func (m *selfCodedRequired) Reset()         { *m = selfCodedRequired{} }
+func (m *selfCodedRequired) String() string { return fmt.Sprint(m.Text) }
+func (*selfCodedRequired) ProtoMessage()    {}
+func (m *selfCodedRequired) Size() int      { b, _ := m.Marshal(); return len(b) }
+
+func (m *selfCodedRequired) Marshal() ([]byte, error) {
+	if m.Text == nil {
+		return nil, nil // as lax as some hand-written coders are: protobuf checks
+	}
+	return protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), *m.Text), nil
+}
+
+func (m *selfCodedRequired) Unmarshal(b []byte) error {
+	for len(b) > 0 {
+		num, _, n := protowire.ConsumeTag(b)
+		v, m2 := protowire.ConsumeBytes(b[max(n, 0):])
+		if n < 0 || m2 < 0 {
+			return fmt.Errorf("selfCodedRequired: bad field")
+		}
+		if num == 1 {
+			s := string(v)
+			m.Text = &s
+		}
+		b = b[n+m2:]
+	}
+	return nil
+}
+
+// TestSelfCodingRequiredChecked sends a message of another type that
+// leaves a self-coding handler's required field unset: over a socket
+// protobuf refuses it after the message's own Unmarshal, and in-process
+// it must too; and a message that sets it passes.
+func TestSelfCodingRequiredChecked(t *testing.T) {
+	desc := &grpc.ServiceDesc{
+		ServiceName: "attack.Any",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{MethodName: "Unary", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			if err := dec(&selfCodedRequired{}); err != nil { // the Go type itself, unwrapped
+				return nil, err
+			}
+			return &emptypb.Empty{}, nil
+		}}},
+	}
+	run := func(cc grpc.ClientConnInterface) string {
+		var out []string
+		for _, req := range []proto.Message{&echov1.EchoRequest{}, &echov1.EchoRequest{Text: "set"}} {
+			err := cc.Invoke(context.Background(), anyUnary, req, &emptypb.Empty{})
+			out = append(out, status.Code(err).String())
+		}
+		return fmt.Sprint(out)
+	}
+	want := run(realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(desc, struct{}{}) }, nil, nil))
+	t.Logf("grpc-go: %s", want)
+	forEachMode(t, func(t *testing.T, m testMode) {
+		ch := newChannel(t, m)
+		ch.RegisterService(desc, struct{}{})
+		if got := run(ch); got != want {
+			t.Errorf("inproc %s, grpc-go %s", got, want)
 		}
 	})
 }

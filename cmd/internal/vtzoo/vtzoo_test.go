@@ -59,7 +59,13 @@ func call(cc grpc.ClientConnInterface, saw <-chan string, req *vtzoo.Tree) strin
 	}
 	leaf := "-"
 	if reply.Leaf != nil {
-		leaf = fmt.Sprint(len(reply.Leaf.ProtoReflect().GetUnknown()), reply.Leaf.S)
+		leaf = fmt.Sprint(len(reply.Leaf.ProtoReflect().GetUnknown()), reply.Leaf.S, " bytes nil ", reply.Leaf.B == nil)
+	}
+	for _, l := range reply.Leaves {
+		leaf += fmt.Sprint(" listed ", l != nil)
+	}
+	for k, l := range reply.ByName {
+		leaf += fmt.Sprint(" mapped ", k, l != nil)
 	}
 	return got + "reply " + wireOf(reply) + " leaf " + leaf
 }
@@ -82,7 +88,8 @@ func TestVTProtoAgreesWithGRPC(t *testing.T) {
 		"utf8-nested":              func() *vtzoo.Tree { return &vtzoo.Tree{Leaves: []*vtzoo.Leaf{{S: "\xff"}}} },
 		"unknown-known-number":     func() *vtzoo.Tree { return &vtzoo.Tree{Leaf: withUnknown(&vtzoo.Leaf{}, known)} },
 		"unknown-malformed-nested": func() *vtzoo.Tree { return &vtzoo.Tree{Leaf: withUnknown(&vtzoo.Leaf{}, []byte{0xff})} },
-		"empty-bytes":              func() *vtzoo.Tree { return &vtzoo.Tree{Leaf: &vtzoo.Leaf{B: []byte{}}} },
+		"nil-list-element":         func() *vtzoo.Tree { return &vtzoo.Tree{Leaves: []*vtzoo.Leaf{{}, nil}} },
+		"nil-map-value":            func() *vtzoo.Tree { return &vtzoo.Tree{ByName: map[string]*vtzoo.Leaf{"a": nil}} },
 	}
 	saw := make(chan string, 1)
 	desc, impl := echoDesc(saw)
@@ -112,5 +119,28 @@ func TestVTProtoAgreesWithGRPC(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVTProtoEmptyBytes: a Tree, which has a map the plans do not copy,
+// is copied by its CloneVT, which keeps an empty bytes field empty but not
+// nil, where a socket delivers nil, as the inproc docs say; its length is
+// 0 either way and proto.Equal holds.
+func TestVTProtoEmptyBytes(t *testing.T) {
+	saw := make(chan string, 1)
+	desc, impl := echoDesc(saw)
+	for _, copy := range []inproc.CopyMode{inproc.Clone, inproc.Share} {
+		ch := inproc.New(inproc.WithCopy(copy))
+		ch.RegisterService(desc, impl)
+		req := &vtzoo.Tree{Leaf: &vtzoo.Leaf{B: []byte{}}}
+		reply := &vtzoo.Tree{}
+		if err := ch.Invoke(context.Background(), method, req, reply); err != nil {
+			t.Fatal(err)
+		}
+		<-saw
+		if reply.Leaf.B == nil || len(reply.Leaf.B) != 0 || !proto.Equal(reply, req) {
+			t.Errorf("copy=%v: bytes nil %v, len %d, equal %v; want empty and not nil, as CloneVT copies it", copy, reply.Leaf.B == nil, len(reply.Leaf.B), proto.Equal(reply, req))
+		}
+		ch.Stop()
 	}
 }

@@ -196,14 +196,14 @@ func receiveOtherType(dst, v any) error {
 		if err != nil {
 			return marshalError(err)
 		}
-		return (&wire{b: b}).decode(dst)
+		return (&wire{b: b, from: wordOf(v)}).decode(dst)
 	}
 	if sc, ok := v.(selfCoder); ok {
 		b, err := sc.Marshal()
 		if err != nil {
 			return marshalError(err)
 		}
-		return (&wire{b: b}).decode(dst)
+		return (&wire{b: b, from: wordOf(v)}).decode(dst)
 	}
 	return cannotGive(v, dst)
 }

@@ -125,3 +125,15 @@ func protoField(sf reflect.StructField, md protoreflect.MessageDescriptor) (fd p
 func oneofOf(sf reflect.StructField) (string, bool) {
 	return sf.Tag.Lookup("protobuf_oneof")
 }
+
+// hasLegacyExtensions reports whether st, a legacy message's struct, keeps
+// extensions (older generators' and gogoproto's XXX_InternalExtensions or
+// XXX_extensions), in a map its top-level copy would share.
+func hasLegacyExtensions(st reflect.Type) bool {
+	for _, name := range []string{"XXX_InternalExtensions", "XXX_extensions"} {
+		if _, ok := st.FieldByName(name); ok {
+			return true
+		}
+	}
+	return false
+}

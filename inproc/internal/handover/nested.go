@@ -54,13 +54,19 @@ func nestedNeedsWire(m protoreflect.Message, depth int) bool {
 				need = messageNeedsWire(l.Get(i).Message(), depth+1)
 			}
 		default:
-			need = messageNeedsWire(v.Message(), depth+1)
+			// A nil message field is unset, but a oneof holding a nil
+			// message is set, and its receiver gets an empty one.
+			if m := v.Message(); m.IsValid() || fd.ContainingOneof() != nil {
+				need = messageNeedsWire(m, depth+1)
+			}
 		}
 		return !need
 	})
 	return need
 }
 
+// messageNeedsWire is nestedNeedsWire for m itself: a nil message in a
+// list or map needs the wire too, whose receiver gets an empty one.
 func messageNeedsWire(m protoreflect.Message, depth int) bool {
-	return m.IsValid() && (len(m.GetUnknown()) > 0 || nestedNeedsWire(m, depth))
+	return !m.IsValid() || len(m.GetUnknown()) > 0 || nestedNeedsWire(m, depth)
 }

@@ -1,8 +1,6 @@
 package handover
 
 import (
-	"reflect"
-
 	gproto "google.golang.org/protobuf/proto"
 )
 
@@ -33,22 +31,11 @@ func (tp *typedPlan) sendSelfCoding(m any, mode Mode, dir Direction) (any, int, 
 		if err != nil {
 			return nil, 0, marshalError(err)
 		}
-		return fitWire(b, dir)
+		return fitWire(&wire{b: b, from: tp.word, checked: !tp.initCheck}, dir)
 	}
 	n := sc.Size()
 	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		return v, n, err
 	}
 	return m, n, nil
-}
-
-// hasLegacyExtensions reports whether st, a legacy message's struct, keeps
-// extensions, in a map its top-level copy would share.
-func hasLegacyExtensions(st reflect.Type) bool {
-	for _, name := range []string{"XXX_InternalExtensions", "XXX_extensions"} {
-		if _, ok := st.FieldByName(name); ok {
-			return true
-		}
-	}
-	return false
 }

@@ -50,11 +50,13 @@ type typedPlan struct {
 	// initCheck: the message may hold required fields, so that
 	// CheckInitialized must look.
 	initCheck bool
-	// flat: the size plan knows every field and the shallow plan moves
-	// words, so a deep copy can go by the plans (see deepCopy), and t has
-	// no generated fast clone, which would be used instead.
+	// flat: the size plan knows every field, at every depth, so that a
+	// deep copy can go by the plans (see deepCopy), even where t has a
+	// generated fast clone: the plans copy as a socket delivers (an empty
+	// bytes field comes out nil), where CloneVT keeps it as it was.
 	flat bool
-	// fast: t has vtprotobuf's CloneMessageVT.
+	// fast: t has vtprotobuf's CloneMessageVT, used where the plans do not
+	// know every field.
 	fast bool
 	// unknown: where t keeps its unknown fields, if anywhere (hasUnknown).
 	unknown    uintptr
@@ -191,6 +193,7 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 		tp.shareCopies = hasLegacyExtensions(st)
 	case !v2:
 		tp.how = planned // a legacy message, wrapped by reflection
+		tp.shareCopies = hasLegacyExtensions(st)
 	default:
 		return tp // dynamic
 	}
@@ -199,7 +202,7 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	tp.shallow = shallowPlanFor(st)
 	tp.unknown, tp.hasUnknown = unknownField(st)
 	_, tp.fast = m.(fastCloner)
-	tp.flat = tp.sizer != nil && tp.shallow.moves != nil && !tp.fast
+	tp.flat = tp.sizer != nil
 	tp.nested = tp.how == planned && tp.sizer == nil && hasNested(md)
 	return tp
 }
@@ -254,7 +257,7 @@ func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction) (any, int, e
 		return tp.sendSelfCoding(m, mode, dir)
 	case mode == Clone && !tp.flat && !tp.fast:
 		return sendWire(m, dir)
-	case tp.nested && (mode == Share || tp.fast) && nestedNeedsWire(protoMessage(m).ProtoReflect(), 1):
+	case tp.nested && (mode == Share || tp.fast) && nestedNeedsWire(protoMessage(m).ProtoReflect(), 0):
 		// Share shares nested messages, and a fast clone copies their
 		// unknown fields as they are: a socket's receiver parses them.
 		return sendWire(m, dir)

@@ -107,7 +107,9 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 		return p
 	}
 	st := t.Elem()
-	if !generatedStruct(st, md) || hasLazyFields(st) {
+	if !isGenerated(st) || !generatedStruct(st, md) || hasLazyFields(st) {
+		// A legacy message is read through protobuf's reflection of it,
+		// as are lazy fields, which generated code loads atomically.
 		p.generic = true
 		return p
 	}

@@ -9,7 +9,14 @@ import (
 // receiver gets where nothing else copies exactly what a socket carries.
 // Each message has its own bytes, which lazy fields and gogoproto's
 // custom types may keep referring to after decoding.
-type wire struct{ b []byte }
+type wire struct {
+	b []byte
+	// from is the type word of the message encoded, and checked says
+	// that its type holds no required field, so that a self-coding
+	// receiver of the same type need not look for unset ones.
+	from    typeWord
+	checked bool
+}
 
 // sendWire encodes m for its receiver.
 func sendWire(m any, dir Direction) (any, int, error) {
@@ -17,26 +24,32 @@ func sendWire(m any, dir Direction) (any, int, error) {
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
-	return fitWire(b, dir)
+	return fitWire(&wire{b: b}, dir)
 }
 
-// fitWire is what the receiver gets of b, which the limits may refuse.
-func fitWire(b []byte, dir Direction) (any, int, error) {
-	n := len(b)
+// fitWire is what the receiver gets of w, which the limits may refuse.
+func fitWire(w *wire, dir Direction) (any, int, error) {
+	n := len(w.b)
 	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		return v, n, err
 	}
-	return &wire{b: b}, n, nil
+	return w, n, nil
 }
 
 // decode gives dst the message, as grpc-go's codec decodes it: by dst's
-// own Unmarshal if it is a self-coding message, by protobuf's otherwise,
-// with its recursion limit.
+// own Unmarshal if it is a self-coding message, then protobuf's check of
+// its required fields; by protobuf's Unmarshal otherwise, with its
+// recursion limit and the same check.
 func (w *wire) decode(dst any) error {
 	if sc, ok := dst.(selfCoder); ok && !isV2(dst) {
 		sc.Reset()
 		if err := sc.Unmarshal(w.b); err != nil {
 			return unmarshalError(err)
+		}
+		if !w.checked || w.from != wordOf(dst) {
+			if err := gproto.CheckInitialized(protoMessage(dst)); err != nil {
+				return unmarshalError(err)
+			}
 		}
 		return nil
 	}
