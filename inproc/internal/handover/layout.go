@@ -61,7 +61,7 @@ func hasLazyFields(st reflect.Type) bool {
 // extensionsField returns the offset of st's extensions, a map a
 // top-level copy would share: protoc-gen-go's extensionFields.
 func extensionsField(st reflect.Type) (uintptr, bool) {
-	if f, ok := st.FieldByName("extensionFields"); ok && len(f.Index) == 1 && f.Type.Kind() == reflect.Map {
+	if f, ok := st.FieldByName("extensionFields"); ok && len(f.Index) == 1 && f.Type == reflect.TypeFor[protoimpl.ExtensionFields]() {
 		return f.Offset, true
 	}
 	return 0, false

@@ -203,10 +203,7 @@ func (p *shallowPlan) copy(d, s addr) {
 // its own extension map and its own slice headers.
 func (p *shallowPlan) ownTopLevel(d addr) {
 	for _, off := range p.boxes {
-		if box := *field[*[]byte](d, off); box != nil {
-			own := *box // the same elements: only the header is the receiver's
-			*field[*[]byte](d, off) = &own
-		}
+		reboxSlice(d, off)
 	}
 	if p.hasExtensions {
 		if x := field[protoimpl.ExtensionFields](d, p.extensions); *x != nil {

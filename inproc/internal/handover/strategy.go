@@ -217,26 +217,30 @@ func (tp *typedPlan) hasNoUnknown(at addr) bool {
 // pm may be nil when the plan needs neither CheckInitialized nor
 // proto.Size.
 func (tp *typedPlan) measure(pm gproto.Message, base addr) (n int, wire bool, err error) {
+	// protobuf's Marshal finds a string that is not UTF-8 as it encodes,
+	// and an unset required field after: in that order.
+	switch {
+	case tp.sizer != nil:
+		if n, wire, err = tp.sizer.size(base); err != nil || wire {
+			return 0, wire, err
+		}
+	case tp.plan != nil && tp.plan.generic:
+		err = checkReflect(pm.ProtoReflect())
+	case tp.plan != nil:
+		err = tp.plan.check(base)
+	}
+	if err != nil {
+		return 0, false, err
+	}
 	if tp.initCheck {
 		if err := gproto.CheckInitialized(pm); err != nil {
 			return 0, false, err
 		}
 	}
-	if tp.sizer != nil {
-		return tp.sizer.size(base)
+	if tp.sizer == nil {
+		n = gproto.Size(pm)
 	}
-	if p := tp.plan; p != nil {
-		var err error
-		if p.generic {
-			err = checkReflect(pm.ProtoReflect())
-		} else {
-			err = p.check(base)
-		}
-		if err != nil {
-			return 0, false, err
-		}
-	}
-	return gproto.Size(pm), false, nil
+	return n, false, nil
 }
 
 // send is Send for m, a message of tp's type at at.

@@ -94,9 +94,24 @@ func messageAt(t reflect.Type, base addr) gproto.Message {
 	return reflect.NewAt(t.Elem(), base).Interface().(gproto.Message)
 }
 
-// stringWords returns a function that reads the 8 bytes of
-// s from index i, which must be at most len(s)-8, with no bounds check.
-func stringWords(s string) func(i int) uint64 {
-	p := unsafe.Pointer(unsafe.StringData(s)) // read only
-	return func(i int) uint64 { return *(*uint64)(unsafe.Add(p, i)) }
+// stringBytes returns s's bytes, to be read, never written.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// reboxSlice gives the struct at base its own pointer to a copy of the
+// slice header its field at off points to (a *[]*M of the opaque API):
+// the same elements, a header of its own. The header is read as a []byte,
+// whose first word is a pointer whatever the elements are.
+func reboxSlice(base addr, off uintptr) {
+	if box := *field[*[]byte](base, off); box != nil {
+		own := *box
+		*field[*[]byte](base, off) = &own
+	}
+}
+
+// interfaceIsNil reports whether the interface field at off in the struct
+// at base holds nothing (its type word is nil): an unset oneof.
+func interfaceIsNil(base addr, off uintptr) bool {
+	return *field[addr](base, off) == nil
 }

@@ -1,6 +1,7 @@
 package handover
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -12,15 +13,16 @@ import (
 // ASCII, utf8.ValidString checks the rest.
 func validUTF8(s string) bool {
 	const hi = 0x8080808080808080
-	word, n := stringWords(s), len(s)
+	b, n := stringBytes(s), len(s)
 	i := 0
 	for ; i+32 <= n; i += 32 {
-		if (word(i)|word(i+8)|word(i+16)|word(i+24))&hi != 0 {
+		w := b[i : i+32 : i+32] // one bounds check for the four words
+		if (le64(w[0:8])|le64(w[8:16])|le64(w[16:24])|le64(w[24:32]))&hi != 0 {
 			return utf8.ValidString(s[i:])
 		}
 	}
 	for ; i+8 <= n; i += 8 {
-		if word(i)&hi != 0 {
+		if le64(b[i:i+8])&hi != 0 {
 			return utf8.ValidString(s[i:])
 		}
 	}
@@ -29,7 +31,7 @@ func validUTF8(s string) bool {
 		return true
 	case n >= 8:
 		// The last 8 bytes: those before i are ASCII already.
-		return word(n-8)&hi == 0 || utf8.ValidString(s[i:])
+		return le64(b[n-8:])&hi == 0 || utf8.ValidString(s[i:])
 	}
 	for ; i < n; i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -38,3 +40,7 @@ func validUTF8(s string) bool {
 	}
 	return true
 }
+
+// le64 reads 8 bytes as a word: one load where the machine reads unaligned
+// words (amd64, arm64 and most others), bytes otherwise.
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }

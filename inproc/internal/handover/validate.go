@@ -288,7 +288,7 @@ func (p *utf8Plan) checkExtensions(base addr) error {
 // checkOther checks a map or oneof field f of the message at base,
 // through reflection.
 func (p *utf8Plan) checkOther(base addr, f *utf8Field) error {
-	if f.fd == nil && *field[addr](base, f.offset) == nil {
+	if f.fd == nil && interfaceIsNil(base, f.offset) {
 		return nil // an unset oneof: its interface's first word is nil
 	}
 	rm := messageAt(p.typ, base).ProtoReflect()
