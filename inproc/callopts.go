@@ -101,19 +101,19 @@ func (ci *callInfo) clientStats(channel []stats.Handler) clientStats {
 // requests is the direction of the call's requests to m on ch: the
 // client's send limit, the server's receive limit.
 func (ci *callInfo) requests(ch *Channel, m *method) handover.Direction {
-	return handover.Direction{Send: ci.maxSend, Recv: ch.cfg.serverMaxRecv, Slot: &m.requests}
+	return handover.Direction{MaxSend: ci.maxSend, MaxRecv: ch.cfg.serverMaxRecv, Slot: &m.requests}
 }
 
 // responses is the direction of the call's responses from m on ch: the
 // server's send limit, the client's receive limit.
 func (ci *callInfo) responses(ch *Channel, m *method) handover.Direction {
-	return handover.Direction{Send: ch.cfg.serverMaxSend, Recv: ci.maxRecv, Slot: &m.responses}
+	return handover.Direction{MaxSend: ch.cfg.serverMaxSend, MaxRecv: ci.maxRecv, Slot: &m.responses}
 }
 
 // checkUnrouted checks a request to a method that does not exist, as a
 // network would encode it before the server says so; nothing is copied.
 func (ci *callInfo) checkUnrouted(req any) error {
-	_, _, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{Send: ci.maxSend, Recv: math.MaxInt, Slot: new(handover.Slot)})
+	_, _, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{MaxSend: ci.maxSend, MaxRecv: math.MaxInt, Slot: new(handover.Slot)})
 	return err
 }
 

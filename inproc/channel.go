@@ -79,8 +79,8 @@ type method struct {
 	name    string // full method name
 	unary   grpc.MethodHandler
 	stream  *grpc.StreamDesc
-	// The plans of the request and response types last sent, which send,
-	// receive and transfer use (see typedPlan).
+	// What the handover keeps of the request and response types last
+	// sent on the method (see handover.Slot).
 	requests, responses handover.Slot
 }
 

@@ -23,8 +23,8 @@ const (
 // the sender's and the receiver's size limits, and the Slot of the
 // method's messages in that direction.
 type Direction struct {
-	Send, Recv int
-	Slot       *Slot
+	MaxSend, MaxRecv int
+	Slot             *Slot
 }
 
 // A Slot is what one direction of one method keeps between its messages:
@@ -47,9 +47,11 @@ const (
 // A message crosses from its sender to its receiver in two steps: Send, on
 // the sender's goroutine before its SendMsg returns, checks the message as
 // grpc-go's encoding would and takes what the receiver will get; Receive,
-// on the receiver's, gives it to the message the receiver allocated. So a
-// sender may reuse its message as soon as SendMsg returns, as it may with
-// grpc-go, where SendMsg serializes it.
+// on the receiver's, gives it to the message the receiver allocated. With
+// Clone, what Send takes is a copy, so a sender may reuse its message as
+// soon as SendMsg returns, as it may with grpc-go, where SendMsg
+// serializes it; with Share it is the message itself, whose top level the
+// receiver copies when it receives it.
 //
 // What Send takes, the parcel, is one of: the sender's message itself
 // (Share), a deep copy of it (Clone), its wire encoding (*wire: what
@@ -143,11 +145,11 @@ func marshalError(err error) error {
 // checkLimits refuses a message of n bytes over the sender's limit, and
 // returns the stand-in of one over the receiver's.
 func checkLimits(n int, dir Direction) (any, error) {
-	if n > dir.Send {
-		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, dir.Send)
+	if n > dir.MaxSend {
+		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, dir.MaxSend)
 	}
-	if n > dir.Recv {
-		return &tooLarge{size: n, limit: dir.Recv}, nil
+	if n > dir.MaxRecv {
+		return &tooLarge{size: n, limit: dir.MaxRecv}, nil
 	}
 	return nil, nil
 }

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// A planCache keeps plans by planKey. Those of generated types, and those
-// of a Go type alone (no descriptor), of which a program has a fixed
-// number, are kept for good. Those of other types,
+// A planCache keeps plans by planKey. Those of Go types that hold one
+// message (generated and legacy ones), and those of a Go type alone (no
+// descriptor), of which a program has a fixed number, are kept for good. Those of other types,
 // dynamic messages above all, whose descriptors a program may make without
 // end (a proxy that resolves them per call, say), are kept up to
 // dynamicPlans of them, then dropped all at once: a plan holds its
@@ -32,7 +32,7 @@ func (c *planCache) load(k planKey) (any, bool) {
 // store keeps v for k unless another goroutine kept one first, and returns
 // the one kept.
 func (c *planCache) store(k planKey, v any) any {
-	if k.md == nil || isGeneratedPointer(k.t) {
+	if k.md == nil || holdsOneMessage(k.t) {
 		v, _ = c.generated.LoadOrStore(k, v)
 		return v
 	}
@@ -44,7 +44,13 @@ func (c *planCache) store(k planKey, v any) any {
 	return v
 }
 
-// isGeneratedPointer reports whether t points to a generated struct.
-func isGeneratedPointer(t reflect.Type) bool {
-	return t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && isGenerated(t.Elem())
+// holdsOneMessage reports whether t holds one message only, which its
+// type says: a pointer to a generated struct, or to a legacy one (no
+// ProtoReflect), of which a program has a fixed number; a dynamic type
+// holds any.
+func holdsOneMessage(t reflect.Type) bool {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	return isGenerated(t.Elem()) || !t.Implements(protoMessageType)
 }

@@ -14,7 +14,7 @@ import (
 // type is known), protobuf's own size, the copy of each mode, and
 // the receiver's shallow copy.
 func BenchmarkSend(b *testing.B) {
-	dir := Direction{Send: DefaultMaxSendMsgSize, Recv: DefaultMaxRecvMsgSize, Slot: new(Slot)}
+	dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: new(Slot)}
 	for _, n := range []int{1, 10, 100} {
 		m := &listv1.ListResponse{}
 		for range n {

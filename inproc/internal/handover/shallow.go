@@ -151,8 +151,6 @@ func appendMoves(moves []move, t reflect.Type, offset uintptr) ([]move, bool) {
 			moves, ok = appendMoves(moves, t.Elem(), offset+uintptr(i)*t.Elem().Size())
 		}
 		return moves, ok
-	case reflect.Complex128:
-		return append(moves, move{offset: offset, size: 8}, move{offset: offset + 8, size: 8}), true
 	}
 	switch t.Size() {
 	case 0:

@@ -49,6 +49,7 @@ type utf8Field struct {
 	offset uintptr // of the Go struct field
 	kind   utf8Kind
 	fd     protoreflect.FieldDescriptor // nil for a oneof
+	oneof  protoreflect.OneofDescriptor // for a oneof
 	sub    *utf8Plan                    // for message fields
 }
 
@@ -115,8 +116,8 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 	}
 	for i := range st.NumField() {
 		sf := st.Field(i)
-		if _, ok := oneofOf(sf); ok {
-			p.fields = append(p.fields, utf8Field{offset: sf.Offset, kind: kindOther})
+		if name, ok := oneofOf(sf); ok {
+			p.fields = append(p.fields, utf8Field{offset: sf.Offset, kind: kindOther, oneof: md.Oneofs().ByName(protoreflect.Name(name))})
 			continue
 		}
 		fd, tagged := protoField(sf, md)
@@ -295,13 +296,8 @@ func (p *utf8Plan) checkOther(base addr, f *utf8Field) error {
 	if f.fd != nil { // a map
 		return checkValue(f.fd, rm.Get(f.fd))
 	}
-	oneofs := rm.Descriptor().Oneofs()
-	for i := range oneofs.Len() {
-		if fd := rm.WhichOneof(oneofs.Get(i)); fd != nil {
-			if err := checkValue(fd, rm.Get(fd)); err != nil {
-				return err
-			}
-		}
+	if fd := rm.WhichOneof(f.oneof); fd != nil {
+		return checkValue(fd, rm.Get(fd))
 	}
 	return nil
 }
