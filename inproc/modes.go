@@ -20,9 +20,11 @@ const (
 	// would deliver, bit for bit (-0 and NaN payloads included), and parses
 	// unknown fields as a socket's receiver does. How it is made depends on
 	// the message's Go type, decided once per type: a generated message of
-	// strings, bytes, plain scalars and repeated strings is copied field by
-	// field (strings are shared: Go never changes a string's bytes); one
-	// with vtprotobuf's CloneMessageVT by it; a message that brings its own
+	// strings, bytes, plain scalars, repeated strings and messages of such
+	// fields is copied field by field (strings are shared: Go never changes
+	// a string's bytes); another with vtprotobuf's CloneMessageVT by it
+	// (which keeps an empty bytes field empty where a socket gives nil); a
+	// message that brings its own
 	// Marshal and Unmarshal (gogoproto's) by one call of each; other
 	// protobuf messages by protobuf's Marshal and Unmarshal, as grpc-go's
 	// codec would; and messages that are not protobuf through the call's
@@ -31,12 +33,19 @@ const (
 	// Share gives the receiver its own top-level message whose fields share
 	// memory with the sender's: no copy, so the sender must not change a
 	// message, or anything it points to, after sending it, and the receiver
-	// must not change nested fields it did not create. The top level is the
-	// receiver's own: its extension map and what generated setters write
-	// through a pointer (the opaque API's repeated fields) are its own too.
-	// A message that only its wire encoding carries exactly (one with lazy
-	// fields, a dynamic message, one holding unknown fields or nested past
-	// a hundred levels) is copied as with Clone.
+	// must not change nested messages or the elements of lists it did not
+	// create. The top level is the receiver's own, whatever protobuf's API
+	// or plain Go does to it: fields with presence get boxes of their own,
+	// oneofs wrappers of their own, lists and bytes a capacity clipped to
+	// their length (an append reallocates rather than writes into the
+	// sender's array), the opaque API's repeated fields headers of their
+	// own. A message that only its wire encoding carries as a socket would
+	// is copied as with Clone: one with extensions set (the receiver's
+	// registry decides what they decode to), lazy fields, unknown fields
+	// or nil messages in lists, maps or oneofs, a dynamic message, one
+	// nested past a hundred levels. A message that brings its own Marshal,
+	// Unmarshal and Size (gogoproto's) is measured by its Size alone: an
+	// error that only its Marshal or Unmarshal would report is not.
 	//
 	// gRPC already forbids changing a message after SendMsg, but over a
 	// socket the rule is harmless to break, because SendMsg serializes the

@@ -40,6 +40,8 @@ func nestedNeedsWire(m protoreflect.Message, depth int) bool {
 	need := false
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
+		case fd.IsExtension():
+			need = true // see send: the receiver's registry decides
 		case fd.IsMap():
 			if fd.MapValue().Message() != nil {
 				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {

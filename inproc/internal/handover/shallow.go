@@ -1,11 +1,10 @@
 package handover
 
 import (
-	"maps"
 	"reflect"
+	"sync"
 
 	gproto "google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/runtime/protoimpl"
 )
 
 // A shallowPlan copies the top level of a generated message except its
@@ -34,14 +33,30 @@ type shallowPlan struct {
 	// sizeCaches are the offsets of the size caches, which the receiver's
 	// message gets cleared, as Unmarshal clears them.
 	sizeCaches []uintptr
-	// boxes are the offsets of fields that point to a slice (the opaque
-	// API's repeated message fields), which generated code may write
-	// through: the receiver gets a pointer of its own to the same slice.
-	boxes []uintptr
+	// What protobuf writes through a pointer, or into spare capacity, that
+	// a top-level copy would share with the sender, the receiver gets its
+	// own of (see ownTopLevel):
+	//   - slices: lists and bytes, whose capacity it gets clipped, so that
+	//     an append reallocates rather than writes into the sender's array;
+	//   - boxes: fields that point to a slice (the opaque API's repeated
+	//     message fields), of which it gets its own header;
+	//   - scalars: fields that point to a scalar (explicit presence), of
+	//     which it gets its own box;
+	//   - oneofs: interface fields, whose wrapper struct it gets a copy of.
+	slices  []uintptr
+	boxes   []uintptr
+	scalars []scalarField
+	oneofs  []fieldAt
 	// extensions is the offset of the message's extensions, if any
-	// (hasExtensions): the receiver gets a map of its own.
+	// (hasExtensions): a message with some set takes the wire with Share.
 	extensions    uintptr
 	hasExtensions bool
+}
+
+// A scalarField is a field that points to a scalar of kind.
+type scalarField struct {
+	offset uintptr
+	kind   reflect.Kind
 }
 
 // A move copies size bytes at offset; pointer says they are one pointer.
@@ -97,8 +112,15 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			}
 			continue
 		}
-		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Slice {
+		switch k := f.Type.Kind(); {
+		case k == reflect.Slice:
+			p.slices = append(p.slices, f.Offset)
+		case k == reflect.Interface:
+			p.oneofs = append(p.oneofs, fieldAt{offset: f.Offset, typ: f.Type})
+		case k == reflect.Pointer && f.Type.Elem().Kind() == reflect.Slice:
 			p.boxes = append(p.boxes, f.Offset)
+		case k == reflect.Pointer && isScalar(f.Type.Elem().Kind()):
+			p.scalars = append(p.scalars, scalarField{offset: f.Offset, kind: f.Type.Elem().Kind()})
 		}
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
 		if ok {
@@ -196,18 +218,67 @@ func (p *shallowPlan) copy(d, s addr) {
 	p.ownTopLevel(d)
 }
 
-// ownTopLevel gives the receiver's message at d what generated code
-// writes through a pointer its top-level copy shares with the sender's:
-// its own extension map and its own slice headers.
+// ownTopLevel gives the receiver's message at d its own of what protobuf
+// would write through a pointer, or append to, that its top-level copy
+// shares with the sender's (see shallowPlan).
 func (p *shallowPlan) ownTopLevel(d addr) {
+	for _, off := range p.slices {
+		clipSlice(d, off)
+	}
 	for _, off := range p.boxes {
 		reboxSlice(d, off)
 	}
-	if p.hasExtensions {
-		if x := field[protoimpl.ExtensionFields](d, p.extensions); *x != nil {
-			*x = maps.Clone(*x)
-		}
+	for _, f := range p.scalars {
+		reboxScalar(d, f.offset, f.kind)
 	}
+	for _, f := range p.oneofs {
+		ownWrapper(d, f)
+	}
+}
+
+// isScalar reports whether a value of kind k is a scalar protobuf field
+// (enums are int32s).
+func isScalar(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.Int32, reflect.Int64, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	}
+	return false
+}
+
+// wrappers holds the shallow plans of oneof wrappers, by the word that
+// identifies the wrapper's type in an interface of the oneof's type.
+var wrappers sync.Map // addr → *wrapperPlan
+
+// A wrapperPlan copies a oneof's wrapper struct; nil plan: the value is
+// not a pointer to a struct, and stays shared.
+type wrapperPlan struct {
+	st   reflect.Type
+	plan *shallowPlan
+}
+
+// ownWrapper gives the message at d its own copy of the wrapper struct the
+// oneof field f holds, if set.
+func ownWrapper(d addr, f fieldAt) {
+	tab, data := interfaceWords(d, f.offset)
+	if tab == nil || data == nil {
+		return
+	}
+	w, ok := wrappers.Load(tab)
+	if !ok {
+		wp := &wrapperPlan{}
+		if t := valueAt(f.typ, d, f.offset).Elem().Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+			wp.st, wp.plan = t.Elem(), shallowPlanFor(t.Elem())
+		}
+		w, _ = wrappers.LoadOrStore(tab, wp)
+	}
+	wp := w.(*wrapperPlan)
+	if wp.plan == nil {
+		return
+	}
+	_, own := newOf(wp.st)
+	wp.plan.copy(own, data)
+	setInterfaceData(d, f.offset, own)
 }
 
 // clearSizeCaches clears the size caches of the receiver's message at d,

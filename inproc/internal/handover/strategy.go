@@ -261,6 +261,10 @@ func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction) (any, int, e
 		return tp.sendSelfCoding(m, mode, dir)
 	case mode == Clone && !tp.flat && !tp.fast:
 		return sendWire(m, dir)
+	case mode == Share && tp.shallow.hasExtensions && extensionsSet(at, tp.shallow.extensions):
+		// Extensions a socket's receiver would decode by its registry:
+		// as unknown fields, or as another Go type than the sender set.
+		return sendWire(m, dir)
 	case tp.nested && (mode == Share || tp.fast) && nestedNeedsWire(protoMessage(m).ProtoReflect(), 0):
 		// Share shares nested messages, and a fast clone copies their
 		// unknown fields as they are: a socket's receiver parses them.

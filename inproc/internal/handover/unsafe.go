@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"unsafe"
 
+	"google.golang.org/protobuf/runtime/protoimpl"
+
 	gproto "google.golang.org/protobuf/proto"
 )
 
@@ -101,11 +103,12 @@ func stringBytes(s string) []byte {
 
 // reboxSlice gives the struct at base its own pointer to a copy of the
 // slice header its field at off points to (a *[]*M of the opaque API):
-// the same elements, a header of its own. The header is read as a []byte,
-// whose first word is a pointer whatever the elements are.
+// the same elements, a header of its own, clipped as clipSlice clips. The
+// header is read as a []byte, whose first word is a pointer whatever the
+// elements are.
 func reboxSlice(base addr, off uintptr) {
 	if box := *field[*[]byte](base, off); box != nil {
-		own := *box
+		own := (*box)[:len(*box):len(*box)]
 		*field[*[]byte](base, off) = &own
 	}
 }
@@ -114,4 +117,54 @@ func reboxSlice(base addr, off uintptr) {
 // at base holds nothing (its type word is nil): an unset oneof.
 func interfaceIsNil(base addr, off uintptr) bool {
 	return *field[addr](base, off) == nil
+}
+
+// clipSlice sets the capacity of the slice field at off in the struct at
+// base to its length. The header is read as a []byte: only its capacity
+// changes, whatever the elements are.
+func clipSlice(base addr, off uintptr) {
+	s := field[[]byte](base, off)
+	*s = (*s)[:len(*s):len(*s)]
+}
+
+// reboxScalar gives the field at off in the struct at base, a pointer to a
+// scalar of kind k, a box of its own holding the same value. Scalars of
+// one size are boxed alike: their bits are copied.
+func reboxScalar(base addr, off uintptr, k reflect.Kind) {
+	switch k {
+	case reflect.String:
+		rebox[string](base, off)
+	case reflect.Bool:
+		rebox[bool](base, off)
+	case reflect.Int32, reflect.Uint32, reflect.Float32:
+		rebox[uint32](base, off)
+	default: // 64 bits
+		rebox[uint64](base, off)
+	}
+}
+
+func rebox[T any](base addr, off uintptr) {
+	if p := *field[*T](base, off); p != nil {
+		v := *p
+		*field[*T](base, off) = &v
+	}
+}
+
+// interfaceWords returns the two words of the interface field at off in
+// the struct at base: what identifies the dynamic type, and the data.
+func interfaceWords(base addr, off uintptr) (tab, data addr) {
+	w := field[[2]addr](base, off)
+	return w[0], w[1]
+}
+
+// setInterfaceData sets the data word of the interface field at off in
+// the struct at base to p, a value of the type its other word names.
+func setInterfaceData(base addr, off uintptr, p addr) {
+	field[[2]addr](base, off)[1] = p // with its write barrier
+}
+
+// extensionsSet reports whether the extension map at off in the struct at
+// base holds any extension.
+func extensionsSet(base addr, off uintptr) bool {
+	return len(*field[protoimpl.ExtensionFields](base, off)) > 0
 }
