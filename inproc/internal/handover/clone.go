@@ -67,7 +67,7 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 
 // copyOf returns a new copy of the message at src, of p's struct.
 func (p *sizePlan) copyOf(src addr) addr {
-	_, at := newOf(p.st)
+	at := newAt(p.st)
 	p.deepCopy(at, src)
 	return at
 }

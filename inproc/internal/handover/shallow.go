@@ -2,7 +2,7 @@ package handover
 
 import (
 	"reflect"
-	"sync"
+	"sync/atomic"
 
 	gproto "google.golang.org/protobuf/proto"
 )
@@ -46,7 +46,7 @@ type shallowPlan struct {
 	slices  []uintptr
 	boxes   []uintptr
 	scalars []scalarField
-	oneofs  []fieldAt
+	oneofs  []*oneofField
 	// extensions is the offset of the message's extensions, if any
 	// (hasExtensions): a message with some set takes the wire with Share.
 	extensions    uintptr
@@ -116,7 +116,7 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		case k == reflect.Slice:
 			p.slices = append(p.slices, f.Offset)
 		case k == reflect.Interface:
-			p.oneofs = append(p.oneofs, fieldAt{offset: f.Offset, typ: f.Type})
+			p.oneofs = append(p.oneofs, &oneofField{fieldAt: fieldAt{offset: f.Offset, typ: f.Type}})
 		case k == reflect.Pointer && f.Type.Elem().Kind() == reflect.Slice:
 			p.boxes = append(p.boxes, f.Offset)
 		case k == reflect.Pointer && isScalar(f.Type.Elem().Kind()):
@@ -246,37 +246,42 @@ func isScalar(k reflect.Kind) bool {
 	return false
 }
 
-// wrappers holds the shallow plans of oneof wrappers, by the word that
-// identifies the wrapper's type in an interface of the oneof's type.
-var wrappers sync.Map // addr → *wrapperPlan
+// A oneofField is an interface field (a oneof) of a struct, and the plan
+// of the wrapper it held last, which the next message most likely holds
+// too.
+type oneofField struct {
+	fieldAt
+	last atomic.Pointer[wrapperPlan]
+}
 
-// A wrapperPlan copies a oneof's wrapper struct; nil plan: the value is
-// not a pointer to a struct, and stays shared.
+// A wrapperPlan copies a oneof's wrapper struct, of type st, which the
+// word tab identifies in an interface of the oneof's type; a nil plan:
+// the value is not a pointer to a struct, and stays shared.
 type wrapperPlan struct {
+	tab  addr
 	st   reflect.Type
 	plan *shallowPlan
 }
 
 // ownWrapper gives the message at d its own copy of the wrapper struct the
 // oneof field f holds, if set.
-func ownWrapper(d addr, f fieldAt) {
+func ownWrapper(d addr, f *oneofField) {
 	tab, data := interfaceWords(d, f.offset)
 	if tab == nil || data == nil {
 		return
 	}
-	w, ok := wrappers.Load(tab)
-	if !ok {
-		wp := &wrapperPlan{}
+	wp := f.last.Load()
+	if wp == nil || wp.tab != tab {
+		wp = &wrapperPlan{tab: tab}
 		if t := valueAt(f.typ, d, f.offset).Elem().Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
 			wp.st, wp.plan = t.Elem(), shallowPlanFor(t.Elem())
 		}
-		w, _ = wrappers.LoadOrStore(tab, wp)
+		f.last.Store(wp)
 	}
-	wp := w.(*wrapperPlan)
 	if wp.plan == nil {
 		return
 	}
-	_, own := newOf(wp.st)
+	own := newAt(wp.st)
 	wp.plan.copy(own, data)
 	setInterfaceData(d, f.offset, own)
 }

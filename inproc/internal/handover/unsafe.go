@@ -56,6 +56,11 @@ func sameStructs(dst, src any) (d, s addr, st reflect.Type, ok bool) {
 	return d, s, t.Elem(), true
 }
 
+// newAt returns the address of a new zero value of the struct type st.
+func newAt(st reflect.Type) addr {
+	return reflect.New(st).UnsafePointer()
+}
+
 // newOf returns a new zero value of the struct type st, as a pointer in
 // an interface, and its address.
 func newOf(st reflect.Type) (any, addr) {
