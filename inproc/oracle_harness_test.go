@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
@@ -42,6 +43,7 @@ func oracleSvc(c oracleCase, saw chan<- string) *anySvc {
 			return req, nil
 		},
 		bidi: func(ss grpc.ServerStream) error {
+			defer func() { saw <- handlerEnded }()
 			for {
 				in := c.newRecv()
 				if err := ss.RecvMsg(in); err != nil {
@@ -59,6 +61,28 @@ func oracleSvc(c oracleCase, saw chan<- string) *anySvc {
 				}
 			}
 		},
+	}
+}
+
+// handlerEnded is what the bidi handler tells last, so that the test
+// reads all it told: a client may see its stream end before the handler
+// returns (grpc-go's server, like inproc, sends the status of a failed
+// RecvMsg at once).
+const handlerEnded = "\x00ended"
+
+// oracleUntilEnded returns what the bidi handler told until it ended.
+func oracleUntilEnded(saw chan string) string {
+	var out []string
+	for {
+		select {
+		case s := <-saw:
+			if s == handlerEnded {
+				return strings.Join(out, ", ")
+			}
+			out = append(out, s)
+		case <-time.After(waitLimit):
+			return strings.Join(append(out, "the handler did not end"), ", ")
+		}
 	}
 }
 
@@ -92,6 +116,7 @@ func oracleRun(cc grpc.ClientConnInterface, c oracleCase, saw chan string) strin
 	} else {
 		b.WriteString(wireOf(reply))
 	}
+	streamed := false
 	err = catch(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
@@ -110,6 +135,9 @@ func oracleRun(cc grpc.ClientConnInterface, c oracleCase, saw chan string) strin
 		if err := s.CloseSend(); err != nil {
 			return err
 		}
+		// The handler gets the messages now, and tells what it saw
+		// before it ends; the client may see the stream end first.
+		streamed = true
 		b.WriteString(" | stream: client")
 		for {
 			in := c.newRecv()
@@ -128,7 +156,13 @@ func oracleRun(cc grpc.ClientConnInterface, c oracleCase, saw chan string) strin
 			b.WriteString(" " + err.Error())
 		}
 	}
-	fmt.Fprintf(&b, " handler [%s]", oracleDrain(saw))
+	var told string
+	if streamed {
+		told = oracleUntilEnded(saw)
+	} else {
+		told = oracleDrain(saw)
+	}
+	fmt.Fprintf(&b, " handler [%s]", told)
 	if after := wireOf(msg); after != before {
 		fmt.Fprintf(&b, " | client's message changed to %s", after)
 	}
