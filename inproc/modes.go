@@ -36,10 +36,12 @@ const (
 	// must not change nested messages or the elements of lists it did not
 	// create. The top level is the receiver's own, whatever protobuf's API
 	// or plain Go does to it: fields with presence get boxes of their own,
-	// oneofs wrappers of their own, lists and bytes a capacity clipped to
-	// their length (an append reallocates rather than writes into the
-	// sender's array), the opaque API's repeated fields headers of their
-	// own. A message that only its wire encoding carries as a socket would
+	// oneofs wrappers of their own (which protobuf's reflection writes
+	// through; a gogoproto message's own code assigns new ones, so its
+	// are shared), lists and bytes a capacity clipped to their length (an
+	// append reallocates rather than writes into the sender's array), the
+	// opaque API's repeated fields headers of their own. A message that
+	// only its wire encoding carries as a socket would
 	// is copied as with Clone: one with extensions set (the receiver's
 	// registry decides what they decode to), lazy fields, unknown fields
 	// or nil messages in lists, maps or oneofs, a dynamic message, one

@@ -35,7 +35,7 @@ type benchFlags struct {
 }
 
 // Defaults of a full run and of --quick. A full run of every case takes
-// about 3 minutes on 2 cores, --quick about 30 seconds.
+// about 4 minutes on 2 cores, --quick about 40 seconds.
 const (
 	defaultBenchtime = "300ms"
 	quickBenchtime   = "40ms"
@@ -84,7 +84,7 @@ rows whose interval is wider than ±25% of the median.
 
 Flags take one dash or two, as go test's do (-count 5, --count 5).
 Interrupting a run (Ctrl-C) reports the runs that finished.`,
-		Example: `  localgrpc bench                                # everything, about 3 minutes
+		Example: `  localgrpc bench                                # everything, about 4 minutes
   localgrpc bench --quick                        # a rough picture in about 30 seconds
   localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
   localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt

@@ -80,6 +80,7 @@ type fieldAt struct {
 var (
 	shallowPlans     planCache // by the struct's type alone
 	protoMessageType = reflect.TypeFor[gproto.Message]()
+	selfCoderType    = reflect.TypeFor[selfCoder]()
 )
 
 // shallowPlanFor returns the plan of st, a struct type.
@@ -97,6 +98,11 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		p.dynamic = true
 		return p
 	}
+	// protobuf's reflection, which Set, Merge and Unmarshal go through,
+	// writes through a field's pointer into a oneof's wrapper or a scalar's
+	// box; a self-coding message's own code assigns new ones, as plain Go
+	// does, so that only the fields it appends to need clipping.
+	selfCoding := reflect.PointerTo(st).Implements(selfCoderType) && !reflect.PointerTo(st).Implements(protoMessageType)
 	moves, ok := []move{}, true
 	for i := range st.NumField() {
 		f := st.Field(i)
@@ -115,11 +121,11 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		switch k := f.Type.Kind(); {
 		case k == reflect.Slice:
 			p.slices = append(p.slices, f.Offset)
-		case k == reflect.Interface:
+		case k == reflect.Interface && !selfCoding:
 			p.oneofs = append(p.oneofs, &oneofField{fieldAt: fieldAt{offset: f.Offset, typ: f.Type}})
 		case k == reflect.Pointer && f.Type.Elem().Kind() == reflect.Slice:
 			p.boxes = append(p.boxes, f.Offset)
-		case k == reflect.Pointer && isScalar(f.Type.Elem().Kind()):
+		case k == reflect.Pointer && isScalar(f.Type.Elem().Kind()) && !selfCoding:
 			p.scalars = append(p.scalars, scalarField{offset: f.Offset, kind: f.Type.Elem().Kind()})
 		}
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
