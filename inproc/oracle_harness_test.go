@@ -86,12 +86,16 @@ func oracleUntilEnded(saw chan string) string {
 	}
 }
 
+// oracleDrain returns what the handlers told so far, but whether a bidi
+// handler whose client failed its own send has ended yet.
 func oracleDrain(saw chan string) string {
 	var out []string
 	for {
 		select {
 		case s := <-saw:
-			out = append(out, s)
+			if s != handlerEnded {
+				out = append(out, s)
+			}
 		default:
 			return strings.Join(out, ", ")
 		}
