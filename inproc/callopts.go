@@ -47,6 +47,10 @@ type callReport struct {
 
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
+	var (
+		forced  encoding.CodecV2
+		subtype string
+	)
 	for _, o := range opts {
 		switch o := o.(type) {
 		case copyOption:
@@ -68,25 +72,30 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		case grpc.MaxSendMsgSizeCallOption:
 			ci.maxSend = o.MaxSendMsgSize
 		case grpc.ForceCodecV2CallOption:
-			ci.codec = o.CodecV2
+			forced = o.CodecV2
 		case grpc.ForceCodecCallOption:
-			ci.codec = codecV1{o.Codec}
+			forced = codecV1{o.Codec}
 		case grpc.ContentSubtypeCallOption:
-			if ci.codec != nil {
-				continue // a forced codec wins, as in grpc-go
-			}
-			sub := strings.ToLower(o.ContentSubtype)
-			if sub == "proto" {
-				continue
-			}
-			c := encoding.GetCodecV2(sub)
-			if c == nil {
-				return ci, status.Errorf(codes.Internal, "no codec registered for content-subtype %s", sub)
-			}
-			ci.codec = c
+			subtype = strings.ToLower(o.ContentSubtype)
 		}
 	}
-	return ci, nil
+	return ci, ci.setCodec(forced, subtype)
+}
+
+// setCodec chooses the call's codec as grpc-go does once every option is
+// read: a forced codec wins; otherwise the last content-subtype names one,
+// and an empty one, like "proto", means protobuf's (nil: the handover's).
+func (ci *callInfo) setCodec(forced encoding.CodecV2, subtype string) error {
+	switch {
+	case forced != nil:
+		ci.codec = forced
+	case subtype == "" || subtype == "proto":
+	default:
+		if ci.codec = encoding.GetCodecV2(subtype); ci.codec == nil {
+			return status.Errorf(codes.Internal, "no codec registered for content-subtype %s", subtype)
+		}
+	}
+	return nil
 }
 
 // clientStats are the stats handlers that see the call from the client's

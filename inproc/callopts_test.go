@@ -3,6 +3,7 @@ package inproc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -287,6 +288,36 @@ func TestIgnoredCallOptions(t *testing.T) {
 					t.Errorf("got %q, want [hello]", got)
 				}
 			})
+		}
+	})
+}
+
+// TestContentSubtypeAsGRPC: the content-subtype options a call gives
+// choose its codec as grpc-go chooses it, side by side with grpc-go over
+// bufconn: an empty one means protobuf's, the last one given wins, and
+// one no codec is registered for fails with Internal.
+func TestContentSubtypeAsGRPC(t *testing.T) {
+	cases := [][]grpc.CallOption{
+		{grpc.CallContentSubtype("")},
+		{grpc.CallContentSubtype("PROTO")},
+		{grpc.CallContentSubtype("no-such-codec")},
+		{grpc.CallContentSubtype("no-such-codec"), grpc.CallContentSubtype("proto")},
+		{grpc.CallContentSubtype("proto"), grpc.CallContentSubtype("no-such-codec")},
+		{grpc.CallContentSubtype("no-such-codec"), grpc.CallContentSubtype("")},
+	}
+	run := func(c echov1.EchoClient) []string {
+		var out []string
+		for _, opts := range cases {
+			resp, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "hi"}, opts...)
+			out = append(out, fmt.Sprintf("%v %q", status.Code(err), resp.GetText()))
+		}
+		return out
+	}
+	want := run(echov1.NewEchoClient(realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) }, nil, nil)))
+	forEachMode(t, func(t *testing.T, m testMode) {
+		c, _ := newEcho(t, m, echo.Server{})
+		if got := run(c); !slices.Equal(got, want) {
+			t.Errorf("inproc  %q\ngrpc-go %q", got, want)
 		}
 	})
 }
