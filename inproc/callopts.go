@@ -48,8 +48,8 @@ type callReport struct {
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	var (
-		forced  encoding.CodecV2
-		subtype string
+		forced              encoding.CodecV2
+		subtype, compressor string
 	)
 	for _, o := range opts {
 		switch o := o.(type) {
@@ -77,9 +77,24 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 			forced = codecV1{o.Codec}
 		case grpc.ContentSubtypeCallOption:
 			subtype = strings.ToLower(o.ContentSubtype)
+		case grpc.CompressorCallOption:
+			compressor = o.CompressorType
 		}
 	}
-	return ci, ci.setCodec(forced, subtype)
+	if err := ci.setCodec(forced, subtype); err != nil {
+		return ci, err
+	}
+	return ci, checkCompressor(compressor)
+}
+
+// checkCompressor refuses a compressor name no compressor is registered
+// for, as grpc-go's client does before it sends anything. In-process
+// nothing is compressed, but a misspelt name fails as over a socket.
+func checkCompressor(name string) error {
+	if name == "" || name == encoding.Identity || encoding.GetCompressor(name) != nil {
+		return nil
+	}
+	return status.Errorf(codes.Internal, "grpc: Compressor is not installed for requested grpc-encoding %q", name)
 }
 
 // setCodec chooses the call's codec as grpc-go does once every option is

@@ -321,3 +321,26 @@ func TestContentSubtypeAsGRPC(t *testing.T) {
 		}
 	})
 }
+
+// TestCompressorNameAsGRPC: a compressor no compressor is registered for
+// fails the call with Internal, as over a socket, side by side with
+// grpc-go over bufconn; a registered one and identity pass (in-process
+// nothing is compressed).
+func TestCompressorNameAsGRPC(t *testing.T) {
+	names := []string{"gzip", "identity", "gzp", ""}
+	run := func(c echov1.EchoClient) []string {
+		var out []string
+		for _, name := range names {
+			resp, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "hi"}, grpc.UseCompressor(name))
+			out = append(out, fmt.Sprintf("%s: %v %q", name, status.Code(err), resp.GetText()))
+		}
+		return out
+	}
+	want := run(echov1.NewEchoClient(realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) }, nil, nil)))
+	forEachMode(t, func(t *testing.T, m testMode) {
+		c, _ := newEcho(t, m, echo.Server{})
+		if got := run(c); !slices.Equal(got, want) {
+			t.Errorf("inproc  %q\ngrpc-go %q", got, want)
+		}
+	})
+}
