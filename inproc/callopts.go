@@ -45,6 +45,15 @@ type callReport struct {
 	stats []stats.Handler
 }
 
+// withDefaults returns the channel's default call options followed by a
+// call's own, as grpc-go combines them.
+func (ch *Channel) withDefaults(opts []grpc.CallOption) []grpc.CallOption {
+	if len(ch.cfg.defaultCallOptions) == 0 {
+		return opts
+	}
+	return append(slices.Clip(ch.cfg.defaultCallOptions), opts...)
+}
+
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	var (

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -341,6 +343,49 @@ func TestCompressorNameAsGRPC(t *testing.T) {
 		c, _ := newEcho(t, m, echo.Server{})
 		if got := run(c); !slices.Equal(got, want) {
 			t.Errorf("inproc  %q\ngrpc-go %q", got, want)
+		}
+	})
+}
+
+// TestDefaultCallOptionsAsGRPC: a channel's default call options apply to
+// every call, before the call's own, which win where both set the same
+// limit; side by side with grpc-go's grpc.WithDefaultCallOptions over
+// bufconn; and client interceptors see them.
+func TestDefaultCallOptionsAsGRPC(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	run := func(c echov1.EchoClient) []string {
+		var out []string
+		for _, opts := range [][]grpc.CallOption{nil, {grpc.MaxCallRecvMsgSize(1000)}} {
+			_, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: long}, opts...)
+			out = append(out, status.Code(err).String())
+			stream, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{Text: long}, opts...)
+			if err == nil {
+				_, err = stream.Recv()
+			}
+			out = append(out, status.Code(err).String())
+		}
+		return out
+	}
+	defaults := []grpc.CallOption{grpc.MaxCallRecvMsgSize(50)}
+	want := run(echov1.NewEchoClient(realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) }, nil,
+		[]grpc.DialOption{grpc.WithDefaultCallOptions(defaults...)})))
+	if want[0] != codes.ResourceExhausted.String() || want[2] != codes.OK.String() {
+		t.Fatalf("grpc-go: %q", want)
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		var seen atomic.Int64
+		c, _ := newEcho(t, m, echo.Server{}, inproc.WithDefaultCallOptions(defaults...),
+			inproc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+				if o, ok := opts[0].(grpc.MaxRecvMsgSizeCallOption); ok && o.MaxRecvMsgSize == 50 {
+					seen.Add(1) // the default comes first
+				}
+				return invoker(ctx, method, req, reply, cc, opts...)
+			}))
+		if got := run(c); !slices.Equal(got, want) {
+			t.Errorf("inproc  %q\ngrpc-go %q", got, want)
+		}
+		if n := seen.Load(); n != 2 {
+			t.Errorf("the interceptor saw the default call option first in %d of 2 calls", n)
 		}
 	})
 }

@@ -22,6 +22,7 @@ type config struct {
 	clientStream       []grpc.StreamClientInterceptor
 	serverStats        []stats.Handler
 	clientStats        []stats.Handler
+	defaultCallOptions []grpc.CallOption
 }
 
 // The window of each direction of a stream, unless WithWindow and
@@ -111,6 +112,14 @@ func WithClientUnaryInterceptor(i ...grpc.UnaryClientInterceptor) Option {
 // receive a nil *grpc.ClientConn.
 func WithClientStreamInterceptor(i ...grpc.StreamClientInterceptor) Option {
 	return func(c *config) { c.clientStream = append(c.clientStream, i...) }
+}
+
+// WithDefaultCallOptions sets call options that every call on the channel
+// gets before its own, as grpc.WithDefaultCallOptions does for a
+// grpc.ClientConn: a call's own options, given after them, win where both
+// set the same thing, and client interceptors see both.
+func WithDefaultCallOptions(opts ...grpc.CallOption) Option {
+	return func(c *config) { c.defaultCallOptions = append(c.defaultCallOptions, opts...) }
 }
 
 // WithServerStatsHandler adds a stats.Handler that sees every call from the

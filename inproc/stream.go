@@ -16,6 +16,7 @@ import (
 
 // NewStream begins a streaming call, as grpc.ClientConn does.
 func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	opts = ch.withDefaults(opts)
 	if ch.clientStream != nil {
 		return ch.clientStream(ctx, desc, nil, method, ch.newStream, opts...)
 	}

@@ -16,6 +16,7 @@ import (
 
 // Invoke performs a unary call, as grpc.ClientConn does.
 func (ch *Channel) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	opts = ch.withDefaults(opts)
 	if ch.clientUnary != nil {
 		return ch.clientUnary(ctx, method, req, reply, nil, ch.invoke, opts...)
 	}
