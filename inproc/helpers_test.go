@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,11 +13,10 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // testMode is the type of an entry of modes.
@@ -259,23 +256,5 @@ var echoKinds = []echoKind{
 // both end with the test.
 func realGRPC(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts []grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer(sopts...)
-	register(srv)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = srv.Serve(lis) })
-	dopts = append([]grpc.DialOption{
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-	}, dopts...)
-	cc, err := grpc.NewClient("passthrough:///bufconn", dopts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cc.Close()
-		srv.Stop()
-		wg.Wait()
-	})
-	return cc
+	return servertest.GRPCOverBufconn(t, register, sopts, dopts...)
 }

@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
-	"sync"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/cmd/internal/vtzoo"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -93,18 +90,7 @@ func TestVTProtoAgreesWithGRPC(t *testing.T) {
 	}
 	saw := make(chan string, 1)
 	desc, impl := echoDesc(saw)
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	srv.RegisterService(desc, impl)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = srv.Serve(lis) })
-	defer func() { srv.Stop(); wg.Wait() }()
-	cc, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	cc := servertest.GRPCOverBufconn(t, func(r grpc.ServiceRegistrar) { r.RegisterService(desc, impl) }, nil)
 	for name, msg := range cases {
 		t.Run(name, func(t *testing.T) {
 			want := call(cc, saw, msg())

@@ -76,48 +76,49 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 	if codec != nil {
 		return sendEncoded(m, codec, dir)
 	}
-	tp, at := known(m, &dir.Slot.last)
+	tp, at := lookup(m, &dir.Slot.last)
 	if tp == nil {
-		if tp, at = strategyOf(m, &dir.Slot.last); tp == nil {
-			return sendEncoded(m, nil, dir)
-		}
+		return sendEncoded(m, nil, dir)
 	}
-	return tp.send(m, at, mode, dir)
+	return tp.send(m, at, mode, dir, nil)
 }
 
 // Transfer is Send and Receive at once, for a receiver that has its
 // message dst at hand: with Clone, dst gets the deep copy itself.
 func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (int, error) {
-	if codec == nil && mode == Clone {
-		if tp, at := known(m, &dir.Slot.last); tp != nil && tp.flat && tp.hasNoUnknown(at) {
-			if d := tp.of(dst); d != nil {
-				n, wire, err := tp.measureAt(m, at)
-				switch {
-				case err != nil:
-					return 0, marshalError(err)
-				case wire:
-					v, n, err := sendWire(m, dir)
-					if err != nil {
-						return n, err
-					}
-					return n, Receive(dst, v, codec, dir.Slot)
-				}
-				if v, err := checkLimits(n, dir); v != nil || err != nil {
-					if err != nil {
-						return n, err
-					}
-					return n, Receive(dst, v, codec, dir.Slot)
-				}
-				tp.deepCopy(d, at)
-				return n, nil
-			}
-		}
+	var tp *typedPlan
+	var at addr
+	if m != nil && codec == nil {
+		tp, at = lookup(m, &dir.Slot.last)
 	}
-	v, n, err := Send(m, mode, codec, dir)
-	if err != nil {
+	var (
+		v   any
+		n   int
+		err error
+	)
+	if tp != nil {
+		v, n, err = tp.send(m, at, mode, dir, tp.of(dst))
+	} else {
+		v, n, err = Send(m, mode, codec, dir)
+	}
+	if err != nil || v == delivered {
 		return n, err
 	}
 	return n, Receive(dst, v, codec, dir.Slot)
+}
+
+// delivered is what send returns when it copied the message into the
+// receiver's message itself.
+var delivered any = new(struct{ delivered bool })
+
+// lookup returns m's strategy and address: the one last holds, found by
+// m's type word, or the one found and kept there now; nil if m is not a
+// protobuf message.
+func lookup(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
+	if tp, at := known(m, last); tp != nil {
+		return tp, at
+	}
+	return strategyOf(m, last)
 }
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
+	gproto "google.golang.org/protobuf/proto"
 )
 
 // The plans' entry points as the tests use them, by the plans last holds.
@@ -46,4 +47,23 @@ func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
 	}
 	tp.deepCopy(d, at)
 	return true
+}
+
+// measure refuses what protobuf's Marshal refuses, so that a message a
+// socket could not carry is not carried in-process either: a proto2
+// required field left unset, and a string that must be UTF-8 (proto3, or
+// an edition that says so) and is not; and it returns the message's
+// encoded size. No bytes are copied: the walk reads the fields through
+// plans made once per Go type and kept in last.
+func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
+	if !m.ProtoReflect().IsValid() {
+		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
+	}
+	tp, at := strategyOf(m, last)
+	n, wire, err := tp.measureAt(m, at)
+	if wire {
+		b, err := gproto.Marshal(m)
+		return len(b), err
+	}
+	return n, err
 }

@@ -2,6 +2,7 @@ package handover
 
 import (
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	gproto "google.golang.org/protobuf/proto"
@@ -269,6 +270,24 @@ type wrapperPlan struct {
 	plan *shallowPlan
 }
 
+// wrappers holds every wrapper plan made, by tab, for oneofs whose case
+// changes from one message to the next.
+var wrappers sync.Map // addr → *wrapperPlan
+
+// wrapperPlanFor returns the plan of the wrapper the oneof field f of the
+// message at d holds, whose interface's first word is tab.
+func wrapperPlanFor(d addr, f *oneofField, tab addr) *wrapperPlan {
+	if wp, ok := wrappers.Load(tab); ok {
+		return wp.(*wrapperPlan)
+	}
+	wp := &wrapperPlan{tab: tab}
+	if t := valueAt(f.typ, d, f.offset).Elem().Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		wp.st, wp.plan = t.Elem(), shallowPlanFor(t.Elem())
+	}
+	got, _ := wrappers.LoadOrStore(tab, wp)
+	return got.(*wrapperPlan)
+}
+
 // ownWrapper gives the message at d its own copy of the wrapper struct the
 // oneof field f holds, if set.
 func ownWrapper(d addr, f *oneofField) {
@@ -278,10 +297,7 @@ func ownWrapper(d addr, f *oneofField) {
 	}
 	wp := f.last.Load()
 	if wp == nil || wp.tab != tab {
-		wp = &wrapperPlan{tab: tab}
-		if t := valueAt(f.typ, d, f.offset).Elem().Type(); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-			wp.st, wp.plan = t.Elem(), shallowPlanFor(t.Elem())
-		}
+		wp = wrapperPlanFor(d, f, tab)
 		f.last.Store(wp)
 	}
 	if wp.plan == nil {

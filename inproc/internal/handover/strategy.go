@@ -104,25 +104,6 @@ func strategyOf(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
 	return tp, dataWord(m)
 }
 
-// measure refuses what protobuf's Marshal refuses, so that a message a
-// socket could not carry is not carried in-process either: a proto2
-// required field left unset, and a string that must be UTF-8 (proto3, or
-// an edition that says so) and is not; and it returns the message's
-// encoded size. No bytes are copied: the walk reads the fields through
-// plans made once per Go type and kept in last.
-func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
-	if !m.ProtoReflect().IsValid() {
-		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
-	}
-	tp, at := strategyOf(m, last)
-	n, wire, err := tp.measureAt(m, at)
-	if wire {
-		b, err := gproto.Marshal(m)
-		return len(b), err
-	}
-	return n, err
-}
-
 // known returns the strategy last holds if x is a non-nil message of its
 // Go type, and x's address: found by the type word of x's interface, so
 // that the messages of the one type most calls and streams send take no
@@ -243,8 +224,10 @@ func (tp *typedPlan) measure(pm gproto.Message, base addr) (n int, wire bool, er
 	return n, false, nil
 }
 
-// send is Send for m, a message of tp's type at at.
-func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction) (any, int, error) {
+// send is Send for m, a message of tp's type at at. into, when not nil,
+// is the receiver's message, of tp's type: a copy the plans make goes
+// there, and send returns delivered.
+func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction, into addr) (any, int, error) {
 	if tp.pointer && at == nil { // a typed nil encodes as an empty message
 		if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
 			return nil, 0, marshalError(err)
@@ -283,6 +266,9 @@ func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction) (any, int, e
 	switch {
 	case mode == Share:
 		return m, n, nil
+	case tp.flat && into != nil:
+		tp.deepCopy(into, at)
+		return delivered, n, nil
 	case tp.flat:
 		return tp.clone(at), n, nil
 	}

@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"sync"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/cmd/internal/bench/storepb"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -84,20 +81,8 @@ func drain(t *testing.T, c storepb.StoreClient, grow func(*storepb.SeriesRespons
 // bytes, strings that are not UTF-8 included; and with Clone the client's
 // changes do not reach the server's messages.
 func TestGogoprotoAgreesWithGRPC(t *testing.T) {
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	storepb.RegisterStoreServer(srv, store{resps: responses})
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = srv.Serve(lis) })
-	cc, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := servertest.GRPCOverBufconn(t, func(r grpc.ServiceRegistrar) { storepb.RegisterStoreServer(r, store{resps: responses}) }, nil)
 	want := drain(t, storepb.NewStoreClient(cc), nil)
-	cc.Close()
-	srv.Stop()
-	wg.Wait()
 	if len(want) != 21 {
 		t.Fatalf("grpc-go: %q", want)
 	}
