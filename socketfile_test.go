@@ -1,17 +1,22 @@
 package localgrpc_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"golang.org/x/sys/unix"
 )
 
 // TestLongSocketPaths serves on socket paths of every length from 95 to
@@ -148,4 +153,252 @@ func makeStaleSocket(t *testing.T, path string) {
 	}
 	l.SetUnlinkOnClose(false)
 	l.Close()
+}
+
+func inodeOf(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatalf("lstat %s: %v", path, err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// TestDrainKeepsSuccessorsSocket: server A drains (GracefulStop
+// with a stream open; its listener is already closed, so its socket is
+// stale). Meanwhile its successor B, a plain net.Listen server as grpc-go
+// users write (remove the stale file, bind), takes the path. When A's
+// drain ends, A's Stop must not remove B's socket. A checks only
+// os.SameFile (device and inode number), and on ext4 the inode number of
+// A's freed socket is handed straight to B's new one.
+func TestDrainKeepsSuccessorsSocket(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		path := socketPath(t)
+		release := make(chan struct{})
+		a := localgrpc.NewServer()
+		echov1.RegisterEchoServer(a, holdingEcho{release: release})
+		if err := a.Listen("unix:" + path); err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- a.Serve(context.Background()) }()
+		inoA := inodeOf(t, path)
+		cc, err := localgrpc.NewClient("unix:" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := timeoutCtx(t)
+		held := holdStream(t, ctx, echov1.NewEchoClient(cc))
+		_ = held
+		graceful := make(chan struct{})
+		go func() { defer close(graceful); a.GracefulStop() }()
+		// Wait until A no longer accepts: its socket is then stale.
+		for {
+			c, err := net.Dial("unix", path)
+			if err != nil {
+				break
+			}
+			c.Close()
+			time.Sleep(5 * time.Millisecond)
+		}
+		// B, a successor, takes the path the ordinary way.
+		os.Remove(path)
+		b, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inoB := inodeOf(t, path)
+		close(release)
+		within(t, "A's GracefulStop", func() { <-graceful })
+		<-served
+		cc.Close()
+		_, statErr := os.Lstat(path)
+		b.Close()
+		if statErr != nil {
+			t.Fatalf("iteration %d: after A's drain ended, B's live socket at %s is gone (%v); A's inode %d, B's %d", i, path, statErr, inoA, inoB)
+		}
+		t.Logf("iteration %d: inode A %d, B %d; B's socket survived", i, inoA, inoB)
+	}
+}
+
+// TestLockedDirDoesNotBlockListen: Listen on a unix path flocks the
+// path's directory and waits for the lock without bound. Any process that
+// can open the directory for reading (any user, for /tmp or /run/user's
+// parents) can take that flock and hold it: Listen then never returns, and
+// Stop does not end it. net.Listen (and so grpc-go) never waits here.
+func TestLockedDirDoesNotBlockListen(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("runs the lock holder as another user")
+	}
+	dir := openDir(t) // 0755: readable by everyone, writable by the server only
+	// Another, unprivileged user takes an exclusive flock on the
+	// directory: it needs only to open it for reading.
+	holder := exec.Command("flock", "--close", "--exclusive", dir, "sleep", "60")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := holder.Start(); err != nil {
+		t.Skipf("flock as nobody: %v", err)
+	}
+	kill := func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL) } // its group: flock and its sleep
+	t.Cleanup(func() { kill(); holder.Wait() })
+	// Wait until the holder has the lock.
+	for {
+		d, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			unix.Flock(int(d.Fd()), unix.LOCK_UN)
+		}
+		d.Close()
+		if err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	srv := newEchoServer()
+	done := make(chan error, 1)
+	go func() { done <- srv.Listen("unix:" + filepath.Join(dir, "s.sock")) }()
+	select {
+	case err := <-done:
+		t.Logf("Listen returned %v while another user held a flock on the directory", err)
+		srv.Stop()
+		return
+	case <-time.After(3 * time.Second):
+	}
+	srv.Stop() // does not help
+	select {
+	case <-done:
+		t.Log("Stop ended the Listen")
+	case <-time.After(2 * time.Second):
+		t.Errorf("Listen(unix:%s/s.sock) has not returned while uid %d holds a flock on the directory, even after Stop: any user who can read the directory blocks it for as long as they like (net.Listen would have bound at once)", dir, nobody)
+	}
+	kill()
+	<-done
+	srv.Stop()
+}
+
+// TestSocketPathSetups: what is at the path, or above it, must be
+// refused (and left alone) unless it is a stale socket.
+func TestSocketPathSetups(t *testing.T) {
+	type setup func(t *testing.T, dir, path string) (keep string)
+	cases := []struct {
+		name string
+		prep setup
+		ok   bool
+	}{
+		{"nothing", func(t *testing.T, dir, path string) string { return "" }, true},
+		{"directory", func(t *testing.T, dir, path string) string { os.Mkdir(path, 0o755); return path }, false},
+		{"regular-file", func(t *testing.T, dir, path string) string { os.WriteFile(path, []byte("x"), 0o600); return path }, false},
+		{"dangling-symlink", func(t *testing.T, dir, path string) string {
+			os.Symlink(filepath.Join(dir, "nowhere"), path)
+			return path
+		}, false},
+		{"symlink-to-stale-socket", func(t *testing.T, dir, path string) string {
+			target := filepath.Join(dir, "stale.sock")
+			l, _ := net.Listen("unix", target)
+			l.(*net.UnixListener).SetUnlinkOnClose(false)
+			l.Close()
+			os.Symlink(target, path)
+			return target
+		}, false},
+		{"symlink-to-live-socket", func(t *testing.T, dir, path string) string {
+			target := filepath.Join(dir, "live.sock")
+			l, _ := net.Listen("unix", target)
+			t.Cleanup(func() { l.Close() })
+			os.Symlink(target, path)
+			return target
+		}, false},
+		{"stale-socket", func(t *testing.T, dir, path string) string {
+			l, _ := net.Listen("unix", path)
+			l.(*net.UnixListener).SetUnlinkOnClose(false)
+			l.Close()
+			return ""
+		}, true},
+		{"live-socket-other-server", func(t *testing.T, dir, path string) string {
+			l, _ := net.Listen("unix", path)
+			t.Cleanup(func() { l.Close() })
+			return path
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s.sock")
+			keep := tc.prep(t, dir, path)
+			var before os.FileInfo
+			if keep != "" {
+				before, _ = os.Lstat(keep)
+			}
+			srv := newEchoServer()
+			err := srv.Listen("unix:" + path)
+			if (err == nil) != tc.ok {
+				t.Errorf("Listen: %v, want ok=%v", err, tc.ok)
+			}
+			if err != nil {
+				var ae *localgrpc.AddressError
+				if !errors.As(err, &ae) {
+					t.Errorf("Listen error %T %v, want *AddressError", err, err)
+				}
+			}
+			srv.Stop()
+			if keep != "" {
+				after, err := os.Lstat(keep)
+				if err != nil || !os.SameFile(before, after) {
+					t.Errorf("%s was changed or removed: %v", keep, err)
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if len(e.Name()) > 6 && e.Name()[:7] == ".lgrpc-" {
+					t.Errorf("private directory %s left behind", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// TestLongestSocketPath: a path of exactly 107 bytes, the longest a
+// unix socket address holds, is served and reachable through Addrs.
+func TestLongestSocketPath(t *testing.T) {
+	dir := t.TempDir()
+	pad := 107 - len(dir) - 1
+	if pad < 1 {
+		t.Skip("temp dir too long")
+	}
+	name := make([]byte, pad)
+	for i := range name {
+		name[i] = 'x'
+	}
+	path := filepath.Join(dir, string(name))
+	srv := newEchoServer()
+	serve(t, srv, "unix:"+path)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	if _, err := dial(t, srv.Addrs()[0]).Get(ctx, &echov1.EchoRequest{Text: "x"}); err != nil {
+		t.Errorf("a call to a %d-byte path: %v", len(path), err)
+	}
+	if err := newEchoServer().Listen("unix:" + path + "y"); err == nil {
+		t.Errorf("a 108-byte path was accepted")
+	}
+}
+
+// TestSocketModeValues: the socket file gets exactly the mode asked
+// for, whatever the umask, including modes with special bits.
+func TestSocketModeValues(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, mode := range []os.FileMode{0, 0o600, 0o660, 0o666, 0o777, 0o7777, os.ModeSetuid | 0o644} {
+		path := socketPath(t)
+		srv := localgrpc.NewServer(localgrpc.WithSocketMode(mode))
+		if err := srv.Listen("unix:" + path); err != nil {
+			t.Errorf("mode %v: %v", mode, err)
+			continue
+		}
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode().Perm() != mode.Perm() || fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+			t.Errorf("WithSocketMode(%v): file mode %v, %v", mode, fi.Mode(), err)
+		}
+		srv.Stop()
+	}
 }

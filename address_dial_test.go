@@ -21,13 +21,13 @@ func countingInterceptor(n *atomic.Int64) localgrpc.ServerOption {
 	})
 }
 
-// TestAttackAddrsOddCharsReachServer: every address Addrs reports must be
+// TestAddrsWithOddCharsReachServer: every address Addrs reports must be
 // dialable with NewClient and reach that very server. Socket paths and
 // abstract names with URL-special characters ('%', '?', '#') are valid in
 // the grammar (ParseAddress accepts them, Listen binds them) but NewClient
 // hands them to grpc-go as URL targets, which decodes '%XX' in absolute
 // paths and cuts at '?' and '#'.
-func TestAttackAddrsOddCharsReachServer(t *testing.T) {
+func TestAddrsWithOddCharsReachServer(t *testing.T) {
 	dir := t.TempDir()
 	name := uniqueName(t)
 	cases := []string{
@@ -57,10 +57,10 @@ func TestAttackAddrsOddCharsReachServer(t *testing.T) {
 	}
 }
 
-// TestAttackOddAbstractNameReachesOtherServer shows the consequence: a
+// TestOddAbstractNameReachesOnlyItsServer shows the consequence: a
 // client of the server on "unix:@NAME?x" is connected to whoever listens on
 // "unix:@NAME" — any local user can claim an abstract name.
-func TestAttackOddAbstractNameReachesOtherServer(t *testing.T) {
+func TestOddAbstractNameReachesOnlyItsServer(t *testing.T) {
 	name := uniqueName(t)
 	var decoy, real atomic.Int64
 	serve(t, newEchoServer(countingInterceptor(&decoy)), "unix:@"+name)
@@ -74,9 +74,9 @@ func TestAttackOddAbstractNameReachesOtherServer(t *testing.T) {
 	}
 }
 
-// TestAttackListenSamePortZeroTwice: two "127.0.0.1:0" listeners are two
+// TestListenPortZeroTwice: two "127.0.0.1:0" listeners are two
 // distinct ports, as net.Listen twice would give; Listen refuses them.
-func TestAttackListenSamePortZeroTwice(t *testing.T) {
+func TestListenPortZeroTwice(t *testing.T) {
 	srv := newEchoServer()
 	err := srv.Listen("127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
@@ -86,9 +86,9 @@ func TestAttackListenSamePortZeroTwice(t *testing.T) {
 	srv.Stop()
 }
 
-// TestAttackNewClientBadAddrIsAddressError: every odd input gives an
+// TestNewClientBadAddressIsAddressError: every odd input gives an
 // *AddressError from both ParseAddress and NewClient.
-func TestAttackNewClientBadAddrIsAddressError(t *testing.T) {
+func TestNewClientBadAddressIsAddressError(t *testing.T) {
 	for _, s := range []string{"", " ", "inproc:", "unix:", "unix:@", "unix-abstract:", "unix://rel", ":", "host", "h:99999", "h:-1", "h:x", "foo://bar", "unix:/a\x00b", "[::1", "::1:80"} {
 		_, perr := localgrpc.ParseAddress(s)
 		cc, err := localgrpc.NewClient(s)
@@ -105,10 +105,10 @@ func TestAttackNewClientBadAddrIsAddressError(t *testing.T) {
 	}
 }
 
-// FuzzAttackParseAddress: every error is an *AddressError naming the
+// FuzzParseAddress: every error is an *AddressError naming the
 // input; every parsed address's String parses back to the same address
 // and is stable.
-func FuzzAttackParseAddress(f *testing.F) {
+func FuzzParseAddress(f *testing.F) {
 	for _, s := range []string{"inproc:x", "unix:/a", "unix:@a", "unix-abstract:a", "a:1", ":1", "[::1]:1", "dns:///a:1", "unix:////a", "[unix]:1", "x:/y", "a:b:c", "%", "[%25]:1", "unix://@a", "unix-abstract:@a"} {
 		f.Add(s)
 	}

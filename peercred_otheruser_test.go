@@ -25,12 +25,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-const attackChildEnv = "LOCALGRPC_ATTACK_CHILD_ADDRS"
+const peerChildEnv = "LOCALGRPC_PEER_CHILD_ADDRS"
 
-// TestAttackChildClient is the client run as another user by
+// TestPeerCredsChildClient is the client run as another user by
 // runAsNobody; it does nothing otherwise.
-func TestAttackChildClient(t *testing.T) {
-	addrs := os.Getenv(attackChildEnv)
+func TestPeerCredsChildClient(t *testing.T) {
+	addrs := os.Getenv(peerChildEnv)
 	if addrs == "" {
 		t.Skip("only as a child")
 	}
@@ -62,15 +62,15 @@ func TestAttackChildClient(t *testing.T) {
 	}
 }
 
-// runAsNobody runs TestAttackChildClient as uid/gid nobody against addrs
+// runAsNobody runs TestPeerCredsChildClient as uid/gid nobody against addrs
 // and returns "addr method" -> code.
 func runAsNobody(t *testing.T, top string, addrs []string) map[string]string {
 	t.Helper()
 	bin := filepath.Join(top, "child")
 	copyExecutable(t, bin)
-	cmd := exec.Command(bin, "-test.run=^TestAttackChildClient$", "-test.count=1")
+	cmd := exec.Command(bin, "-test.run=^TestPeerCredsChildClient$", "-test.count=1")
 	cmd.Dir = top
-	cmd.Env = append(os.Environ(), attackChildEnv+"="+strings.Join(addrs, "\n"))
+	cmd.Env = append(os.Environ(), peerChildEnv+"="+strings.Join(addrs, "\n"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -111,13 +111,13 @@ func (l wrappedListener) Accept() (net.Conn, error) {
 	return wrappedConn{c}, nil
 }
 
-// TestAttackPeerCredsOtherUser: a server with WithPeerCredentials() (its
+// TestPeerCredsOtherUser: a server with WithPeerCredentials() (its
 // own user only), its socket files open to all (mode 0666), must deny a
 // real process of another user on every socket it serves — its own unix
 // socket, an abstract one, a unix listener given to AddListener, an abstract
 // one, a wrapped one — for unary, streaming, health and reflection calls,
 // with and without transport credentials.
-func TestAttackPeerCredsOtherUser(t *testing.T) {
+func TestPeerCredsOtherUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
 	}
@@ -171,9 +171,9 @@ func TestAttackPeerCredsOtherUser(t *testing.T) {
 	}
 }
 
-// TestAttackAllowGIDs: AllowGIDs(nobody's gid) lets nobody in; AllowUIDs
+// TestAllowGIDs: AllowGIDs(nobody's gid) lets nobody in; AllowUIDs
 // of some third user does not.
-func TestAttackAllowGIDs(t *testing.T) {
+func TestAllowGIDs(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
 	}
@@ -198,13 +198,13 @@ func TestAttackAllowGIDs(t *testing.T) {
 	}
 }
 
-// TestAttackGRPCUnaryInterceptorSeesDeniedCalls: the peer check is meant
+// TestGRPCUnaryInterceptorSeesNoDeniedCalls: the peer check is meant
 // to be outermost ("no interceptor of the user's sees a denied call"), but
 // grpc.UnaryInterceptor / grpc.StreamInterceptor given through
 // WithGRPCServerOptions run before it: grpc-go puts opts.unaryInt ahead of
 // every chained interceptor. Such an interceptor sees, and can answer,
 // calls of a denied peer.
-func TestAttackGRPCUnaryInterceptorSeesDeniedCalls(t *testing.T) {
+func TestGRPCUnaryInterceptorSeesNoDeniedCalls(t *testing.T) {
 	var seen atomic.Int64
 	icpt := grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		seen.Add(1)

@@ -35,11 +35,11 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }
 
-// TestAttackTLSWithPeerCredentials: TLS through WithTransportCredentials
+// TestTLSWithPeerCredentials: TLS through WithTransportCredentials
 // composes with the peer policy on unix and abstract sockets (a foreign
 // uid is denied even with a valid TLS handshake); TLS through
 // WithGRPCServerOptions(grpc.Creds) denies every socket call.
-func TestAttackTLSWithPeerCredentials(t *testing.T) {
+func TestTLSWithPeerCredentials(t *testing.T) {
 	cert, pool := selfSigned(t)
 	serverTLS := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})
 	clientTLS := localgrpc.WithGRPCDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})))

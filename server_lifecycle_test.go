@@ -24,11 +24,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestAttackClientSurvivesServerRestart: a client made for an address
+// TestClientSurvivesServerRestart: a client made for an address
 // keeps working when the server at that address is replaced by a new one,
 // as a grpc-go client of a socket reconnects. An inproc client stays bound
 // to the Server it found at NewClient and fails forever.
-func TestAttackClientSurvivesServerRestart(t *testing.T) {
+func TestClientSurvivesServerRestart(t *testing.T) {
 	for _, addr := range []string{"unix:" + socketPath(t), "unix:@" + uniqueName(t), "inproc:" + uniqueName(t)} {
 		t.Run(addr, func(t *testing.T) {
 			first := newEchoServer()
@@ -60,10 +60,10 @@ func TestAttackClientSurvivesServerRestart(t *testing.T) {
 	}
 }
 
-// TestAttackCloseEndsCallsInFlight: grpc.ClientConn.Close ends the
+// TestClientCloseEndsCallsInFlight: grpc.ClientConn.Close ends the
 // streams in flight (Canceled, "grpc: the client connection is closing").
 // Compare inproc with a unix socket.
-func TestAttackCloseEndsCallsInFlight(t *testing.T) {
+func TestClientCloseEndsCallsInFlight(t *testing.T) {
 	for _, addr := range []string{"unix:" + socketPath(t), "inproc:" + uniqueName(t)} {
 		t.Run(addr, func(t *testing.T) {
 			release := make(chan struct{})
@@ -93,10 +93,10 @@ func TestAttackCloseEndsCallsInFlight(t *testing.T) {
 	}
 }
 
-// TestAttackStopBeforeServeEndsWaitingCalls: calls made between Listen and
+// TestStopBeforeServeEndsWaitingCalls: calls made between Listen and
 // Serve wait; Stop (no Serve ever) must end them promptly on every
 // transport, and leave nothing behind.
-func TestAttackStopBeforeServeEndsWaitingCalls(t *testing.T) {
+func TestStopBeforeServeEndsWaitingCalls(t *testing.T) {
 	for _, graceful := range []bool{false, true} {
 		t.Run(fmt.Sprintf("graceful=%v", graceful), func(t *testing.T) {
 			path := socketPath(t)
@@ -143,9 +143,9 @@ func TestAttackStopBeforeServeEndsWaitingCalls(t *testing.T) {
 	}
 }
 
-// TestAttackListenStopRace: Listen while Serve runs, racing Stop; nothing
+// TestListenRacesStop: Listen while Serve runs, racing Stop; nothing
 // may stay bound (inproc name, socket file, port) and nothing may leak.
-func TestAttackListenStopRace(t *testing.T) {
+func TestListenRacesStop(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 100 {
 		srv := newEchoServer()
@@ -177,9 +177,9 @@ func TestAttackListenStopRace(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
-// TestAttackServeCtxAlreadyDone: ListenAndServe with a finished context
+// TestListenAndServeWithDoneContext: ListenAndServe with a finished context
 // returns promptly, leaving nothing bound and no goroutine.
-func TestAttackServeCtxAlreadyDone(t *testing.T) {
+func TestListenAndServeWithDoneContext(t *testing.T) {
 	path := socketPath(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -199,10 +199,10 @@ func TestAttackServeCtxAlreadyDone(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
-// TestAttackUserClosesAddedListener: a listener given to AddListener that
+// TestAddedListenerClosedStopsServer: a listener given to AddListener that
 // its maker closes while serving makes Serve fail and stop the server:
 // every other address must be released.
-func TestAttackUserClosesAddedListener(t *testing.T) {
+func TestAddedListenerClosedStopsServer(t *testing.T) {
 	path := socketPath(t)
 	name := "inproc:" + uniqueName(t)
 	srv := newEchoServer()
@@ -239,11 +239,11 @@ func TestAttackUserClosesAddedListener(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
-const attackRegisterRaceEnv = "LOCALGRPC_ATTACK_REGISTER_RACE"
+const registerRaceEnv = "LOCALGRPC_REGISTER_RACE_CHILD"
 
-// TestAttackChildRegisterRace is run by TestAttackRegisterServiceRacesServe.
-func TestAttackChildRegisterRace(t *testing.T) {
-	if os.Getenv(attackRegisterRaceEnv) == "" {
+// TestRegisterRaceChild is run by TestRegisterServiceRacesServe.
+func TestRegisterRaceChild(t *testing.T) {
+	if os.Getenv(registerRaceEnv) == "" {
 		t.Skip("only as a child")
 	}
 	dir := t.TempDir()
@@ -269,13 +269,13 @@ func TestAttackChildRegisterRace(t *testing.T) {
 	_ = echo.Server{}
 }
 
-// TestAttackRegisterServiceRacesServe: RegisterService is documented to
+// TestRegisterServiceRacesServe: RegisterService is documented to
 // panic once Serve has begun. It checks the phase, drops the lock, then
 // calls grpc.Server.RegisterService: if Serve starts grpc-go in between,
 // grpc-go's own check calls logger.Fatalf and the whole process exits.
-func TestAttackRegisterServiceRacesServe(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAttackChildRegisterRace$", "-test.count=1")
-	cmd.Env = append(os.Environ(), attackRegisterRaceEnv+"=1")
+func TestRegisterServiceRacesServe(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRegisterRaceChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), registerRaceEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -292,12 +292,12 @@ func lastLines(s string, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// TestAttackStopBeforeServeRunsHandlers: in-process calls made between
+// TestStopBeforeServeRunsNoHandlers: in-process calls made between
 // Listen and Serve wait for Serve. If the server is stopped instead and
 // never serves, no handler may run. Stop closes `started` (waking the
 // waiting calls) before it stops the in-process channel, so the woken calls
 // reach a channel still open and their handlers run, after Stop.
-func TestAttackStopBeforeServeRunsHandlers(t *testing.T) {
+func TestStopBeforeServeRunsNoHandlers(t *testing.T) {
 	for _, graceful := range []bool{false, true} {
 		t.Run(fmt.Sprintf("graceful=%v", graceful), func(t *testing.T) {
 			var ran, ok int
