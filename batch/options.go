@@ -28,8 +28,13 @@ func MaxItems(n int) Option {
 // MaxBytes keeps a batch to n bytes encoded: an item that would take the
 // batch past n is sent in the next one, and an item bigger than n goes
 // alone. An item counts as its size (proto.Size, unless ItemSize says
-// otherwise) plus the tag and length a repeated field adds. Without it,
-// sizes are not measured.
+// otherwise) plus the tag and length a repeated field adds; the tag is
+// one byte for field numbers up to 15 and up to five for larger ones, and
+// is learnt from the field the first item is added to. A batch type that
+// is not a proto.Message (a gogoproto one, say) does not show its field's
+// number, and its items count the longest tag, five bytes. Set n to the
+// receiver's limit (grpc.MaxCallRecvMsgSize) and every batch gets through.
+// Without MaxBytes, sizes are not measured.
 func MaxBytes(n int) Option {
 	return func(c *config) { c.maxBytes = n }
 }

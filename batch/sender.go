@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // A Sender gathers items into batches of type M and sends each with send,
@@ -29,6 +30,7 @@ type Sender[M, I any] struct {
 	cur     *M // the batch being filled, nil when empty
 	items   int
 	bytes   int
+	tag     int         // the size of the items' field's tag, 0 until the first item shows it
 	timer   *time.Timer // MaxAge's, while cur is pending
 	firing  int         // timers that fired and have not yet looked at cur
 	settled sync.Cond   // signalled when firing drops
@@ -78,6 +80,27 @@ func sizeOf[I any](given any) func(I) int {
 	return func(item I) int { return proto.Size(any(item).(proto.Message)) }
 }
 
+// tagSize is the size of the tag of the field that add put a batch's
+// first item in: from one byte for numbers up to 15 to five for the
+// largest. For a batch that is not a proto.Message (a gogoproto one,
+// say), or whose items are not in a repeated field of its own, it is the
+// largest, five bytes, so that MaxBytes holds whatever the field.
+func tagSize(m any) int {
+	size := 0
+	if m, ok := m.(proto.Message); ok {
+		m.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+			if fd.IsList() {
+				size = max(size, protowire.SizeTag(fd.Number()))
+			}
+			return true
+		})
+	}
+	if size == 0 {
+		return protowire.SizeTag(protowire.MaxValidNumber)
+	}
+	return size
+}
+
 // Add adds item to the batch, and sends the batch if that fills it. It
 // returns the Send error of this or an earlier batch, if there was one,
 // and then does not take item.
@@ -92,8 +115,7 @@ func (s *Sender[M, I]) Add(item I) error {
 	}
 	n := 0
 	if s.size != nil {
-		n = s.size(item)
-		n += protowire.SizeTag(1) + protowire.SizeBytes(n) - n // the repeated field's tag and length
+		n = s.tag + protowire.SizeBytes(s.size(item)) // the item, its length and its field's tag
 		if s.cur != nil && s.bytes+n > s.cfg.maxBytes {
 			if err := s.flush(); err != nil {
 				return err
@@ -107,6 +129,12 @@ func (s *Sender[M, I]) Add(item I) error {
 		}
 	}
 	s.add(s.cur, item)
+	if s.size != nil && s.tag == 0 {
+		// The first item starts a batch of its own, so nothing was
+		// compared with its cost yet.
+		s.tag = tagSize(s.cur)
+		n += s.tag
+	}
 	s.items++
 	s.bytes += n
 	if s.items >= s.cfg.maxItems || (s.size != nil && s.bytes >= s.cfg.maxBytes) {

@@ -1,8 +1,10 @@
 package batch_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +12,12 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc/batch"
+	"github.com/localgrpc/localgrpc/batch/internal/tagzoo"
+	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -333,5 +341,181 @@ func TestNewSenderRefuses(t *testing.T) {
 			}()
 			tc.new()
 		})
+	}
+}
+
+// itemFields are tagzoo.Batch's fields of items, whose tags are one to
+// five bytes long.
+var itemFields = []struct {
+	number int32
+	field  func(*tagzoo.Batch) *[]*tagzoo.Item
+}{
+	{15, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag1 }},
+	{16, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag2 }},
+	{2047, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag2Last }},
+	{2048, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag3 }},
+	{262144, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag4 }},
+	{33554432, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag5 }},
+	{536870911, func(b *tagzoo.Batch) *[]*tagzoo.Item { return &b.Tag5Last }},
+}
+
+// checkBatches fails t unless every batch of more than one item is at most
+// maxBytes encoded, every one but the last is too full for another item,
+// which costs one bytes, and there are want items in all.
+func checkBatches[I any](t *testing.T, sent []*tagzoo.Batch, items func(*tagzoo.Batch) []I, maxBytes, one, want int) {
+	t.Helper()
+	n := 0
+	for i, b := range sent {
+		n += len(items(b))
+		size := proto.Size(b)
+		if size > maxBytes && len(items(b)) > 1 {
+			t.Errorf("batch %d of %d items is %d bytes, over MaxBytes %d", i, len(items(b)), size, maxBytes)
+		}
+		if i < len(sent)-1 && size+one <= maxBytes {
+			t.Errorf("batch %d is %d bytes, sent with room for another item of %d under MaxBytes %d", i, size, one, maxBytes)
+		}
+	}
+	if n != want {
+		t.Errorf("%d items sent, want %d", n, want)
+	}
+}
+
+// TestMaxBytesCountsTheFieldsTag: an item costs a batch its tag, whose
+// length depends on the field's number, and its length: outside testers
+// saw 1,200-byte batches under MaxBytes(1000) with a two-byte tag.
+func TestMaxBytesCountsTheFieldsTag(t *testing.T) {
+	const items = 500
+	for _, f := range itemFields {
+		for _, maxBytes := range []int{100, 1000, 4096} {
+			for _, itemBytes := range []int{0, 1, 20, 300} {
+				t.Run(fmt.Sprintf("field=%d/max-bytes=%d/item-bytes=%d", f.number, maxBytes, itemBytes), func(t *testing.T) {
+					var sent []*tagzoo.Batch
+					send := func(b *tagzoo.Batch) error { sent = append(sent, b); return nil }
+					s := batch.NewSender(send, batch.Appender(f.field, 64), batch.MaxItems(items), batch.MaxBytes(maxBytes))
+					item := &tagzoo.Item{Data: make([]byte, itemBytes)}
+					for range items {
+						if err := s.Add(item); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					one := &tagzoo.Batch{}
+					*f.field(one) = []*tagzoo.Item{item}
+					checkBatches(t, sent, func(b *tagzoo.Batch) []*tagzoo.Item { return *f.field(b) }, maxBytes, proto.Size(one), items)
+				})
+			}
+		}
+	}
+	t.Run("field=100/item-size=len", func(t *testing.T) {
+		const maxBytes = 1000
+		var sent []*tagzoo.Batch
+		send := func(b *tagzoo.Batch) error { sent = append(sent, b); return nil }
+		s := batch.NewSender(send, batch.Appender(func(b *tagzoo.Batch) *[]string { return &b.Strings }, 64),
+			batch.MaxItems(items), batch.MaxBytes(maxBytes), batch.ItemSize(func(s string) int { return len(s) }))
+		for range items {
+			if err := s.Add("x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkBatches(t, sent, (*tagzoo.Batch).GetStrings, maxBytes, proto.Size(&tagzoo.Batch{Strings: []string{"x"}}), items)
+	})
+}
+
+// notAMessage is a batch type that is not a proto.Message, as a
+// gogoproto one is not: its field's number is not known to the Sender.
+type notAMessage struct{ b *tagzoo.Batch }
+
+// TestMaxBytesOfABatchThatIsNotAMessage: a batch whose field's number the
+// Sender cannot see is kept to MaxBytes whatever the number.
+func TestMaxBytesOfABatchThatIsNotAMessage(t *testing.T) {
+	const maxBytes = 1000
+	var sent []*tagzoo.Batch
+	send := func(m *notAMessage) error { sent = append(sent, m.b); return nil }
+	add := func(m *notAMessage, item *tagzoo.Item) {
+		if m.b == nil {
+			m.b = &tagzoo.Batch{}
+		}
+		m.b.Tag5Last = append(m.b.Tag5Last, item)
+	}
+	s := batch.NewSender(send, add, batch.MaxItems(1000), batch.MaxBytes(maxBytes))
+	item := &tagzoo.Item{Data: []byte("x")}
+	for range 1000 {
+		if err := s.Add(item); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkBatches(t, sent, (*tagzoo.Batch).GetTag5Last, maxBytes, proto.Size(&tagzoo.Batch{Tag5Last: []*tagzoo.Item{item}}), 1000)
+}
+
+// batchStreamer streams what a StreamRequest asks for in batches of a
+// Sender with its MaxBytes.
+type batchStreamer struct {
+	tagzoo.UnimplementedBatchesServer
+}
+
+func (batchStreamer) Stream(req *tagzoo.StreamRequest, stream grpc.ServerStreamingServer[tagzoo.Batch]) error {
+	i := slices.IndexFunc(itemFields, func(f struct {
+		number int32
+		field  func(*tagzoo.Batch) *[]*tagzoo.Item
+	}) bool {
+		return f.number == req.Field
+	})
+	if i < 0 {
+		return status.Errorf(codes.InvalidArgument, "no field %d of items", req.Field)
+	}
+	s := batch.NewSender(stream.Send, batch.Appender(itemFields[i].field, 64),
+		batch.MaxItems(int(req.Items)), batch.MaxBytes(int(req.MaxBytes)))
+	defer s.Close()
+	for range req.Items {
+		if err := s.Add(&tagzoo.Item{Data: make([]byte, req.ItemBytes)}); err != nil {
+			return err
+		}
+	}
+	return s.Flush()
+}
+
+// TestMaxBytesWithinMaxCallRecvMsgSize: a receiver whose limit is n takes
+// every batch of a Sender with MaxBytes(n), whatever the field's number.
+func TestMaxBytesWithinMaxCallRecvMsgSize(t *testing.T) {
+	ch := inproc.New()
+	t.Cleanup(ch.Stop)
+	tagzoo.RegisterBatchesServer(ch, batchStreamer{})
+	conns := map[string]grpc.ClientConnInterface{
+		"inproc": ch,
+		"grpc":   servertest.GRPCOverBufconn(t, func(r grpc.ServiceRegistrar) { tagzoo.RegisterBatchesServer(r, batchStreamer{}) }, nil),
+	}
+	const items = 2000
+	for name, cc := range conns {
+		for _, f := range itemFields {
+			for _, maxBytes := range []int{100, 1000, 4096} {
+				t.Run(fmt.Sprintf("transport=%s/field=%d/max-bytes=%d", name, f.number, maxBytes), func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+					defer cancel()
+					req := &tagzoo.StreamRequest{Field: f.number, Items: items, ItemBytes: 1, MaxBytes: int32(maxBytes)}
+					stream, err := tagzoo.NewBatchesClient(cc).Stream(ctx, req, grpc.MaxCallRecvMsgSize(maxBytes))
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := 0
+					for _, err := range batch.Items(stream, func(b *tagzoo.Batch) []*tagzoo.Item { return *f.field(b) }) {
+						if err != nil {
+							t.Fatalf("after %d items: %v", n, err)
+						}
+						n++
+					}
+					if n != items {
+						t.Errorf("%d items, want %d", n, items)
+					}
+				})
+			}
+		}
 	}
 }
