@@ -31,14 +31,14 @@ func (*legacyMsg) ProtoMessage()    {}
 
 var _ protoadapt.MessageV1 = (*legacyMsg)(nil)
 
-// TestAttackPerfLegacyMessages sends messages of an old generated type
+// TestLegacyMessages sends messages of an old generated type
 // (no ProtoReflect: protobuf wraps it, and every such type shares the
 // wrapper's Go type) through a unary call both ways, alternating with a
 // generated type on the same method so the kept plans switch, and
 // compares with grpc-go: the values delivered, the refusal of invalid
 // UTF-8, and, with Clone, that the sender's changes right after the call
 // do not reach the handler's copy.
-func TestAttackPerfLegacyMessages(t *testing.T) {
+func TestLegacyMessages(t *testing.T) {
 	newSvc := func(seen chan<- string) *anySvc {
 		return &anySvc{
 			newReq: func() proto.Message { return protoadapt.MessageV2Of(&legacyMsg{}) },
@@ -98,10 +98,10 @@ func TestAttackPerfLegacyMessages(t *testing.T) {
 	})
 }
 
-// TestAttackPerfTypedNil: a typed nil request or response encodes as an
+// TestTypedNilMessages: a typed nil request or response encodes as an
 // empty message over a socket; inproc must deliver an empty message too,
 // also right after a non-nil message of the same type set the kept plan.
-func TestAttackPerfTypedNil(t *testing.T) {
+func TestTypedNilMessages(t *testing.T) {
 	svc := func() *funcEcho {
 		return &funcEcho{get: func(_ context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
 			if req.Text == "" {

@@ -34,12 +34,12 @@ func listOfSize(t *testing.T, n int) *listv1.ListResponse {
 	return m
 }
 
-// TestAttackPerfLimitsOnPlannedSizes: responses and requests measured by
+// TestLimitsOnPlannedSizes: responses and requests measured by
 // the size plans (repeated strings and unknown fields) right at the 4 MiB
 // default receive limit, each call after one that set the kept plan, get
 // the codes grpc-go gives: OK at the limit, ResourceExhausted one byte
 // over, both ways.
-func TestAttackPerfLimitsOnPlannedSizes(t *testing.T) {
+func TestLimitsOnPlannedSizes(t *testing.T) {
 	const limit = 4 << 20
 	svc := func() *anySvc {
 		return &anySvc{

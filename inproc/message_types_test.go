@@ -36,7 +36,7 @@ func describeMsg(m proto.Message) string {
 	return fmt.Sprintf("%s{%s}", rm.Descriptor().FullName(), v)
 }
 
-// TestAttackPerfDynamicAcrossDescriptors: a sender sends a dynamic
+// TestDynamicAcrossDescriptors: a sender sends a dynamic
 // message of one descriptor (google.protobuf.StringValue) to a receiver
 // whose message is a dynamic message of another (localgrpc's EchoRequest
 // or EchoResponse), both of Go type *dynamicpb.Message. Over a socket the
@@ -45,7 +45,7 @@ func describeMsg(m proto.Message) string {
 // shallowCopyPlanned compare Go types, not descriptors): the receiver's
 // message turns into a StringValue, and a unary client's Clone transfer
 // (proto.Merge of one descriptor into the other) panics.
-func TestAttackPerfDynamicAcrossDescriptors(t *testing.T) {
+func TestDynamicAcrossDescriptors(t *testing.T) {
 	echoMD := (&echov1.EchoRequest{}).ProtoReflect().Descriptor()
 	respMD := (&echov1.EchoResponse{}).ProtoReflect().Descriptor()
 	strMD := (&wrapperspb.StringValue{}).ProtoReflect().Descriptor()
@@ -103,7 +103,7 @@ func TestAttackPerfDynamicAcrossDescriptors(t *testing.T) {
 	}
 }
 
-// TestAttackPerfAlternatingTypesOnStream: one client stream sends, in
+// TestAlternatingTypesOnStream: one client stream sends, in
 // turn, messages of four Go types that share field 1 (StringValue,
 // EchoRequest, BytesValue, a dynamic EchoRequest), so the plan kept for
 // the last type sent must switch at every message; the handler receives
@@ -111,7 +111,7 @@ func TestAttackPerfDynamicAcrossDescriptors(t *testing.T) {
 // resets its message right after each Send. What the handler
 // receives must be what grpc-go delivers, message for message,
 // including the refusal of a BytesValue that is not UTF-8.
-func TestAttackPerfAlternatingTypesOnStream(t *testing.T) {
+func TestAlternatingTypesOnStream(t *testing.T) {
 	echoMD := (&echov1.EchoRequest{}).ProtoReflect().Descriptor()
 	texts := []string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven\xff"}
 	newSvc := func() *anySvc {
@@ -190,13 +190,13 @@ func TestAttackPerfAlternatingTypesOnStream(t *testing.T) {
 	})
 }
 
-// TestAttackPerfSharedResponse: a handler answers every call with the
+// TestSharedCachedResponse: a handler answers every call with the
 // same response object, as handlers that cache an answer do. Over a
 // socket each client gets its own decoded copy. With Clone, clients that
 // scribble over their reply's bytes, list and unknown fields in place
 // must not change what the next callers get; with Share, clients change
 // only their reply's top level, which is theirs. Run with -race.
-func TestAttackPerfSharedResponse(t *testing.T) {
+func TestSharedCachedResponse(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		shared := &listv1.ListResponse{Strings: []string{"a", "b", "c"}}
 		shared.ProtoReflect().SetUnknown(protowire.AppendBytes(protowire.AppendTag(nil, 99, protowire.BytesType), []byte("unknown")))

@@ -66,16 +66,16 @@ func runDuplex(t *testing.T, c echov1.EchoClient) error {
 	return receive(t, sent, "the client's sends")
 }
 
-// TestAttackInlineHandlerSendsFromGoroutine: an Inline stream handler that
+// TestInlineHandlerSendsFromGoroutine: an Inline stream handler that
 // sends from a goroutine it started (while it receives on its own) calls
 // handBack, and so the coroutine's yield, from a goroutine that is not the
 // coroutine: iter.Pull panics ("yield called again before next") on that
 // goroutine, which kills the process. Over grpc-go (and Isolated) the call
 // works. The cases run in a child process so the crash is reported.
-func TestAttackInlineHandlerSendsFromGoroutine(t *testing.T) {
-	if os.Getenv("ATTACK_INLINE_CHILD") != "" {
+func TestInlineHandlerSendsFromGoroutine(t *testing.T) {
+	if os.Getenv("INPROC_INLINE_DUPLEX_CHILD") != "" {
 		forEachMode(t, func(t *testing.T, m testMode) {
-			if m.name != os.Getenv("ATTACK_INLINE_CHILD") {
+			if m.name != os.Getenv("INPROC_INLINE_DUPLEX_CHILD") {
 				t.Skip()
 			}
 			c, _ := newEcho(t, m, duplexHandler)
@@ -92,8 +92,8 @@ func TestAttackInlineHandlerSendsFromGoroutine(t *testing.T) {
 		t.Fatalf("reference: grpc-go: %v", err)
 	}
 	forEachMode(t, func(t *testing.T, m testMode) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestAttackInlineHandlerSendsFromGoroutine$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "ATTACK_INLINE_CHILD="+m.name)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestInlineHandlerSendsFromGoroutine$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "INPROC_INLINE_DUPLEX_CHILD="+m.name)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			lines := crashLines(out)

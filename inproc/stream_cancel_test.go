@@ -16,13 +16,13 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestAttackPerfStreamCancelWhileYielding cancels bidi streams at random
+// TestStreamCancelWhileYielding cancels bidi streams at random
 // points of a ping-pong whose sides yield before they park, with
 // GOMAXPROCS 1 and 2. Over a socket the client's Send gives nil or
 // io.EOF, its Recv the echo of what it sent in order, then Canceled; the
 // handler's Send, once its context ended, fails with a status error; the
 // client returns promptly; every handler returns.
-func TestAttackPerfStreamCancelWhileYielding(t *testing.T) {
+func TestStreamCancelWhileYielding(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		if !isIsolated(t, m) {
 			t.Skip("Inline cancellation is cooperative by design")

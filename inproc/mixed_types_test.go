@@ -22,15 +22,15 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// attack2Kinds are the Go types of one wire shape (field 1, a string, or
-// a list of strings whose last element wins) that the attacks send and
+// mixedKinds are the Go types of one wire shape (field 1, a string, or
+// a list of strings whose last element wins) that the tests send and
 // receive in turn on one method, so that the plans kept per method and
 // direction switch under the feet of every sender and receiver.
-const attack2Kinds = 5
+const mixedKinds = 5
 
-// attack2New makes a message of kind k holding text in field 1.
-func attack2New(k int, text string) proto.Message {
-	switch k % attack2Kinds {
+// newMixed makes a message of kind k holding text in field 1.
+func newMixed(k int, text string) proto.Message {
+	switch k % mixedKinds {
 	case 0:
 		return &echov1.EchoRequest{Text: text}
 	case 1:
@@ -45,8 +45,8 @@ func attack2New(k int, text string) proto.Message {
 	return &echov1.EchoResponse{Text: text}
 }
 
-// attack2Text reads field 1 of m as attack2New wrote it.
-func attack2Text(m proto.Message) string {
+// mixedText reads field 1 of m as newMixed wrote it.
+func mixedText(m proto.Message) string {
 	rm := m.ProtoReflect()
 	fd := rm.Descriptor().Fields().ByNumber(1)
 	if fd.IsList() {
@@ -59,9 +59,9 @@ func attack2Text(m proto.Message) string {
 	return rm.Get(fd).String()
 }
 
-// attack2Scribble changes m in place, as a sender reusing its message
+// scribbleMixed changes m in place, as a sender reusing its message
 // right after Send may with Clone.
-func attack2Scribble(m proto.Message) {
+func scribbleMixed(m proto.Message) {
 	if l, ok := m.(*listv1.ListResponse); ok && len(l.Strings) > 0 {
 		l.Strings[0] = "scribbled"
 		return
@@ -70,7 +70,7 @@ func attack2Scribble(m proto.Message) {
 	rm.Set(rm.Descriptor().Fields().ByNumber(1), protoreflect.ValueOfString("scribbled"))
 }
 
-// TestAttack2UnaryMixedTypes: 8 goroutines call one unary method at once,
+// TestUnaryMixedTypes: 8 goroutines call one unary method at once,
 // each call sending one of five Go types of one wire shape (generated
 // EchoRequest, dynamic EchoRequest, StringValue, ListResponse,
 // EchoResponse), the handler receiving into another chosen per call and
@@ -78,19 +78,19 @@ func attack2Scribble(m proto.Message) {
 // twelfth of the answers is one cached object the handler returns to
 // everybody. Every caller must get back what it sent, whatever the
 // others send meanwhile; the cached answer must not change.
-func TestAttack2UnaryMixedTypes(t *testing.T) {
+func TestUnaryMixedTypes(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		cached := &echov1.EchoResponse{Text: "cached"}
 		var seq atomic.Int64
 		svc := &anySvc{
-			newReq: func() proto.Message { return attack2New(int(seq.Add(1)), "") },
+			newReq: func() proto.Message { return newMixed(int(seq.Add(1)), "") },
 		}
 		svc.resp = func(req proto.Message) (proto.Message, error) {
-			text := attack2Text(req)
+			text := mixedText(req)
 			if strings.HasSuffix(text, "/c") {
 				return cached, nil
 			}
-			return attack2New(int(seq.Add(1)), "re:"+text), nil
+			return newMixed(int(seq.Add(1)), "re:"+text), nil
 		}
 		ch := newChannel(t, m)
 		ch.RegisterService(anyDesc, svc)
@@ -105,22 +105,22 @@ func TestAttack2UnaryMixedTypes(t *testing.T) {
 						text += "/c"
 						want = "cached"
 					}
-					req := attack2New(g+i, text)
-					reply := attack2New(g+2*i+1, "old")
+					req := newMixed(g+i, text)
+					reply := newMixed(g+2*i+1, "old")
 					if err := catch(func() error { return ch.Invoke(context.Background(), anyUnary, req, reply) }); err != nil {
 						errs <- fmt.Errorf("%T → %T: %v", req, reply, err)
 						return
 					}
-					if got := attack2Text(reply); got != want {
+					if got := mixedText(reply); got != want {
 						errs <- fmt.Errorf("%T → %T: reply %q, want %q", req, reply, got, want)
 						return
 					}
-					if got := attack2Text(req); got != text {
+					if got := mixedText(req); got != text {
 						errs <- fmt.Errorf("%T: the request became %q", req, got)
 						return
 					}
 					if !isShare(t, m) {
-						attack2Scribble(reply)
+						scribbleMixed(reply)
 					}
 				}
 			})
@@ -136,21 +136,21 @@ func TestAttack2UnaryMixedTypes(t *testing.T) {
 	})
 }
 
-// TestAttack2StreamsMixedTypes: 6 bidi streams of one method run at once;
+// TestStreamsMixedTypes: 6 bidi streams of one method run at once;
 // on each, the client sends one Go type and receives into another, the
 // handler receives into a third and answers in a fourth, all different
 // across streams, so that the plans kept for the method switch between
 // any two messages of one stream. With Clone both sides scribble over
 // what they sent right after Send. Every stream must see its own
 // messages, in order.
-func TestAttack2StreamsMixedTypes(t *testing.T) {
+func TestStreamsMixedTypes(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		var streamNo atomic.Int64
 		clone := !isShare(t, m)
 		svc := &anySvc{bidi: func(ss grpc.ServerStream) error {
 			k := int(streamNo.Add(1))
 			for {
-				in := attack2New(k+2, "stale")
+				in := newMixed(k+2, "stale")
 				err := ss.RecvMsg(in)
 				if errors.Is(err, io.EOF) {
 					return nil
@@ -158,12 +158,12 @@ func TestAttack2StreamsMixedTypes(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				out := attack2New(k+3, "re:"+attack2Text(in))
+				out := newMixed(k+3, "re:"+mixedText(in))
 				if err := ss.SendMsg(out); err != nil {
 					return err
 				}
 				if clone {
-					attack2Scribble(out)
+					scribbleMixed(out)
 				}
 			}
 		}}
@@ -180,18 +180,18 @@ func TestAttack2StreamsMixedTypes(t *testing.T) {
 					}
 					for i := range 200 {
 						text := fmt.Sprintf("s%d-%d", g, i)
-						req := attack2New(g+i%2, text)
+						req := newMixed(g+i%2, text)
 						if err := s.SendMsg(req); err != nil {
 							return fmt.Errorf("send %d: %v", i, err)
 						}
 						if clone {
-							attack2Scribble(req)
+							scribbleMixed(req)
 						}
-						reply := attack2New(g+1+i%3, "old")
+						reply := newMixed(g+1+i%3, "old")
 						if err := s.RecvMsg(reply); err != nil {
 							return fmt.Errorf("recv %d: %v", i, err)
 						}
-						if got := attack2Text(reply); got != "re:"+text {
+						if got := mixedText(reply); got != "re:"+text {
 							return fmt.Errorf("stream %d message %d: %T → %T got %q, want %q", g, i, req, reply, got, "re:"+text)
 						}
 					}
@@ -215,12 +215,12 @@ func TestAttack2StreamsMixedTypes(t *testing.T) {
 	})
 }
 
-// TestAttack2LimitsAtEdgeMixedTypes: messages of exactly the server's
+// TestLimitsAtEdgeMixedTypes: messages of exactly the server's
 // receive limit and of one byte more, of four Go types in turn, from 4
 // goroutines at once: the sizes the kept plans give must be each
 // message's own, so that exactly the ones over the limit are refused,
 // with ResourceExhausted, whatever type another caller sent meanwhile.
-func TestAttack2LimitsAtEdgeMixedTypes(t *testing.T) {
+func TestLimitsAtEdgeMixedTypes(t *testing.T) {
 	const limit = 64 << 10
 	// A field 1 string of n bytes encodes in 1 + 3 + n bytes for these n.
 	fit := strings.Repeat("a", limit-4)
@@ -245,7 +245,7 @@ func TestAttack2LimitsAtEdgeMixedTypes(t *testing.T) {
 					if (g+i)%2 == 1 {
 						text = over
 					}
-					req := attack2New(g+i, text)
+					req := newMixed(g+i, text)
 					if proto.Size(req) != len(text)+4 {
 						errs <- fmt.Errorf("test error: %T of %d bytes", req, proto.Size(req))
 						return

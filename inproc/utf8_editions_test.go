@@ -14,11 +14,11 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
-// TestAttackUTF8Editions: dynamic messages of an edition-2023 file, whose
+// TestUTF8Editions: dynamic messages of an edition-2023 file, whose
 // strings are checked by default and not with utf8_validation = NONE, in
 // plain fields, repeated fields, maps and nested messages; inproc must
 // agree with proto.Marshal (and grpc-go) on each.
-func TestAttackUTF8Editions(t *testing.T) {
+func TestUTF8Editions(t *testing.T) {
 	none := &descriptorpb.FieldOptions{Features: &descriptorpb.FeatureSet{Utf8Validation: descriptorpb.FeatureSet_NONE.Enum()}}
 	str := descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum()
 	msgT := descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum()

@@ -54,12 +54,12 @@ func extensionFile(t *testing.T, name, syntax string, typ descriptorpb.FieldDesc
 	return dynamicpb.NewExtensionType(fd.Extensions().Get(0))
 }
 
-// TestAttackUTF8Extensions: proto.Marshal (and so grpc-go) refuses an
+// TestUTF8Extensions: proto.Marshal (and so grpc-go) refuses an
 // extension field whose string must be UTF-8 and is not (a proto3 or
 // edition-2023 string extension, or a proto2 extension whose message
 // value holds a proto3 string); inproc's walker only looks at the Go
 // struct's fields and at md.Fields(), never at extensions.
-func TestAttackUTF8Extensions(t *testing.T) {
+func TestUTF8Extensions(t *testing.T) {
 	withExt := func(xt protoreflect.ExtensionType, v any) proto.Message {
 		m := &descriptorpb.MessageOptions{}
 		proto.SetExtension(m, xt, v)
@@ -130,7 +130,7 @@ var nilMessageCases = []struct {
 	}, func() proto.Message { return &structpb.Value{} }},
 }
 
-// TestAttackUTF8NilMessages: proto.Marshal encodes a nil message held in a
+// TestUTF8NilMessages: proto.Marshal encodes a nil message held in a
 // map value or a oneof as an empty message, and grpc-go sends it, in both
 // directions. inproc's walker dereferences the nil pointer (checkSingle
 // calls p.check on the nil message's address): a nil-pointer panic in the
@@ -138,8 +138,8 @@ var nilMessageCases = []struct {
 // response, which kills the process (under -race, checkptr makes both a
 // fatal error). Each case runs in a child process so that the crash is
 // reported as a failure rather than ending the test binary.
-func TestAttackUTF8NilMessages(t *testing.T) {
-	if os.Getenv("ATTACK_NIL_CHILD") != "" {
+func TestUTF8NilMessages(t *testing.T) {
+	if os.Getenv("INPROC_UTF8_NIL_CHILD") != "" {
 		t.Skip("child")
 	}
 	for _, tc := range nilMessageCases {
@@ -157,8 +157,8 @@ func TestAttackUTF8NilMessages(t *testing.T) {
 					t.Fatalf("reference: grpc-go gives %v", err)
 				}
 				for _, m := range modes {
-					cmd := exec.Command(os.Args[0], "-test.run=^TestAttackUTF8NilMessagesChild$", "-test.count=1")
-					cmd.Env = append(os.Environ(), "ATTACK_NIL_CHILD="+tc.name+"|"+dir+"|"+m.name)
+					cmd := exec.Command(os.Args[0], "-test.run=^TestUTF8NilMessagesChild$", "-test.count=1")
+					cmd.Env = append(os.Environ(), "INPROC_UTF8_NIL_CHILD="+tc.name+"|"+dir+"|"+m.name)
 					out, err := cmd.CombinedOutput()
 					if err != nil {
 						lines := crashLines(out)
@@ -170,10 +170,10 @@ func TestAttackUTF8NilMessages(t *testing.T) {
 	}
 }
 
-func TestAttackUTF8NilMessagesChild(t *testing.T) {
-	spec := os.Getenv("ATTACK_NIL_CHILD")
+func TestUTF8NilMessagesChild(t *testing.T) {
+	spec := os.Getenv("INPROC_UTF8_NIL_CHILD")
 	if spec == "" {
-		t.Skip("run by TestAttackUTF8NilMessages")
+		t.Skip("run by TestUTF8NilMessages")
 	}
 	parts := strings.Split(spec, "|")
 	for _, tc := range nilMessageCases {

@@ -17,12 +17,12 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// TestAttackCancelAnywhere: bidi calls moving large and empty messages
+// TestCancelAnywhere: bidi calls moving large and empty messages
 // through tiny windows, each ended at a random moment by the client's
 // cancel, its deadline, Stop, or GracefulStop racing with Stop. Every call
 // must end with a sensible code, nothing may hang, and (TestMain's goleak)
 // no goroutine may survive.
-func TestAttackCancelAnywhere(t *testing.T) {
+func TestCancelAnywhere(t *testing.T) {
 	big := strings.Repeat("b", 3000)
 	srv := &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
 		for {

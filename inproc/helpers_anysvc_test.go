@@ -13,7 +13,7 @@ import (
 
 // anySvc is a hand-written service whose single unary method takes
 // requests of whatever type newReq makes and answers with resp, so that
-// attacks can send any message type through inproc and through grpc-go.
+// tests can send any message type through inproc and through grpc-go.
 type anySvc struct {
 	newReq func() proto.Message
 	resp   func(req proto.Message) (proto.Message, error)

@@ -26,13 +26,13 @@ func withProcs(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-// TestAttackPerfUnaryHandoffCancel cancels Isolated unary calls at random
+// TestUnaryHandoffCancel cancels Isolated unary calls at random
 // points around the handoff (before the handler runs, while it yields,
 // as it finishes) for handlers that answer at once, yield first, wait for
 // their context, or ignore it. Over a socket each call either succeeds
 // with its own answer or fails with Canceled, and the client returns
 // promptly once its context ended even when its handler ignores it.
-func TestAttackPerfUnaryHandoffCancel(t *testing.T) {
+func TestUnaryHandoffCancel(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		if !isIsolated(t, m) {
 			t.Skip("Inline cancellation is cooperative by design")
@@ -119,10 +119,10 @@ func TestAttackPerfUnaryHandoffCancel(t *testing.T) {
 	})
 }
 
-// TestAttackPerfUnaryConcurrentResults: many callers, each its own
+// TestUnaryConcurrentResults: many callers, each its own
 // answer, whatever the interleaving of handlers that finish before or
 // after their client looks.
-func TestAttackPerfUnaryConcurrentResults(t *testing.T) {
+func TestUnaryConcurrentResults(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m testMode) {
 		withProcs(t, func(t *testing.T) {
 			c, _ := newEcho(t, m, &funcEcho{get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
@@ -157,12 +157,12 @@ func TestAttackPerfUnaryConcurrentResults(t *testing.T) {
 	})
 }
 
-// TestAttackPerfUnaryStopDuringHandoff stops (or gracefully stops) a
+// TestUnaryStopDuringHandoff stops (or gracefully stops) a
 // channel while callers keep calling. Over a socket each call succeeds
 // with its own answer or fails Unavailable (Canceled for one whose
 // handler saw its context end); every caller returns soon after Stop;
 // GracefulStop lets the calls in flight finish OK.
-func TestAttackPerfUnaryStopDuringHandoff(t *testing.T) {
+func TestUnaryStopDuringHandoff(t *testing.T) {
 	for _, graceful := range []bool{false, true} {
 		t.Run(fmt.Sprintf("graceful=%v", graceful), func(t *testing.T) {
 			forEachMode(t, func(t *testing.T, m testMode) {

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestAttackSendAfterFailedRecv: a bidi handler whose Recv fails (the
+// TestSendAfterFailedRecv: a bidi handler whose Recv fails (the
 // request is over the server's receive limit) and which then sends a
 // message anyway (say, an error response) before returning. grpc-go's
 // server wrote the ResourceExhausted status when Recv failed, so the
@@ -23,7 +23,7 @@ import (
 // ResourceExhausted. inproc's fail() closes toClient with the status, but
 // the handler's later SendMsg still pushes behind the close: the client
 // receives the message, then the status.
-func TestAttackSendAfterFailedRecv(t *testing.T) {
+func TestSendAfterFailedRecv(t *testing.T) {
 	const limit = 100
 	sendErrs := make(chan error, 10)
 	srv := &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
@@ -71,10 +71,10 @@ func TestAttackSendAfterFailedRecv(t *testing.T) {
 	})
 }
 
-// TestAttackSendAfterFailedSend: as above, with the handler's first Send
+// TestSendAfterFailedSend: as above, with the handler's first Send
 // failing (over WithServerMaxSendMsgSize) and its second, small one
 // going through.
-func TestAttackSendAfterFailedSend(t *testing.T) {
+func TestSendAfterFailedSend(t *testing.T) {
 	const limit = 100
 	sendErrs := make(chan error, 10)
 	srv := &funcEcho{expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
@@ -119,7 +119,7 @@ func TestAttackSendAfterFailedSend(t *testing.T) {
 	})
 }
 
-// TestAttackClientSendBlockedAfterStatus: a client-streaming call whose
+// TestClientSendNotBlockedAfterStatus: a client-streaming call whose
 // first request is over the server's limit. The handler's Recv fails and
 // grpc-go's server sends the status at once; the handler then takes its
 // time (here: it waits for the test to end, ignoring its context). Over
@@ -128,7 +128,7 @@ func TestAttackSendAfterFailedSend(t *testing.T) {
 // inproc (Isolated), fail() sends the status but does not abandon
 // toServer, so once the window is full the client's Send parks until the
 // handler returns.
-func TestAttackClientSendBlockedAfterStatus(t *testing.T) {
+func TestClientSendNotBlockedAfterStatus(t *testing.T) {
 	const limit = 100
 	release := make(chan struct{})
 	srv := &funcEcho{collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
@@ -180,7 +180,7 @@ func TestAttackClientSendBlockedAfterStatus(t *testing.T) {
 	})
 }
 
-// TestAttackTrailerWithEarlyStatus: the handler sets a trailer, then its
+// TestTrailerWithEarlyStatus: the handler sets a trailer, then its
 // Recv fails (the request is over the server's limit), and it returns a
 // little later. grpc-go's server wrote the status, with the trailer set so
 // far, when Recv failed: the client's Recv gives ResourceExhausted and
@@ -188,7 +188,7 @@ func TestAttackClientSendBlockedAfterStatus(t *testing.T) {
 // early, but Trailer() answers nil until the handler has returned
 // (serverDone), so a client that reads the trailer right after the error
 // finds none.
-func TestAttackTrailerWithEarlyStatus(t *testing.T) {
+func TestTrailerWithEarlyStatus(t *testing.T) {
 	const limit = 100
 	release := make(chan struct{})
 	srv := &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {

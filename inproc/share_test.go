@@ -9,14 +9,14 @@ import (
 	"github.com/localgrpc/localgrpc/inproc"
 )
 
-// TestAttackShareImmutableResponse: a handler that answers every call with
+// TestShareImmutableResponse: a handler that answers every call with
 // one prebuilt response that nobody ever modifies, a common pattern, safe
 // over grpc-go (Marshal only reads the message; its size cache is written
 // atomically). With Share, inproc's send calls proto.Size on it, which
 // stores the message's sizeCache atomically, while another call's receive
 // copies the same struct with a plain read (shallowCopy's
 // dv.Elem().Set(sv.Elem())): a data race on a message that nobody changes.
-func TestAttackShareImmutableResponse(t *testing.T) {
+func TestShareImmutableResponse(t *testing.T) {
 	cached := &echov1.EchoResponse{Text: "the same answer for everybody"}
 	srv := &funcEcho{get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
 		return cached, nil
