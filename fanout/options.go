@@ -53,8 +53,14 @@ func WithSortedMerge[T any](cmp func(a, b *T) int) Option {
 
 // WithDedup, after a sorted merge, replaces each run of adjacent equal
 // responses by one: the first, or what merge folds the run into, when
-// merge is not nil. New refuses it without WithSortedMerge, and functions
-// whose types are not the proxy's response type's.
+// merge is not nil. merge gets the response kept so far and the next of
+// the run, and returns the one to keep, never nil: one that returns nil
+// ends the stream, under Abort as under Warn, with an Internal error
+// naming the method the proxy serves (grpc.Method of Stream's context),
+// rather than lose the run without a word or yield a nil response, which
+// a handler would send as an empty message. New refuses it without
+// WithSortedMerge, and functions whose types are not the proxy's response
+// type's.
 func WithDedup[T any](equal func(a, b *T) bool, merge func(kept, next *T) *T) Option {
 	return func(c *config) {
 		// Both of one call, so that merge is of equal's type: a nil merge

@@ -240,6 +240,32 @@ func (c *core[Req, Resp]) takeFuncs() error {
 	return nil
 }
 
+// dedupMerge is WithDedup's merge, which sets *lost when it folds a run
+// into nil; from then on it is not called again, as it would be with a
+// nil kept for the rest of the run.
+func (c *core[Req, Resp]) dedupMerge(lost *bool) func(kept, next *Resp) *Resp {
+	if c.merge == nil {
+		return nil
+	}
+	return func(kept, next *Resp) *Resp {
+		if *lost {
+			return nil
+		}
+		m := c.merge(kept, next)
+		*lost = m == nil
+		return m
+	}
+}
+
+// mergeNilError is the error that ends a stream whose WithDedup merge
+// returned nil: naming the method a proxy serves, if it serves one.
+func mergeNilError[Resp any](ctx context.Context) error {
+	if method, ok := grpc.Method(ctx); ok {
+		return status.Errorf(codes.Internal, "fanout: the WithDedup merge function returned nil for method %s (a run of %T)", method, new(Resp))
+	}
+	return status.Errorf(codes.Internal, "fanout: the WithDedup merge function returned nil for a run of %T", new(Resp))
+}
+
 func (c *core[Req, Resp]) stats() []BackendStats {
 	out := make([]BackendStats, len(c.replicas))
 	for i, r := range c.replicas {
@@ -254,6 +280,7 @@ func (c *core[Req, Resp]) stream(ctx context.Context, req *Req) iter.Seq2[*Resp,
 		defer cancel()
 		seqs := make([]iter.Seq2[*Resp, error], len(c.shards))
 		var merged iter.Seq2[*Resp, error]
+		lostRun := false // merge folded a run into nil
 		if c.cmp != nil {
 			// A sorted merge reads its sources one after the other to
 			// start: their calls are opened together first.
@@ -268,7 +295,7 @@ func (c *core[Req, Resp]) stream(ctx context.Context, req *Req) iter.Seq2[*Resp,
 			}
 			merged = fanin.MergeSorted(c.cmp, seqs...)
 			if c.equal != nil {
-				merged = fanin.Dedup(merged, c.equal, c.merge)
+				merged = fanin.Dedup(merged, c.equal, c.dedupMerge(&lostRun))
 			}
 		} else {
 			for i, s := range c.shards {
@@ -278,6 +305,13 @@ func (c *core[Req, Resp]) stream(ctx context.Context, req *Req) iter.Seq2[*Resp,
 		}
 		for resp, err := range merged {
 			if err == nil {
+				if lostRun {
+					// The run's response is nil: yielded, it would reach
+					// the caller as nothing, or as an empty message.
+					cancel()
+					yield(nil, mergeNilError[Resp](ctx))
+					return
+				}
 				if !yield(resp, nil) {
 					cancel() // before the loop ends: it waits for the calls
 					return

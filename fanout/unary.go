@@ -67,19 +67,23 @@ func (p *UnaryProxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[
 // responses, in the order they came (sorted and deduplicated, with
 // WithSortedMerge and WithDedup). If backends failed, the error joins
 // their *BackendErrors (errors.As finds each) and, under Warn, the
-// responses are those of the others; under Abort, or if ctx ends, the
-// responses are nil.
+// responses are those of the others; under Abort, if ctx ends, or if the
+// stream ended on an error that is no backend's (a WithDedup merge that
+// returned nil), the responses are nil.
 func (p *UnaryProxy[Req, Resp]) Gather(ctx context.Context, req *Req) ([]*Resp, error) {
 	var resps []*Resp
 	var errs []error
+	short := false // the stream ended before every backend's responses
 	for resp, err := range p.stream(ctx, req) {
 		if err != nil {
 			errs = append(errs, err)
+			var be *BackendError
+			short = short || !errors.As(err, &be)
 			continue
 		}
 		resps = append(resps, resp)
 	}
-	if len(errs) > 0 && (p.cfg.partial == Abort || ctx.Err() != nil) {
+	if len(errs) > 0 && (p.cfg.partial == Abort || ctx.Err() != nil || short) {
 		return nil, errors.Join(errs...)
 	}
 	return resps, errors.Join(errs...)
