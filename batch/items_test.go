@@ -74,6 +74,47 @@ func TestItems(t *testing.T) {
 	}
 }
 
+type errRecv struct {
+	n   int
+	err error
+}
+
+func (r *errRecv) Recv() (*msg, error) {
+	if r.n == 0 {
+		return nil, r.err
+	}
+	r.n--
+	return &msg{items: []item{{0, r.n}, {1, r.n}}}, nil
+}
+
+// TestItemsErrorOnceAndBreak: Items yields a non-EOF error once and
+// ends, and a break mid-batch does not Recv again.
+func TestItemsErrorOnceAndBreak(t *testing.T) {
+	boom := errors.New("boom")
+	r := &errRecv{n: 2, err: boom}
+	var items, errs int
+	for _, err := range batch.Items(r, func(m *msg) []item { return m.items }) {
+		if err != nil {
+			errs++
+			if err != boom {
+				t.Fatal(err)
+			}
+			continue
+		}
+		items++
+	}
+	if items != 4 || errs != 1 {
+		t.Fatalf("%d items, %d errors", items, errs)
+	}
+	r = &errRecv{n: 5, err: boom}
+	for range batch.Items(r, func(m *msg) []item { return m.items }) {
+		break
+	}
+	if r.n != 4 {
+		t.Fatalf("break received %d batches", 5-r.n)
+	}
+}
+
 // batchingLister streams n strings in batches made by a batch.Sender.
 type batchingLister struct {
 	listv1.UnimplementedListStringsServer

@@ -216,6 +216,37 @@ func TestSendErrorIsReturned(t *testing.T) {
 	})
 }
 
+// TestMaxAgeSendErrorSticks: the error of a batch MaxAge sent is
+// returned by the next Add and Flush and by every one after, and Close.
+func TestMaxAgeSendErrorSticks(t *testing.T) {
+	boom := errors.New("boom")
+	var sends atomic.Int32
+	s := batch.NewSender(func(*msg) error { sends.Add(1); return boom },
+		func(m *msg, it item) { m.items = append(m.items, it) }, batch.MaxAge(time.Microsecond), batch.MaxItems(1000))
+	if err := s.Add(item{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(waitLimit); sends.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("MaxAge never sent")
+		}
+	}
+	for range 3 {
+		if err := s.Add(item{}); err != boom {
+			t.Fatalf("Add: %v", err)
+		}
+		if err := s.Flush(); err != boom {
+			t.Fatalf("Flush: %v", err)
+		}
+	}
+	if err := s.Close(); err != boom {
+		t.Fatalf("Close: %v", err)
+	}
+	if n := sends.Load(); n != 1 {
+		t.Fatalf("%d sends after the failed one", n-1)
+	}
+}
+
 func TestConcurrentAddsNeverSendAtOnce(t *testing.T) {
 	var out sink
 	s := batch.NewSender(out.send, appendValue, batch.MaxItems(3), batch.MaxAge(50*time.Microsecond))
@@ -249,6 +280,102 @@ func TestConcurrentAddsNeverSendAtOnce(t *testing.T) {
 		if !proto.Equal(out.batches[i], out.copies[i]) {
 			t.Fatalf("batch %d changed after it was sent", i)
 		}
+	}
+}
+
+type item struct{ producer, seq int }
+
+type msg struct{ items []item }
+
+// TestConcurrentAddFlushAndClose hammers a Sender with a tiny MaxAge from
+// producers and flushers at once: sends never overlap, every
+// item is sent exactly once and in each producer's order, no batch exceeds
+// MaxItems or MaxBytes, a sent batch is not changed afterwards, and after
+// Close nothing more is sent (goleak checks the timers).
+func TestConcurrentAddFlushAndClose(t *testing.T) {
+	for round := range 20 {
+		var (
+			mu      sync.Mutex
+			sending atomic.Int32
+			sent    []*msg
+			lens    []int
+			closed  atomic.Bool
+		)
+		send := func(m *msg) error {
+			if sending.Add(1) > 1 {
+				t.Error("two sends at once")
+			}
+			defer sending.Add(-1)
+			if closed.Load() {
+				t.Error("send after Close returned")
+			}
+			mu.Lock()
+			sent = append(sent, m)
+			lens = append(lens, len(m.items))
+			mu.Unlock()
+			return nil
+		}
+		const maxItems = 7
+		opts := []batch.Option{batch.MaxItems(maxItems), batch.MaxAge(time.Duration(1+round%3) * time.Microsecond)}
+		if round%2 == 0 {
+			opts = append(opts, batch.MaxBytes(20), batch.ItemSize(func(it item) int { return it.seq % 25 }))
+		}
+		s := batch.NewSender(send, func(m *msg, it item) { m.items = append(m.items, it) }, opts...)
+		var wg sync.WaitGroup
+		const producers, perProducer = 4, 300
+		for p := range producers {
+			wg.Go(func() {
+				for i := range perProducer {
+					if err := s.Add(item{p, i}); err != nil {
+						t.Error(err)
+						return
+					}
+					if i%50 == 0 {
+						time.Sleep(10 * time.Microsecond)
+					}
+				}
+			})
+		}
+		wg.Go(func() {
+			for range 200 {
+				if err := s.Flush(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		wg.Wait()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		closed.Store(true)
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(item{}); !errors.Is(err, batch.ErrClosed) {
+			t.Fatalf("Add after Close: %v", err)
+		}
+		mu.Lock()
+		next := make([]int, producers)
+		for k, m := range sent {
+			if len(m.items) != lens[k] {
+				t.Fatalf("batch %d changed after its send: %d items, then %d", k, lens[k], len(m.items))
+			}
+			if len(m.items) == 0 || len(m.items) > maxItems {
+				t.Fatalf("batch %d of %d items", k, len(m.items))
+			}
+			for _, it := range m.items {
+				if it.seq != next[it.producer] {
+					t.Fatalf("producer %d: item %d after %d", it.producer, it.seq, next[it.producer]-1)
+				}
+				next[it.producer]++
+			}
+		}
+		for p, n := range next {
+			if n != perProducer {
+				t.Fatalf("producer %d: %d of %d items sent", p, n, perProducer)
+			}
+		}
+		mu.Unlock()
 	}
 }
 
@@ -392,9 +519,9 @@ func TestMaxBytesCountsTheFieldsTag(t *testing.T) {
 					var sent []*tagzoo.Batch
 					send := func(b *tagzoo.Batch) error { sent = append(sent, b); return nil }
 					s := batch.NewSender(send, batch.Appender(f.field, 64), batch.MaxItems(items), batch.MaxBytes(maxBytes))
-					item := &tagzoo.Item{Data: make([]byte, itemBytes)}
+					it := &tagzoo.Item{Data: make([]byte, itemBytes)}
 					for range items {
-						if err := s.Add(item); err != nil {
+						if err := s.Add(it); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -402,7 +529,7 @@ func TestMaxBytesCountsTheFieldsTag(t *testing.T) {
 						t.Fatal(err)
 					}
 					one := &tagzoo.Batch{}
-					*f.field(one) = []*tagzoo.Item{item}
+					*f.field(one) = []*tagzoo.Item{it}
 					checkBatches(t, sent, func(b *tagzoo.Batch) []*tagzoo.Item { return *f.field(b) }, maxBytes, proto.Size(one), items)
 				})
 			}
@@ -443,16 +570,16 @@ func TestMaxBytesOfABatchThatIsNotAMessage(t *testing.T) {
 		m.b.Tag5Last = append(m.b.Tag5Last, item)
 	}
 	s := batch.NewSender(send, add, batch.MaxItems(1000), batch.MaxBytes(maxBytes))
-	item := &tagzoo.Item{Data: []byte("x")}
+	it := &tagzoo.Item{Data: []byte("x")}
 	for range 1000 {
-		if err := s.Add(item); err != nil {
+		if err := s.Add(it); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkBatches(t, sent, (*tagzoo.Batch).GetTag5Last, maxBytes, proto.Size(&tagzoo.Batch{Tag5Last: []*tagzoo.Item{item}}), 1000)
+	checkBatches(t, sent, (*tagzoo.Batch).GetTag5Last, maxBytes, proto.Size(&tagzoo.Batch{Tag5Last: []*tagzoo.Item{it}}), 1000)
 }
 
 // batchStreamer streams what a StreamRequest asks for in batches of a
