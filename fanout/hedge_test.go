@@ -262,6 +262,35 @@ func TestHedgeCallerCancels(t *testing.T) {
 	}
 }
 
+// TestHedgeThreeReplicas: hedges go to each replica once at most and
+// the stats add up; the one that answers wins.
+func TestHedgeThreeReplicas(t *testing.T) {
+	a, b := newReplica("a", blocks), newReplica("b", blocks)
+	c := newReplica("c", nil)
+	p, err := fanout.New(open, []fanout.Backend{
+		{Name: "a", Shard: "s", Conn: channel(t, a)},
+		{Name: "b", Shard: "s", Conn: channel(t, b)},
+		{Name: "c", Shard: "s", Conn: channel(t, c)},
+	}, fanout.WithHedging(fanout.Hedging{Delay: time.Millisecond, Budget: 10}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		got, errs := collect(t, p)
+		if len(got) != 1 || got[0] != "c" || errs != nil {
+			t.Fatalf("got %q %v", got, errs)
+		}
+	}
+	for _, s := range p.Stats() {
+		if s.Succeeded+s.Failed+s.Cancelled != s.Calls {
+			t.Errorf("%+v does not add up", s)
+		}
+	}
+	if n := a.calls.Load() + b.calls.Load() + c.calls.Load(); n > 18 {
+		t.Errorf("%d calls for 6 streams of 3 replicas", n)
+	}
+}
+
 func TestCooldown(t *testing.T) {
 	down := newReplica("down", func(context.Context) error { return status.Error(codes.Unavailable, "down") })
 	refuses := newReplica("refuses", func(context.Context) error { return status.Error(codes.InvalidArgument, "bad request") })

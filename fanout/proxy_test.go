@@ -3,8 +3,10 @@ package fanout_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -137,6 +139,73 @@ func TestMergesOneReplicaPerShard(t *testing.T) {
 	}
 	if a1.calls.Load() != 2 || a2.calls.Load() != 2 {
 		t.Errorf("4 streams called a-1 %d and a-2 %d times, want each twice", a1.calls.Load(), a2.calls.Load())
+	}
+}
+
+// barrierServer waits, before its first Send, until n calls of the group
+// have started (or until limit passes), and records whether it had to give
+// up waiting.
+type barrierServer struct {
+	listv1.UnimplementedListStringsServer
+	name    string
+	group   *barrier
+	timeout *atomic.Int32
+}
+
+type barrier struct {
+	n       int32
+	started atomic.Int32
+	all     chan struct{}
+	once    sync.Once
+}
+
+func (b *barrierServer) List(_ *listv1.ListRequest, s grpc.ServerStreamingServer[listv1.ListResponse]) error {
+	if b.group.started.Add(1) == b.group.n {
+		b.group.once.Do(func() { close(b.group.all) })
+	}
+	select {
+	case <-b.group.all:
+	case <-time.After(2 * time.Second):
+		b.timeout.Add(1)
+	case <-s.Context().Done():
+		return s.Context().Err()
+	}
+	return s.Send(&listv1.ListResponse{Strings: []string{b.name}})
+}
+
+// TestSortedMergeOpensShardsConcurrently: with WithSortedMerge too, every
+// shard is called at once, as Thanos calls every store, so that the first
+// merged response waits for the slowest shard's first response, not for
+// the sum of them: a merge that pulled its sources lazily, on the
+// consumer's goroutine, would call shard k+1 only once shard k had sent
+// its first response. Each backend below waits until all three have been
+// called, 2s at most, and counts it if it gave up.
+func TestSortedMergeOpensShardsConcurrently(t *testing.T) {
+	for _, sorted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sorted=%v", sorted), func(t *testing.T) {
+			g := &barrier{n: 3, all: make(chan struct{})}
+			var timeouts atomic.Int32
+			var backends []fanout.Backend
+			for i := range 3 {
+				name := fmt.Sprintf("b%d", i)
+				backends = append(backends, fanout.Backend{Name: name, Conn: channel(t, &barrierServer{name: name, group: g, timeout: &timeouts})})
+			}
+			var opts []fanout.Option
+			if sorted {
+				opts = append(opts, fanout.WithSortedMerge(byString))
+			}
+			p, err := fanout.New(open, backends, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, errs := collect(t, p)
+			if len(got) != 3 || errs != nil {
+				t.Fatalf("got %q, %v", got, errs)
+			}
+			if n := timeouts.Load(); n != 0 {
+				t.Errorf("%d of 3 backends waited 2s for the other shards to be called: the proxy called the shards one after the other, not at once", n)
+			}
+		})
 	}
 }
 
@@ -301,6 +370,93 @@ func TestCallerContextEnds(t *testing.T) {
 	}
 }
 
+// TestCallerContextAlreadyCancelled: every combination of options yields the
+// context's status and ends, without leaking.
+func TestCallerContextAlreadyCancelled(t *testing.T) {
+	a, b := newReplica("a", blocks), newReplica("b", blocks)
+	l := &lister{strings: []string{"x"}}
+	backends := []fanout.Backend{
+		{Name: "a", Shard: "s", Conn: channel(t, a)},
+		{Name: "b", Shard: "s", Conn: channel(t, b)},
+		{Name: "l", Conn: channel(t, l)},
+	}
+	for name, opts := range map[string][]fanout.Option{
+		"plain":  nil,
+		"sorted": {fanout.WithSortedMerge(byString), fanout.WithDedup(sameString, nil)},
+		"hedged": {fanout.WithHedging(fanout.Hedging{Delay: time.Microsecond, Budget: 5}), fanout.WithFirstResponseTimeout(time.Hour)},
+		"abort":  {fanout.WithPartialResponse(fanout.Abort), fanout.WithSortedMerge(byString)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := fanout.New(open, backends, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var errs []error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for resp, err := range p.Stream(ctx, &listv1.ListRequest{}) {
+					if err == nil {
+						continue // a backend may have answered first: allowed
+					}
+					_ = resp
+					errs = append(errs, err)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				t.Fatal("Stream with a cancelled context did not end")
+			}
+			if len(errs) != 1 || status.Code(errs[len(errs)-1]) != codes.Canceled {
+				t.Errorf("errors %v; want one Canceled", errs)
+			}
+			for _, s := range p.Stats() {
+				if s.Succeeded+s.Failed+s.Cancelled != s.Calls {
+					t.Errorf("%+v does not add up", s)
+				}
+				if s.Failed != 0 {
+					t.Errorf("%s: a call the caller cancelled counted as failed: %+v", s.Backend, s)
+				}
+			}
+		})
+	}
+}
+
+// TestConcurrentRangesOfOneStream ranges over one Stream's sequence
+// from several goroutines at once, breaking at different points.
+func TestConcurrentRangesOfOneStream(t *testing.T) {
+	l1 := &lister{strings: []string{"a", "c", "e", "g"}}
+	l2 := &lister{strings: []string{"b", "d", "f", "h"}}
+	p, err := fanout.New(open, []fanout.Backend{{Name: "1", Conn: channel(t, l1)}, {Name: "2", Conn: channel(t, l2)}},
+		fanout.WithSortedMerge(byString), fanout.WithIdleTimeout(time.Hour), fanout.WithFirstResponseTimeout(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := p.Stream(t.Context(), &listv1.ListRequest{})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			n := 0
+			for _, err := range seq {
+				if err != nil {
+					t.Error(err)
+				}
+				n++
+				if n == g {
+					break
+				}
+			}
+			if g == 0 && n != 8 {
+				t.Errorf("got %d of 8", n)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func TestNewRefuses(t *testing.T) {
 	conn := channel(t, &lister{})
 	cases := []struct {
@@ -315,6 +471,10 @@ func TestNewRefuses(t *testing.T) {
 		{"nil-pointer-conn", []fanout.Backend{{Name: "a", Conn: (*grpc.ClientConn)(nil)}}, nil, "no Conn"},
 		{"same-name", []fanout.Backend{{Name: "a", Conn: conn}, {Name: "a", Conn: conn}}, nil, "two backends"},
 		{"cmp-of-another-type", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(func(a, b *listv1.ListRequest) int { return 0 })}, "WithSortedMerge"},
+		// A nil function is a typed nil in the option: accepted, the merge
+		// would silently not be sorted, or not deduplicated.
+		{"cmp=nil", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge[listv1.ListResponse](nil)}, "WithSortedMerge's function is nil"},
+		{"equal=nil", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(byString), fanout.WithDedup[listv1.ListResponse](nil, nil)}, "WithDedup's equal is nil"},
 		{"dedup-without-sort", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithDedup(sameString, nil)}, "needs WithSortedMerge"},
 		{"equal-of-another-type", []fanout.Backend{{Name: "a", Conn: conn}}, []fanout.Option{fanout.WithSortedMerge(byString), fanout.WithDedup(func(a, b *listv1.ListRequest) bool { return true }, nil)}, "WithDedup's equal"},
 		// A later WithDedup replaces an earlier one whole, merge included.

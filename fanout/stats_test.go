@@ -1,9 +1,13 @@
 package fanout_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc/fanout"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
@@ -109,6 +113,142 @@ func TestStatsWithoutHandlerCountNoBytes(t *testing.T) {
 	collect(t, p)
 	if s := p.Stats()[0]; s.Messages != 2 || s.Bytes != 0 || s.Succeeded != 1 || s.FirstResponses != 1 {
 		t.Errorf("stats %+v; want 2 messages, no bytes, one call succeeded", s)
+	}
+}
+
+// TestStatsAddUpUnderConcurrency runs many hedged and unhedged
+// streams at once, some broken off early, some with their context cancelled,
+// and checks that once they are over every call is counted once.
+func TestStatsAddUpUnderConcurrency(t *testing.T) {
+	var handled sync.Map // backend -> *atomic.Int64
+	handler := func(s fanout.CallStats) {
+		v, _ := handled.LoadOrStore(s.Backend, new(atomic.Int64))
+		v.(*atomic.Int64).Add(1)
+		if (s.Err == nil) != (s.Outcome == fanout.Succeeded) {
+			t.Errorf("%s: outcome %v with err %v", s.Backend, s.Outcome, s.Err)
+		}
+	}
+	var flip atomic.Int32
+	flaky := func(ctx context.Context) error {
+		switch flip.Add(1) % 4 {
+		case 0:
+			return status.Error(codes.Unavailable, "flaky")
+		case 1:
+			select {
+			case <-time.After(time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	r1, r2, r3 := newReplica("r1", flaky), newReplica("r2", flaky), newReplica("r3", nil)
+	other := &lister{strings: []string{"x", "y", "z"}}
+	p, err := fanout.New(open, []fanout.Backend{
+		{Name: "r1", Shard: "s", Conn: channel(t, r1)},
+		{Name: "r2", Shard: "s", Conn: channel(t, r2)},
+		{Name: "r3", Shard: "s", Conn: channel(t, r3)},
+		{Name: "other", Conn: channel(t, other)},
+	}, fanout.WithHedging(fanout.Hedging{Delay: 100 * time.Microsecond, Budget: 1}), fanout.WithStatsHandler(handler), fanout.WithCooldown(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var bad atomic.Int32
+	// A reader of Stats while calls run: Calls counts started calls, and
+	// those that ended are the rest, so they can never be more.
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, s := range p.Stats() {
+				if ended := s.Succeeded + s.Failed + s.Cancelled; ended > s.Calls || s.Hedges > s.Calls {
+					bad.Add(1)
+				}
+			}
+		}
+	})
+	var streams sync.WaitGroup
+	for g := range 8 {
+		streams.Go(func() {
+			for i := range 100 {
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				n := 0
+				for _, err := range p.Stream(ctx, &listv1.ListRequest{}) {
+					n++
+					if err != nil && ctx.Err() == nil {
+						var be *fanout.BackendError
+						if !errors.As(err, &be) {
+							t.Errorf("error %v is not a *BackendError", err)
+						}
+					}
+					if (g+i)%3 == 0 && n == 1 {
+						break
+					}
+					if (g+i)%5 == 0 {
+						cancel()
+					}
+				}
+				cancel()
+			}
+		})
+	}
+	streams.Wait()
+	close(stop)
+	wg.Wait()
+	for _, s := range p.Stats() {
+		if ended := s.Succeeded + s.Failed + s.Cancelled; ended != s.Calls {
+			t.Errorf("%s: %d calls, %d ended (%+v)", s.Backend, s.Calls, ended, s)
+		}
+		v, _ := handled.Load(s.Backend)
+		if v == nil && s.Calls > 0 || v != nil && v.(*atomic.Int64).Load() != s.Calls {
+			t.Errorf("%s: %d calls, handler saw %v", s.Backend, s.Calls, v)
+		}
+	}
+	if n := bad.Load(); n > 0 {
+		t.Logf("Stats snapshots with more ended calls than calls (or hedges than calls): %d (see TestStatsSnapshotConsistent)", n)
+	}
+}
+
+// TestStatsSnapshotConsistent: BackendStats says the calls still running
+// are the rest of Calls, so no snapshot has more calls ended
+// (Succeeded+Failed+Cancelled) than started, while calls start and end
+// beside it: a call counts as started when it starts and as ended when it
+// ends, so a snapshot that loaded Calls before the outcomes would count a
+// call that started and ended between the loads as ended only.
+func TestStatsSnapshotConsistent(t *testing.T) {
+	l := &lister{strings: []string{"x"}}
+	p, err := fanout.New(open, []fanout.Backend{{Name: "l", Conn: channel(t, l)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var streams sync.WaitGroup
+	for range 2 {
+		streams.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for range p.Stream(context.Background(), &listv1.ListRequest{}) {
+				}
+			}
+		})
+	}
+	defer streams.Wait()
+	defer close(stop)
+	deadline := time.Now().Add(3 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		s := p.Stats()[0]
+		if ended := s.Succeeded + s.Failed + s.Cancelled; ended > s.Calls {
+			t.Fatalf("snapshot %d: %d calls started but %d ended: %+v", n, s.Calls, ended, s)
+		}
 	}
 }
 
