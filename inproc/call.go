@@ -3,7 +3,6 @@ package inproc
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -23,13 +22,10 @@ type call struct {
 	ctx    context.Context // the handler's context
 	sctx   serverContext   // ctx's core, kept here to save an allocation
 
-	mu         sync.Mutex
-	header     metadata.MD
-	headerSent bool
-	sent       atomic.Bool // headerSent, for a look without the lock
-	trailer    metadata.MD
-	// headerReady, for streams, is closed once the header is sent.
-	headerReady chan struct{}
+	mu        sync.Mutex // guards header and trailer
+	header    metadata.MD
+	trailer   metadata.MD
+	headerOut signal // raised, under mu, once the header is sent
 
 	stats *serverStats // nil unless the channel has server stats handlers
 }
@@ -72,7 +68,7 @@ func (c *call) initContext(parent context.Context, parentValues bool) context.Co
 func (c *call) setHeader(md metadata.MD) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.headerSent {
+	if c.headerOut.isRaised() {
 		return errHeaderSent
 	}
 	c.header = metadata.Join(c.header, md)
@@ -83,7 +79,7 @@ func (c *call) setHeader(md metadata.MD) error {
 func (c *call) sendHeader(md metadata.MD) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.headerSent {
+	if c.headerOut.isRaised() {
 		return errHeaderSent
 	}
 	c.header = metadata.Join(c.header, md)
@@ -93,25 +89,22 @@ func (c *call) sendHeader(md metadata.MD) error {
 
 // sendHeaderIfNot sends the header before the first message or the end.
 func (c *call) sendHeaderIfNot() {
-	if c.sent.Load() {
+	if c.headerOut.isRaised() {
 		return
 	}
 	c.mu.Lock()
-	if !c.headerSent {
+	if !c.headerOut.isRaised() {
 		c.publishHeader()
 	}
 	c.mu.Unlock()
 }
 
+// publishHeader sends the header; c.mu is held.
 func (c *call) publishHeader() {
-	c.headerSent = true
-	c.sent.Store(true)
 	if c.stats != nil {
 		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	}
-	if c.headerReady != nil {
-		close(c.headerReady)
-	}
+	c.headerOut.raise(nil)
 }
 
 func (c *call) setTrailer(md metadata.MD) {
@@ -120,13 +113,13 @@ func (c *call) setTrailer(md metadata.MD) {
 	c.mu.Unlock()
 }
 
-// endServer reports the end of the handler to the stats handlers.
-func (c *call) endServer(st *status.Status) {
+// endServer reports the end of the handler, with err, to the stats handlers.
+func (c *call) endServer(err error) {
 	if c.stats == nil {
 		return
 	}
 	c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
-	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: st.Err()})
+	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: err})
 }
 
 // handlerStatus is the status a handler's error gives the client, as

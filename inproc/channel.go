@@ -21,6 +21,7 @@ import (
 // concurrent use; the zero value is not, use New.
 type Channel struct {
 	cfg      config
+	exec     executor                 // where handlers run: cfg.execution's
 	services atomic.Pointer[registry] // replaced whole on registration
 	mu       sync.Mutex               // serializes registration and stopping
 
@@ -55,6 +56,7 @@ var (
 func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
 	ch.base, ch.cancelBase = context.WithCancel(context.Background())
+	ch.exec = executorFor(ch.cfg.execution)
 	ch.services.Store(&registry{})
 	ch.unaryInt = chain.UnaryServer(ch.cfg.unaryInterceptors)
 	ch.streamInt = chain.StreamServer(ch.cfg.streamInterceptors)

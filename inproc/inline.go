@@ -1,53 +1,147 @@
 package inproc
 
 import (
+	"context"
+	"iter"
+	"sync"
+	"sync/atomic"
+
 	"github.com/localgrpc/localgrpc/internal/goroutine"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// Inline streams run their handler as a coroutine (iter.Pull): no
+// inlineExecutor runs unary handlers on the caller's goroutine and stream
+// handlers as coroutines (iter.Pull) that the client's calls drive: no
 // goroutine hand-offs, no parking, a switch only when one side has nothing
 // left to do. The client's calls resume the handler when they would wait;
 // the handler suspends when it would wait. A client that uses a stream from
 // two goroutines at once is served too: a call that cannot make progress
 // itself parks until the other goroutine's call resumes the handler.
+type inlineExecutor struct{}
 
-// coroutine is the body of an inline stream's handler.
-func (s *stream) coroutine(yield func(struct{}) bool) {
-	s.yield, s.started, s.coroutineG = yield, true, goroutine.Current()
-	s.finishServer(s.runHandler())
-	s.handlerEnd = true
+// errHandlerPanicked ends a call whose Inline handler panicked: the panic
+// goes on to the caller, whose goroutine ran the handler, and the call
+// ends with it, counted out, in case the caller recovers.
+var errHandlerPanicked = status.Error(codes.Internal, "inproc: the handler panicked")
+
+func (inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
+	u.uctx.init(u.ch, ctx, ctx)
+	u.startServer(&u.uctx, false)
+	returned := false
+	defer func() {
+		if !returned {
+			u.finish(nil, errHandlerPanicked)
+		}
+		u.ch.end()
+	}()
+	resp, err := u.handle()
+	returned = true
+	r := u.finish(resp, err)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The client stopped waiting before the response: over a network
+		// the response would be lost.
+		return unaryResult{err: status.FromContextError(ctxErr).Err()}
+	}
+	return r
+}
+
+func (inlineExecutor) newStream() *stream {
+	r := &inlineStream{}
+	r.run.s = &r.stream
+	r.stream.run = &r.run
+	return &r.stream
+}
+
+// inlineStream is a stream and its runner in one allocation.
+type inlineStream struct {
+	stream
+	run inlineRun
+}
+
+// inlineRun drives one stream's handler as a coroutine. drive is held
+// while it runs; waitQueue and waitNeed say what it waits for when
+// suspended.
+type inlineRun struct {
+	s           *stream
+	drive       sync.Mutex
+	resume      func() (struct{}, bool)
+	stopHandler func()
+	yield       func(struct{}) bool
+	waitQueue   *queue
+	waitNeed    need
+	clientWants want
+	started     bool
+	coroutineG  uintptr      // the coroutine's goroutine, see onCoroutine
+	waiters     atomic.Int32 // client goroutines waiting for the handler
+	poked       atomic.Bool  // a goroutine found drive held; see tryDrive
+	headerWait  parker       // where Header waits while another drives
+}
+
+func (r *inlineRun) start() {
+	r.headerWait.init()
+	r.resume, r.stopHandler = iter.Pull(r.coroutine)
+}
+
+// coroutine is the body of the handler's coroutine.
+func (r *inlineRun) coroutine(yield func(struct{}) bool) {
+	r.yield, r.started, r.coroutineG = yield, true, goroutine.Current()
+	returned := false
+	defer func() {
+		if !returned {
+			r.s.finishServer(errHandlerPanicked)
+		}
+	}()
+	err := r.s.runHandler()
+	returned = true
+	r.s.finishServer(err)
 }
 
 // onCoroutine reports whether the handler's coroutine is the caller: a
 // handler may also use its stream from goroutines it starts (one sending,
 // one receiving), which must wait as Isolated handlers do, since only the
 // coroutine can suspend itself.
-func (s *stream) onCoroutine() bool {
-	return goroutine.Current() == s.coroutineG
+func (r *inlineRun) onCoroutine() bool {
+	return goroutine.Current() == r.coroutineG
 }
 
-// want is what the client goroutine that resumed an inline handler waits
-// for. The handler hands control back as soon as it has given that, not only
-// when it would wait: a handler may next block on something other than the
-// stream (a timer, an event channel), and the client must not wait for it
-// with the message it asked for already queued.
-type want uint8
+func (r *inlineRun) clientWait(q *queue, n need, _ bool) bool {
+	c := (*clientStream)(r.s)
+	if c.ended() {
+		// Checked here, not only where a parked client wakes: the
+		// AfterFunc that ends the call at a cancel runs on a goroutine
+		// that may not run while this one drives the handler (at one
+		// processor, never), and the handler must not go on meanwhile.
+		return false
+	}
+	if r.step(r.wantFor(q, n)) {
+		return true
+	}
+	// The handler waits for what another goroutine of the client must give,
+	// or another goroutine is running it: wait for either to make progress.
+	r.waiters.Add(1)
+	defer r.waiters.Add(-1)
+	return q.parker(n).park(q, n, r.runnable, c)
+}
 
-const (
-	wantProgress want = iota // anything: another of the client's goroutines waits
-	wantMessage              // a message or the end, in toClient
-	wantRoom                 // room in toServer
-	wantHeader               // the header
-)
+func (r *inlineRun) handlerWait(q *queue, n need, _ bool) bool {
+	if !r.onCoroutine() {
+		// Another goroutine of the handler, which cannot suspend the
+		// coroutine: park until the client acts.
+		return q.parker(n).park(q, n, nil, (*serverStream)(r.s))
+	}
+	// Suspend until a client call finds q satisfies n and resumes us; false
+	// means the call ended and the handler must return.
+	r.waitQueue, r.waitNeed = q, n
+	return r.yield(struct{}{})
+}
 
 // wantFor is what a client waiting on q for n wants.
-func (s *stream) wantFor(q *queue, n need) want {
-	if q == &s.toClient && n == needMessage {
+func (r *inlineRun) wantFor(q *queue, n need) want {
+	if q == &r.s.toClient && n == needMessage {
 		return wantMessage
 	}
-	if q == &s.toServer && n == needRoom {
+	if q == &r.s.toServer && n == needRoom {
 		return wantRoom
 	}
 	return wantProgress
@@ -56,22 +150,22 @@ func (s *stream) wantFor(q *queue, n need) want {
 // step resumes the handler if it can make progress, until it gives w or
 // would wait, and reports whether it ran. It does not wait for a handler
 // another goroutine is running.
-func (s *stream) step(w want) bool {
-	if !s.tryDrive() {
+func (r *inlineRun) step(w want) bool {
+	if !r.tryDrive() {
 		return false
 	}
-	defer s.letGo()
-	if !s.canRun() {
+	defer r.letGo()
+	if !r.canRun() {
 		return false
 	}
-	s.waitQueue = nil
-	s.clientWants = w
-	s.resume()
-	if s.waiters.Load() > 0 && s.canRun() {
+	r.waitQueue = nil
+	r.clientWants = w
+	r.resume()
+	if r.waiters.Load() > 0 && r.canRun() {
 		// The handler stopped where it could go on, having given what w
 		// asked for: a goroutine that parked when it could not must look
 		// again, or nothing resumes the handler for it.
-		s.poked.Store(true)
+		r.poked.Store(true)
 	}
 	return true
 }
@@ -80,89 +174,96 @@ func (s *stream) step(w want) bool {
 // leaves a poke for that goroutine to act on when it lets go: what made
 // this one try (input it gave, a wait it is about to begin) must not be
 // lost because the other held drive only to look.
-func (s *stream) tryDrive() bool {
-	if s.drive.TryLock() {
+func (r *inlineRun) tryDrive() bool {
+	if r.drive.TryLock() {
 		return true
 	}
-	s.poked.Store(true)
+	r.poked.Store(true)
 	// The holder may have let go before the poke was there to see.
-	return s.drive.TryLock()
+	return r.drive.TryLock()
 }
 
 // letGo releases drive and reports whether another goroutine poked
 // meanwhile; then every waiting side of the client looks again, since the
 // handler may be able to go on, or may have gone on.
-func (s *stream) letGo() bool {
-	s.drive.Unlock()
-	if !s.poked.Load() || !s.poked.Swap(false) {
+func (r *inlineRun) letGo() bool {
+	r.drive.Unlock()
+	if !r.poked.Load() || !r.poked.Swap(false) {
 		return false
 	}
-	s.toClient.receiver.unpark()
-	s.toServer.sender.unpark()
-	s.headerWait.unpark()
+	r.s.toClient.receiver.unpark()
+	r.s.toServer.sender.unpark()
+	r.headerWait.unpark()
 	return true
 }
 
-// handBack suspends the handler if what it just did, got, is what the
+// handed suspends the handler if what it just gave, got, is what the
 // client that resumed it wants. It returns false if the call ended while it
 // was suspended.
-func (ss *serverStream) handBack(got want) bool {
-	if !(*stream)(ss).onCoroutine() {
+func (r *inlineRun) handed(got want) bool {
+	if got == wantRoom && !r.s.toServer.worthWaking() {
+		return true // not room enough for a sender to be worth resuming
+	}
+	if !r.onCoroutine() {
 		return true // another goroutine of the handler: the client wakes on its own
 	}
-	w := ss.clientWants
+	w := r.clientWants
 	if w != got && w != wantProgress && !(w == wantHeader && got == wantMessage) {
 		return true
 	}
-	ss.waitQueue = nil
-	return ss.yield(struct{}{})
+	r.waitQueue = nil
+	return r.yield(struct{}{})
 }
 
 // runnable reports whether step would resume the handler, or whether
 // another goroutine poked while this one looked, so that it is worth
 // looking again.
-func (s *stream) runnable() bool {
-	if !s.tryDrive() {
+func (r *inlineRun) runnable() bool {
+	if !r.tryDrive() {
 		return false // the holder lets go with the poke tryDrive left
 	}
-	ok := s.canRun()
-	return s.letGo() || ok
+	ok := r.canRun()
+	return r.letGo() || ok
 }
 
-func (s *stream) canRun() bool {
-	return !s.handlerEnd && (s.waitQueue == nil || s.waitQueue.satisfies(s.waitNeed))
+func (r *inlineRun) canRun() bool {
+	return !r.s.handlerReturned.isRaised() && (r.waitQueue == nil || r.waitQueue.satisfies(r.waitNeed))
 }
 
-// wakeHandler resumes the handler after the client gave it input, if a
-// goroutine of the client waits for it; otherwise the input waits until the
-// client itself needs the handler, so that one switch serves many messages.
-func (s *stream) wakeHandler() {
-	if s.inline && s.waiters.Load() > 0 {
-		s.step(wantProgress)
+// fed resumes the handler after the client gave it input, if a goroutine
+// of the client waits for it; otherwise the input waits until the client
+// itself needs the handler, so that one switch serves many messages.
+func (r *inlineRun) fed() {
+	if r.waiters.Load() > 0 {
+		r.step(wantProgress)
 	}
 }
 
-// awaitHeaderInline resumes the handler until it sends its header. While
+// awaitHeader resumes the handler until it sends its header. While
 // another of the client's goroutines drives it, this one parks on
 // headerWait until that one lets go (see letGo) or the header comes.
-func (s *stream) awaitHeaderInline() error {
+func (r *inlineRun) awaitHeader() error {
+	s := r.s
 	// Waiting counts, so the client's other goroutine resumes the handler
 	// when it gives input, if this one cannot.
-	s.waiters.Add(1)
-	defer s.waiters.Add(-1)
-	p := &s.headerWait
-	for !s.headerIsReady() {
-		if s.step(wantHeader) {
+	r.waiters.Add(1)
+	defer r.waiters.Add(-1)
+	p := &r.headerWait
+	for !s.headerOut.isRaised() {
+		if (*clientStream)(s).ended() {
+			return nil // the caller's wait says why
+		}
+		if r.step(wantHeader) {
 			continue
 		}
 		p.parked.Store(true)
-		if s.headerIsReady() || s.runnable() {
+		if s.headerOut.isRaised() || r.runnable() {
 			p.parked.Store(false)
 			continue
 		}
 		select {
 		case <-p.wake:
-		case <-s.headerReady:
+		case <-s.headerOut.done():
 			p.parked.Store(false)
 		case <-s.clientCtx.Done():
 			p.parked.Store(false)
@@ -175,23 +276,14 @@ func (s *stream) awaitHeaderInline() error {
 	return nil
 }
 
-func (s *stream) headerIsReady() bool {
-	select {
-	case <-s.headerReady:
-		return true
-	default:
-		return false
-	}
-}
-
-// stopCoroutine ends a handler the client no longer waits for: its pending
-// Send or Recv returns an error. A handler that never ran is finished here.
-func (s *stream) stopCoroutine() {
-	s.drive.Lock()
-	defer s.letGo()
-	s.stopHandler()
-	if !s.started {
-		s.started = true
-		s.finishServer(status.Error(codes.Canceled, "inproc: the client is gone"))
+// abandon ends a handler the client no longer waits for: its pending Send
+// or Recv returns an error. A handler that never ran is finished here.
+func (r *inlineRun) abandon() {
+	r.drive.Lock()
+	defer r.letGo()
+	r.stopHandler()
+	if !r.started {
+		r.started = true
+		r.s.finishServer(status.Error(codes.Canceled, "inproc: the client is gone"))
 	}
 }

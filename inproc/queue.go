@@ -2,7 +2,6 @@ package inproc
 
 import (
 	"math/bits"
-	"runtime"
 	"sync/atomic"
 )
 
@@ -44,7 +43,6 @@ type queue struct {
 	window      uint64
 	windowBytes uint64
 	threshold   uint64 // free slots at which a parked sender is woken
-	yield       bool   // yield the processor once before parking (see wait)
 }
 
 // A parcel is a message in a queue, with its encoded size.
@@ -63,15 +61,15 @@ const (
 	needMessage             // the receiver waits for a message or the end
 )
 
-// A waiter is how one side of a stream waits for the other: it returns
-// true once q.satisfies(n) may hold, or false if the call ended first.
+// A waiter is how one side of a stream waits for the other (its runner
+// decides how): it returns true once q.satisfies(n) may hold, or false if
+// the call ended first. first says it is the first wait of this push or pop.
 type waiter interface {
-	block(q *queue, n need) bool
+	block(q *queue, n need, first bool) bool
 }
 
-// init sizes the queue. isolated says the two sides run on goroutines of
-// their own, so that yielding to the other one may pay off.
-func (q *queue) init(window, windowBytes int, isolated bool) {
+// init sizes the queue.
+func (q *queue) init(window, windowBytes int) {
 	q.window = uint64(window)
 	q.windowBytes = uint64(windowBytes)
 	q.slots = make([]parcel, 1<<bits.Len64(q.window-1))
@@ -79,7 +77,6 @@ func (q *queue) init(window, windowBytes int, isolated bool) {
 	q.threshold = max(q.window/4, 1)
 	q.receiver.init()
 	q.sender.init()
-	q.yield = isolated
 }
 
 // fits reports whether a message of n bytes fits behind tail, given the
@@ -123,22 +120,9 @@ func (q *queue) parker(n need) *parker {
 }
 
 // wait waits until n is satisfied; false if w gave up.
-//
-// A side that finds nothing to do yields once before it waits: the other
-// side most often waits to run on this processor, woken by this side's
-// last step, and yielding lets it make its progress without either side
-// parking and being woken, which costs more than a yield. Spinning was
-// measured instead and lost, twice, on 2 cores: two sides on two
-// processors pass every message between their caches, and a side that
-// spins holds the processor the other was woken onto (ping-pong took 2.8
-// times as long with 1 µs of spinning; a stream gained nothing).
 func (q *queue) wait(n need, w waiter) bool {
-	for i := 0; !q.satisfies(n); i++ {
-		if i == 0 && q.yield {
-			runtime.Gosched()
-			continue
-		}
-		if !w.block(q, n) {
+	for first := true; !q.satisfies(n); first = false {
+		if !w.block(q, n, first) {
 			return false
 		}
 	}

@@ -3,7 +3,6 @@ package inproc
 import (
 	"context"
 	"io"
-	"iter"
 	"sync"
 	"sync/atomic"
 
@@ -24,54 +23,40 @@ func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method 
 }
 
 // stream is one streaming call. Its two sides are the views clientStream
-// and serverStream; each direction's messages go through a queue.
+// and serverStream; each direction's messages go through a queue. Its life
+// is a handful of one-shot signals, drawn in lifecycle.md: every guard of
+// a Send, Recv or CloseSend reads them in one switch.
 type stream struct {
 	call
+	run        runner             // runs the handler, as the executor does
 	clientCtx  context.Context    // the caller's, after stats tagging
 	cancel     context.CancelFunc // ends the handler's context
 	desc       *grpc.StreamDesc
 	serverDesc *grpc.StreamDesc
-	toServer   queue
-	toClient   queue
+	toServer   queue // closed by CloseSend; abandoned when the handler returns
+	toClient   queue // closed once statusOut is raised; abandoned when the client's side ends
 
-	// The handler's side. status is written once, under mu, before toClient
-	// closes: when the handler returns, or earlier when one of its Sends or
-	// Receives fails the stream, as grpc-go's server then sends the status
-	// at once.
-	handlerDone <-chan struct{}
-	serverDone  atomic.Bool // the handler returned
-	status      *status.Status
-	sentTrailer metadata.MD // the trailer as it was when status was sent
-	statusDone  atomic.Bool // status and sentTrailer are set, once
-	recvd       bool        // the handler received its one request
-
-	// Inline execution: the handler is a coroutine that the client's calls
-	// resume when they need it to make progress. drive is held while it
-	// runs; waitQueue and waitNeed say what it waits for when suspended.
-	inline      bool
-	drive       sync.Mutex
-	resume      func() (struct{}, bool)
-	stopHandler func()
-	yield       func(struct{}) bool
-	waitQueue   *queue
-	waitNeed    need
-	clientWants want
-	started     bool
-	handlerEnd  bool
-	coroutineG  uintptr      // the coroutine's goroutine, see onCoroutine
-	waiters     atomic.Int32 // client goroutines waiting for the handler
-	poked       atomic.Bool  // a goroutine found drive held; see tryDrive
-	headerWait  parker       // where Header waits while another drives
+	// statusOut is raised, under mu, with the status's error once the
+	// handler's side sent its status with sentTrailer, the trailer as it
+	// was then: when the handler returns, or earlier when one of its Sends
+	// or Receives fails the call, as grpc-go's server then sends the
+	// status at once. A trailer set later is not sent.
+	statusOut   signal
+	sentTrailer metadata.MD
+	// handlerReturned is raised once the handler returned.
+	handlerReturned signal
+	// clientDone is raised once the client's side ended, with the error
+	// its calls report from then on (io.EOF: the stream ended well).
+	clientDone  signal
+	handlerDone <-chan struct{} // the handler's context's end
+	recvd       bool            // the handler received its one request
 
 	// The client's side.
-	cstats     clientStats
-	sendClosed bool
-	received   bool // the client received its one response
-	sawHeader  atomic.Bool
-	finishMu   sync.Mutex
-	finished   atomic.Bool
-	finishErr  error
-	stopWatch  func() bool
+	cstats    clientStats
+	received  bool // the client received its one response
+	sawHeader atomic.Bool
+	watchMu   sync.Mutex  // stopWatch may be read before newStream stored it
+	stopWatch func() bool // stops the watch on the client's context
 }
 
 // unaryDesc describes a unary method called through NewStream.
@@ -82,7 +67,8 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	if err != nil {
 		return nil, err
 	}
-	s := &stream{desc: desc, cstats: ci.clientStats(ch.cfg.clientStats)}
+	s := ch.exec.newStream()
+	s.desc, s.cstats = desc, ci.clientStats(ch.cfg.clientStats)
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
 		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)
@@ -110,13 +96,8 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	if m.stream != nil {
 		s.serverDesc = m.stream
 	}
-	s.inline = ch.cfg.execution == Inline
-	s.toServer.init(ch.cfg.window, ch.cfg.windowBytes, !s.inline)
-	s.toClient.init(ch.cfg.window, ch.cfg.windowBytes, !s.inline)
-	if s.inline {
-		s.headerWait.init()
-	}
-	s.headerReady = make(chan struct{})
+	s.toServer.init(ch.cfg.window, ch.cfg.windowBytes)
+	s.toClient.init(ch.cfg.window, ch.cfg.windowBytes)
 	var parent context.Context
 	if d, ok := ctx.Deadline(); ok {
 		parent, s.cancel = context.WithDeadline(ch.base, d)
@@ -124,22 +105,17 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		parent, s.cancel = context.WithCancel(ch.base)
 	}
 	s.startServer(parent, true)
-	if s.inline {
-		// Before anything that may end the call can run: ending it stops
-		// the coroutine.
-		s.resume, s.stopHandler = iter.Pull(s.coroutine)
-	}
+	s.handlerDone = s.ctx.Done()
+	// Before anything that may end the call can run: ending it ends the
+	// handler, which must have started.
+	s.run.start()
 	// Whatever ends the call ends parent (Stop, the client, the deadline,
 	// the handler's return): then every parked side wakes to look.
 	context.AfterFunc(parent, s.kick)
-	s.handlerDone = s.ctx.Done()
 	if ctx.Done() != nil {
-		s.finishMu.Lock() // clientCancelled may run before AfterFunc returns
+		s.watchMu.Lock()
 		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
-		s.finishMu.Unlock()
-	}
-	if !s.inline {
-		go s.serve()
+		s.watchMu.Unlock()
 	}
 	return (*clientStream)(s), nil
 }
@@ -171,39 +147,36 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 	return ss.SendMsg(resp)
 }
 
-// finishServer ends the handler's side once it returned: header if not yet
-// sent, status and trailer, then the end of the client's queue.
+// finishServer ends the handler's side once it returned with err: header
+// if not yet sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
-	s.sendStatus(handlerStatus(err))
-	s.serverDone.Store(true)
+	s.sendStatus(handlerStatus(err).Err())
+	s.handlerReturned.raise(nil)
 	s.toServer.abandon()
-	s.mu.Lock()
-	st := s.status
-	s.mu.Unlock()
-	s.endServer(st)
+	s.endServer(s.statusOut.cause())
 	s.cancel()
 	s.ch.end()
 }
 
-// sendStatus ends what the handler sends with st and the trailer set so
-// far, unless it already ended; a trailer set later is not sent, as with
-// grpc-go.
-func (s *stream) sendStatus(st *status.Status) {
+// sendStatus ends what the handler sends with the status err (nil: OK)
+// and the trailer set so far, unless it already ended.
+func (s *stream) sendStatus(err error) {
 	if s.ch.state.Load() == stopped {
 		// Over a socket, Stop closed the connection: whatever the
 		// handler ends with, its client hears Unavailable.
-		st = stoppedStatus
+		err = errStopped
 	}
 	s.sendHeaderIfNot()
 	s.mu.Lock()
-	if s.statusDone.Load() {
-		s.mu.Unlock()
-		return
+	first := !s.statusOut.isRaised()
+	if first {
+		s.sentTrailer = s.trailer
+		s.statusOut.raise(err)
 	}
-	s.status, s.sentTrailer = st, s.trailer
-	s.statusDone.Store(true) // after them: a reader that sees it sees them
 	s.mu.Unlock()
-	s.toClient.close()
+	if first {
+		s.toClient.close()
+	}
 }
 
 // Errors for what gRPC forbids and a stream cannot survive.
@@ -239,27 +212,21 @@ func (s *stream) clientGoneErr() error {
 // that ended well), and returns the error the client's calls report from
 // then on.
 func (s *stream) finishClient(err error) error {
-	s.finishMu.Lock()
-	if s.finished.Load() {
-		err = s.finishErr
-		s.finishMu.Unlock()
-		return err
+	if !s.clientDone.raise(err) {
+		return s.clientDone.cause()
 	}
-	s.finishErr = err
-	s.finished.Store(true)
+	s.watchMu.Lock()
 	stopWatch := s.stopWatch
-	s.finishMu.Unlock()
+	s.watchMu.Unlock()
 	if stopWatch != nil {
 		stopWatch()
 	}
-	if s.method != nil && !s.serverDone.Load() {
+	if s.method != nil && !s.handlerReturned.isRaised() {
 		// The handler's context ends with the call, as over a network; at
 		// a deadline, by its own timer, so that it says DeadlineExceeded.
 		cancelForClient(s.clientCtx, s.cancel)
 		s.toClient.abandon()
-		if s.inline {
-			s.stopCoroutine()
-		}
+		s.run.abandon()
 	}
 	endErr := err
 	if err == io.EOF {
@@ -268,10 +235,10 @@ func (s *stream) finishClient(err error) error {
 	if s.cstats.hs != nil || s.info.wantsFinish() {
 		s.mu.Lock()
 		var header, trailer metadata.MD
-		if s.headerSent {
+		if s.headerOut.isRaised() {
 			header = s.header
 		}
-		if s.statusDone.Load() {
+		if s.statusOut.isRaised() {
 			trailer = s.sentTrailer
 		}
 		s.mu.Unlock()
@@ -298,22 +265,8 @@ type clientStream stream
 
 var _ grpc.ClientStream = (*clientStream)(nil)
 
-func (c *clientStream) block(q *queue, n need) bool {
-	if !c.inline {
-		return q.parker(n).park(q, n, nil, c)
-	}
-	s := (*stream)(c)
-	if s.ch.state.Load() == stopped {
-		return false // as a parked client is woken by quit
-	}
-	if s.step(s.wantFor(q, n)) {
-		return true
-	}
-	// The handler waits for what another goroutine of the client must give,
-	// or another goroutine is running it: wait for either to make progress.
-	s.waiters.Add(1)
-	defer s.waiters.Add(-1)
-	return q.parker(n).park(q, n, s.runnable, c)
+func (c *clientStream) block(q *queue, n need, first bool) bool {
+	return c.run.clientWait(q, n, first)
 }
 
 func (c *clientStream) Context() context.Context { return c.clientCtx }
@@ -321,25 +274,25 @@ func (c *clientStream) Context() context.Context { return c.clientCtx }
 // ended reports that the client's wait must end: its context ended, the
 // channel stopped, or the client's side of the call is over.
 func (c *clientStream) ended() bool {
-	return c.clientCtx.Err() != nil || c.ch.state.Load() == stopped || c.finished.Load()
+	return c.clientCtx.Err() != nil || c.ch.state.Load() == stopped || c.clientDone.isRaised()
 }
 
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
 	if s.method == nil {
-		return nil, s.finishErr
+		return nil, s.clientDone.cause()
 	}
-	if s.inline {
-		if err := s.awaitHeaderInline(); err != nil {
-			return nil, err
+	if err := s.run.awaitHeader(); err != nil {
+		return nil, err
+	}
+	if !s.headerOut.isRaised() {
+		select {
+		case <-s.headerOut.done():
+		case <-s.clientCtx.Done():
+			return nil, s.clientGoneErr()
+		case <-s.ch.quit:
+			return nil, errStopped
 		}
-	}
-	select {
-	case <-s.headerReady:
-	case <-s.clientCtx.Done():
-		return nil, s.clientGoneErr()
-	case <-s.ch.quit:
-		return nil, errStopped
 	}
 	s.noteHeader()
 	s.mu.Lock()
@@ -349,7 +302,7 @@ func (c *clientStream) Header() (metadata.MD, error) {
 
 func (c *clientStream) Trailer() metadata.MD {
 	s := (*stream)(c)
-	if !s.statusDone.Load() {
+	if !s.statusOut.isRaised() {
 		return nil
 	}
 	return s.sentTrailer.Copy()
@@ -362,29 +315,26 @@ func (c *clientStream) CloseSend() error {
 		(*stream)(c).clientCancelled()
 		return nil
 	}
-	if !c.sendClosed && c.method != nil {
-		c.sendClosed = true
+	if c.method != nil && !c.toServer.closed.Load() {
 		c.toServer.close()
-		(*stream)(c).wakeHandler()
+		c.run.fed()
 	}
 	return nil
 }
 
 func (c *clientStream) SendMsg(m any) error {
 	s := (*stream)(c)
-	if s.sendClosed {
+	switch {
+	case s.toServer.closed.Load():
 		// As grpc-go, this ends the stream: RecvMsg says so too.
 		return s.finishClient(status.Error(codes.Internal, "SendMsg called after CloseSend"))
-	}
-	if s.method == nil {
+	case s.method == nil:
 		// No such method: as over a network, the message is encoded and
 		// goes out, and RecvMsg reports Unimplemented.
 		return s.info.checkUnrouted(m)
-	}
-	if s.finished.Load() || s.ch.state.Load() == stopped {
+	case s.clientDone.isRaised() || s.ch.state.Load() == stopped:
 		return io.EOF // RecvMsg tells why
-	}
-	if s.clientCtx.Err() != nil {
+	case s.clientCtx.Err() != nil:
 		s.clientCancelled() // before the message can reach the handler
 		return io.EOF
 	}
@@ -405,15 +355,15 @@ func (c *clientStream) SendMsg(m any) error {
 	if !s.desc.ClientStreams {
 		c.CloseSend()
 	} else {
-		s.wakeHandler()
+		s.run.fed()
 	}
 	return nil
 }
 
 func (c *clientStream) RecvMsg(m any) error {
 	s := (*stream)(c)
-	if s.finished.Load() {
-		return s.finishClient(nil)
+	if s.clientDone.isRaised() {
+		return s.clientDone.cause()
 	}
 	if !s.toClient.enter(false) {
 		return s.finishClient(errConcurrentRecv)
@@ -425,7 +375,7 @@ func (c *clientStream) RecvMsg(m any) error {
 	}
 	s.noteHeader()
 	if !ok {
-		err := s.status.Err()
+		err := s.statusOut.cause()
 		if err == nil && !s.desc.ServerStreams && !s.received {
 			err = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
 		}
@@ -442,7 +392,7 @@ func (c *clientStream) RecvMsg(m any) error {
 		} else if more {
 			return s.finishClient(status.Error(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"))
 		}
-		if err := s.status.Err(); err != nil {
+		if err := s.statusOut.cause(); err != nil {
 			return s.finishClient(err)
 		}
 	}
@@ -463,16 +413,8 @@ type serverStream stream
 
 var _ grpc.ServerStream = (*serverStream)(nil)
 
-func (ss *serverStream) block(q *queue, n need) bool {
-	if !ss.inline || !(*stream)(ss).onCoroutine() {
-		// Isolated, or another goroutine of an Inline handler, which
-		// cannot suspend the coroutine: park until the client acts.
-		return q.parker(n).park(q, n, nil, ss)
-	}
-	// Suspend until a client call finds q satisfies n and resumes us; false
-	// means the call ended and the handler must return.
-	ss.waitQueue, ss.waitNeed = q, n
-	return ss.yield(struct{}{})
+func (ss *serverStream) block(q *queue, n need, first bool) bool {
+	return ss.run.handlerWait(q, n, first)
 }
 
 func (ss *serverStream) Context() context.Context { return ss.ctx }
@@ -492,7 +434,7 @@ func (ss *serverStream) SendHeader(md metadata.MD) error {
 	if err := ss.sendHeader(md); err != nil {
 		return err
 	}
-	if ss.inline && !ss.handBack(wantHeader) {
+	if !ss.run.handed(wantHeader) {
 		return ss.handlerGoneErr()
 	}
 	return nil
@@ -512,17 +454,17 @@ func (ss *serverStream) handlerGoneErr() error {
 // once, its Sends end, and the handler's context ends. It returns err for
 // the handler.
 func (ss *serverStream) fail(err error) error {
-	(*stream)(ss).sendStatus(status.Convert(err))
+	(*stream)(ss).sendStatus(status.Convert(err).Err())
 	ss.toServer.abandon()
 	ss.cancel()
 	return err
 }
 
 func (ss *serverStream) SendMsg(m any) error {
-	if ss.serverDone.Load() {
+	switch {
+	case ss.handlerReturned.isRaised():
 		return status.Error(codes.Internal, "inproc: SendMsg called after the handler returned")
-	}
-	if ss.statusDone.Load() || ss.ended() {
+	case ss.statusOut.isRaised() || ss.ended():
 		// The call failed, or ended for the handler (the client left, the
 		// deadline passed, Stop): nothing more goes out, as over a socket.
 		return ss.handlerGoneErr()
@@ -539,14 +481,14 @@ func (ss *serverStream) SendMsg(m any) error {
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadOut(false, m, n))
 	}
-	if !ss.toClient.push(v, uint64(n), ss) || ss.inline && !ss.handBack(wantMessage) {
+	if !ss.toClient.push(v, uint64(n), ss) || !ss.run.handed(wantMessage) {
 		return ss.handlerGoneErr()
 	}
 	return nil
 }
 
 func (ss *serverStream) RecvMsg(m any) error {
-	if ss.statusDone.Load() && !ss.serverDone.Load() {
+	if ss.statusOut.isRaised() && !ss.handlerReturned.isRaised() {
 		return ss.handlerGoneErr() // the call failed: nothing more comes in
 	}
 	if !ss.toServer.enter(false) {
@@ -567,7 +509,7 @@ func (ss *serverStream) recv(m any) error {
 	if !ok {
 		return io.EOF
 	}
-	if ss.inline && ss.toServer.worthWaking() && !ss.handBack(wantRoom) {
+	if !ss.run.handed(wantRoom) {
 		return ss.handlerGoneErr()
 	}
 	if err := handover.Receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {

@@ -3,13 +3,9 @@ package inproc
 import (
 	"context"
 	"io"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -30,24 +26,8 @@ type unaryCall struct {
 	uctx    unaryContext // the handler's context's parent
 	req     any          // what send made of the client's request
 	reqSize int
-	handoff // Isolated's; here rather than on its own, which would cost the default mode an allocation
+	handoff // Isolated's (isolated.go); here rather than on its own, which would cost the default mode an allocation
 }
-
-// handoff is how an Isolated handler's result reaches its client: through
-// the call itself when the client looks after the handler finished, as
-// it most often does (see runIsolated), and through wake, a channel the
-// client takes only to park, otherwise.
-type handoff struct {
-	result unaryResult   // the handler's, once state is handlerDone
-	state  atomic.Int32  // handlerRunning, clientWaiting or handlerDone
-	wake   chan struct{} // set by the client before it waits
-}
-
-const (
-	handlerRunning = iota
-	clientWaiting
-	handlerDone
-)
 
 // unaryResult is what a unary handler gives its client: its response,
 // made by send when size is 0 or more, as returned when it is -1; or the
@@ -56,9 +36,8 @@ type unaryResult struct {
 	resp any
 	size int
 	err  error
+	left bool // the client left before the handler ended: err says why
 }
-
-var wakeChans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
 func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
 	ci, err := ch.callInfo(opts)
@@ -110,21 +89,10 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if !ch.begin() {
 		return errStopped
 	}
-	isolated := ch.cfg.execution == Isolated
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
-	u.uctx.init(ch, ctx, !isolated)
-	u.startServer(&u.uctx, false)
-	var r unaryResult
-	if !isolated {
-		r = u.runInline(ctx)
-	} else {
-		r = u.runIsolated(ctx)
-		if r.err == errClientGone {
-			return status.FromContextError(ctx.Err()).Err()
-		}
-		if r.err == errStopped {
-			return r.err
-		}
+	r := ch.exec.invoke(ctx, u)
+	if r.left {
+		return r.err
 	}
 	header, trailer = u.header, u.trailer
 	if cs.hs != nil {
@@ -146,60 +114,6 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		cs.inPayload(ctx, reply, r.size)
 	}
 	return nil
-}
-
-var errClientGone = status.Error(codes.Canceled, "inproc: the client is gone")
-
-func (u *unaryCall) runInline(ctx context.Context) unaryResult {
-	r := u.finish(u.handle())
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		// The client stopped waiting before the response: over a network
-		// the response would be lost.
-		return unaryResult{err: status.FromContextError(ctxErr).Err()}
-	}
-	return r
-}
-
-// runIsolated runs the handler on its own goroutine and waits for it, for
-// the client's context to end, or for Stop. The handler reads only what
-// send made of the request, so the client may return at once.
-func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
-	go u.serveIsolated()
-	// The handler is next to run on this processor. Yielding to it first,
-	// instead of parking at once, lets a handler that does not block
-	// finish before the client looks: then the client takes its result
-	// without a channel, without parking on three of them and without
-	// being woken, which cost more than the go statement itself. A handler
-	// that blocks leaves the client to the select, which waits as before.
-	runtime.Gosched()
-	if u.state.Load() == handlerDone {
-		return u.result
-	}
-	wake := wakeChans.Get().(chan struct{})
-	u.wake = wake
-	if !u.state.CompareAndSwap(handlerRunning, clientWaiting) {
-		wakeChans.Put(wake) // the handler finished meanwhile
-		return u.result
-	}
-	select {
-	case <-wake:
-		wakeChans.Put(wake)
-		return u.result
-	case <-ctx.Done():
-		cancelForClient(ctx, u.uctx.end)
-		return unaryResult{err: errClientGone}
-	case <-u.ch.quit:
-		return unaryResult{err: errStopped}
-	}
-}
-
-// serveIsolated runs the handler and hands its result over; a client that
-// left leaves wake to the garbage collector.
-func (u *unaryCall) serveIsolated() {
-	u.result = u.finish(u.handle())
-	if u.state.Swap(handlerDone) == clientWaiting {
-		u.wake <- struct{}{}
-	}
 }
 
 // cancelForClient ends a handler's context because the client's ended.
@@ -247,8 +161,10 @@ func (u *unaryCall) decode(in any) error {
 	return nil
 }
 
-// finish ends the handler's side: the header goes out if it has not, the
-// stats handlers hear of the end, and the call is counted out. The
+// finish ends the handler's side: the header goes out if it has not, and
+// the stats handlers hear of the end. The executor counts the call out
+// (Channel.end) once the result is where the client takes it from, so
+// that a GracefulStop the count ends cannot beat the result there. The
 // response is handed over as returned, for the client to check and copy
 // on its own goroutine (the handler's is new, with a small stack, and the
 // copy would grow it), unless stats handlers must hear of it as sent.
@@ -265,9 +181,8 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		}
 	}
 	u.sendHeaderIfNot()
-	u.endServer(st)
+	u.endServer(st.Err())
 	u.uctx.end()
-	u.ch.end()
 	r.err = st.Err()
 	return r
 }

@@ -7,16 +7,17 @@ import (
 )
 
 // unaryContext is the parent of a unary handler's context. It ends with the
-// client's context (Inline: it reads the client's; Isolated: the client
-// ends it), at the client's deadline, with Stop, and when the call ends, as
-// over a network. Most unary handlers never wait on their context, so the
+// client's context (where the handler runs on the client's goroutine, it
+// follows the client's; otherwise the client ends it when it leaves), at
+// the client's deadline, with Stop, and when the call ends, as over a
+// network. Most unary handlers never wait on their context, so the
 // machinery to wait (a context.Context of the channel's, with its timer and
 // registration) is made only on the first call of Done or AfterFunc.
 type unaryContext struct {
 	ch *Channel
-	// client is the client's context with Inline execution, nil with
-	// Isolated, where the handler outlives the client if it must.
-	client      context.Context
+	// follows is the context whose end ends this one at once: the
+	// client's, or nil where the handler may outlive the client.
+	follows     context.Context
 	deadline    time.Time
 	hasDeadline bool
 	ended       atomic.Bool // the call ended for the handler, or Isolated's client left
@@ -27,7 +28,7 @@ type unaryContext struct {
 type ctxWaiter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	unlink func() bool // from the channel's context, with Inline
+	unlink func() bool // from the channel's context, when following another
 }
 
 func (w *ctxWaiter) release() {
@@ -37,11 +38,9 @@ func (w *ctxWaiter) release() {
 	w.cancel()
 }
 
-func (c *unaryContext) init(ch *Channel, client context.Context, inline bool) {
-	c.ch = ch
-	if inline {
-		c.client = client
-	}
+// init makes the context of a call from client, following follows.
+func (c *unaryContext) init(ch *Channel, client, follows context.Context) {
+	c.ch, c.follows = ch, follows
 	c.deadline, c.hasDeadline = client.Deadline()
 }
 
@@ -55,8 +54,8 @@ func (c *unaryContext) Err() error {
 	if c.ended.Load() {
 		return context.Canceled
 	}
-	if c.client != nil {
-		if err := c.client.Err(); err != nil {
+	if c.follows != nil {
+		if err := c.follows.Err(); err != nil {
 			return err
 		}
 	}
@@ -75,8 +74,8 @@ func (c *unaryContext) wait() context.Context {
 	}
 	w := &ctxWaiter{}
 	switch {
-	case c.client != nil:
-		w.ctx, w.cancel = context.WithCancel(detached{c.client})
+	case c.follows != nil:
+		w.ctx, w.cancel = context.WithCancel(detached{c.follows})
 		w.unlink = context.AfterFunc(c.ch.base, w.cancel)
 	case c.hasDeadline:
 		w.ctx, w.cancel = context.WithDeadline(c.ch.base, c.deadline)

@@ -1,0 +1,55 @@
+package inproc
+
+import "context"
+
+// An executor is where a Channel's handlers run (see Execution), chosen
+// once, in New. It runs unary calls and makes each stream with the runner
+// that runs its handler; stream.go and unary.go only call it, so that a
+// mode of execution is one file: isolated.go, inline.go.
+type executor interface {
+	// invoke starts u's handler, with its context following ctx, and
+	// returns its result or why the client stopped waiting.
+	invoke(ctx context.Context, u *unaryCall) unaryResult
+	// newStream allocates a stream together with its runner.
+	newStream() *stream
+}
+
+// A runner runs one stream's handler and is how the stream's two sides
+// wait for each other.
+type runner interface {
+	// start starts the handler: on its own, or ready to be driven.
+	start()
+	// clientWait and handlerWait are how the client and the handler wait
+	// on q until n may be satisfied (first on a call's first wait); false
+	// if the call ended first.
+	clientWait(q *queue, n need, first bool) bool
+	handlerWait(q *queue, n need, first bool) bool
+	// handed tells that the handler gave what a waiting client may want;
+	// false if the call ended while the handler was suspended after it.
+	handed(got want) bool
+	// fed tells that the client gave the handler input.
+	fed()
+	// awaitHeader does what the header needs to go out, if anything
+	// does, before the client waits for it.
+	awaitHeader() error
+	// abandon ends a handler whose client left before it returned.
+	abandon()
+}
+
+// want is what a handler just gave, and what a client that waits for it
+// waits for.
+type want uint8
+
+const (
+	wantProgress want = iota // anything: another of the client's goroutines waits
+	wantMessage              // a message or the end, in toClient
+	wantRoom                 // room in toServer
+	wantHeader               // the header
+)
+
+func executorFor(e Execution) executor {
+	if e == Inline {
+		return inlineExecutor{}
+	}
+	return isolatedExecutor{}
+}
