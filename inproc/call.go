@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -26,6 +27,11 @@ type call struct {
 	header    metadata.MD
 	trailer   metadata.MD
 	headerOut signal // raised, under mu, once the header is sent
+	// trailersOnly says the status went out with no header before it,
+	// none being sent or set: then, as over HTTP/2, the client receives
+	// no header. Set under mu before headerOut is raised.
+	trailersOnly bool
+	incoming     atomic.Pointer[metadata.MD] // see incomingMD
 
 	stats *serverStats // nil unless the channel has server stats handlers
 }
@@ -53,7 +59,7 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin, FailFast: true,
 			IsClientStream: isStream && c.method.stream.ClientStreams,
 			IsServerStream: isStream && c.method.stream.ServerStreams})
-		c.stats.handle(c.ctx, &stats.InHeader{Header: c.md.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+		c.stats.handle(c.ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	}
 }
 
@@ -62,7 +68,7 @@ func (c *call) initContext(parent context.Context, parentValues bool) context.Co
 		c.sctx = serverContext{parent: parent, parentValues: parentValues, call: c}
 		return &c.sctx
 	}
-	return newServerContext(parent, parentValues, c.md, c)
+	return newServerContext(parent, parentValues, c.incomingMD(), c)
 }
 
 func (c *call) setHeader(md metadata.MD) error {
@@ -94,6 +100,21 @@ func (c *call) sendHeaderIfNot() {
 	}
 	c.mu.Lock()
 	if !c.headerOut.isRaised() {
+		c.publishHeader()
+	}
+	c.mu.Unlock()
+}
+
+// headerBeforeStatus sends the header before the status, unless there is
+// none to send: a handler that neither sent nor set one ends with trailers
+// only, as over HTTP/2.
+func (c *call) headerBeforeStatus() {
+	if c.headerOut.isRaised() {
+		return
+	}
+	c.mu.Lock()
+	if !c.headerOut.isRaised() {
+		c.trailersOnly = len(c.header) == 0
 		c.publishHeader()
 	}
 	c.mu.Unlock()

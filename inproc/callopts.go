@@ -21,12 +21,15 @@ import (
 )
 
 // callInfo is what a call's options ask for. The options a Channel has no
-// use for (compression, wait-for-ready, authority) are accepted and ignored.
+// use for (compression, once its name is checked, and wait-for-ready) are
+// accepted and ignored.
 type callInfo struct {
-	copy    CopyMode
-	codec   encoding.CodecV2 // nil: protobuf
-	maxRecv int              // the client's limits, grpc-go's defaults unless set
-	maxSend int
+	copy      CopyMode
+	codec     encoding.CodecV2 // nil: protobuf
+	subtype   string           // the content-subtype, as grpc-go sends it
+	authority string           // the :authority the handler sees
+	maxRecv   int              // the client's limits, grpc-go's defaults unless set
+	maxSend   int
 	// report is nil unless an option asks to hear of the call or adds
 	// stats handlers: most calls have none, and every call carries its
 	// callInfo.
@@ -55,7 +58,7 @@ func (ch *Channel) withDefaults(opts []grpc.CallOption) []grpc.CallOption {
 }
 
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
+	ci := callInfo{copy: ch.cfg.copy, authority: defaultAuthority, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	var (
 		forced              encoding.CodecV2
 		subtype, compressor string
@@ -88,6 +91,8 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 			subtype = strings.ToLower(o.ContentSubtype)
 		case grpc.CompressorCallOption:
 			compressor = o.CompressorType
+		case grpc.AuthorityOverrideCallOption:
+			ci.authority = o.Authority
 		}
 	}
 	if err := ci.setCodec(forced, subtype); err != nil {
@@ -110,6 +115,10 @@ func checkCompressor(name string) error {
 // read: a forced codec wins; otherwise the last content-subtype names one,
 // and an empty one, like "proto", means protobuf's (nil: the handover's).
 func (ci *callInfo) setCodec(forced encoding.CodecV2, subtype string) error {
+	ci.subtype = subtype
+	if forced != nil && subtype == "" {
+		ci.subtype = strings.ToLower(forced.Name())
+	}
 	switch {
 	case forced != nil:
 		ci.codec = forced
@@ -120,6 +129,14 @@ func (ci *callInfo) setCodec(forced encoding.CodecV2, subtype string) error {
 		}
 	}
 	return nil
+}
+
+// contentType is the content-type the call's messages go with.
+func (ci *callInfo) contentType() string {
+	if ci.subtype == "" {
+		return "application/grpc"
+	}
+	return "application/grpc+" + ci.subtype
 }
 
 // clientStats are the stats handlers that see the call from the client's
@@ -170,7 +187,7 @@ func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.M
 		}
 	}
 	if ci.report == nil {
-		return md, nil
+		return md, toRequest(md)
 	}
 	for _, c := range ci.report.creds {
 		service := fullMethod
@@ -192,7 +209,7 @@ func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.M
 			md[k] = append(md[k], v)
 		}
 	}
-	return md, nil
+	return md, toRequest(md)
 }
 
 func (ci *callInfo) wantsFinish() bool {

@@ -86,10 +86,7 @@ func (c *serverContext) AfterFunc(f func()) func() bool { return context.AfterFu
 func (c *serverContext) Value(key any) any {
 	switch key {
 	case incomingMDKey:
-		if c.call.md == nil {
-			return metadata.MD{}
-		}
-		return c.call.md
+		return c.call.incomingMD()
 	case peerKey:
 		return newPeer()
 	case streamKey:

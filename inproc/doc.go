@@ -26,6 +26,16 @@
 // ResourceExhausted; a proto3 string that is not UTF-8, or a proto2
 // required field left unset, gives Internal.
 //
+// Metadata crosses as grpc-go's HTTP/2 transport carries it: the keys the
+// transport owns (pseudo-headers, content-type, user-agent, te and the
+// grpc- status, message, encoding and timeout keys) and host never cross
+// from a sender's metadata, a request with a "connection" key fails with
+// Internal, and a handler finds the keys a transport adds: :authority
+// ("inproc", or what grpc.CallAuthority says), content-type and grpc-go's
+// user-agent. A client's header carries the content-type; a call whose
+// handler ends with neither sending nor setting a header gets none, and
+// the content-type in its trailer, as a response of trailers only.
+//
 // Each stream buffers a bounded window per direction, in messages
 // ([WithWindow]) and in bytes ([WithWindowBytes]): a receiver that stops
 // reading blocks its sender, as HTTP/2 flow control does.

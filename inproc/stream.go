@@ -166,7 +166,7 @@ func (s *stream) sendStatus(err error) {
 		// handler ends with, its client hears Unavailable.
 		err = errStopped
 	}
-	s.sendHeaderIfNot()
+	s.headerBeforeStatus()
 	s.mu.Lock()
 	first := !s.statusOut.isRaised()
 	if first {
@@ -236,10 +236,10 @@ func (s *stream) finishClient(err error) error {
 		s.mu.Lock()
 		var header, trailer metadata.MD
 		if s.headerOut.isRaised() {
-			header = s.header
+			header = s.clientHeader()
 		}
 		if s.statusOut.isRaised() {
-			trailer = s.sentTrailer
+			trailer = s.clientTrailer(s.sentTrailer)
 		}
 		s.mu.Unlock()
 		if s.cstats.hs != nil {
@@ -254,7 +254,7 @@ func (s *stream) finishClient(err error) error {
 func (s *stream) noteHeader() {
 	if s.cstats.hs != nil && s.sawHeader.CompareAndSwap(false, true) {
 		s.mu.Lock()
-		h := s.header
+		h := s.clientHeader()
 		s.mu.Unlock()
 		s.cstats.inHeader(s.clientCtx, h)
 	}
@@ -297,7 +297,7 @@ func (c *clientStream) Header() (metadata.MD, error) {
 	s.noteHeader()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.header.Copy(), nil
+	return s.clientHeader(), nil
 }
 
 func (c *clientStream) Trailer() metadata.MD {
@@ -305,7 +305,7 @@ func (c *clientStream) Trailer() metadata.MD {
 	if !s.statusOut.isRaised() {
 		return nil
 	}
-	return s.sentTrailer.Copy()
+	return s.clientTrailer(s.sentTrailer)
 }
 
 func (c *clientStream) CloseSend() error {

@@ -94,7 +94,9 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.left {
 		return r.err
 	}
-	header, trailer = u.header, u.trailer
+	if cs.hs != nil || ci.wantsFinish() {
+		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer)
+	}
 	if cs.hs != nil {
 		cs.inHeader(ctx, header)
 	}
@@ -180,7 +182,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 			u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
 		}
 	}
-	u.sendHeaderIfNot()
+	u.headerBeforeStatus()
 	u.endServer(st.Err())
 	u.uctx.end()
 	r.err = st.Err()

@@ -1,0 +1,108 @@
+package inproc
+
+import (
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// What gRPC's HTTP/2 transport does to metadata, done here so that
+// handlers and clients see what they would see over a socket (grpc-go's
+// transport is the reference): a sender's metadata never carries the keys
+// the transport owns, and the receiver finds the ones the transport adds.
+
+// reservedKey reports a key that the transport owns: grpc-go's sender
+// leaves it out of what it sends, whoever set it.
+func reservedKey(k string) bool {
+	if k != "" && k[0] == ':' {
+		return true
+	}
+	switch k {
+	case "content-type", "user-agent", "grpc-message-type", "grpc-encoding",
+		"grpc-message", "grpc-status", "grpc-timeout", "te":
+		return true
+	}
+	return false
+}
+
+// errConnectionKey fails a request whose metadata has a "connection" key:
+// HTTP/2 makes such a request malformed, and grpc-go's server resets the
+// stream, which its client reports as Internal.
+var errConnectionKey = status.Error(codes.Internal, `inproc: metadata key "connection" is not allowed in a request: over HTTP/2 the server resets the stream (PROTOCOL_ERROR)`)
+
+// toRequest makes md, the client's own copy, what a server receives: no
+// reserved key, and no "host", which the server drops in favour of the
+// :authority the client's transport sends.
+func toRequest(md metadata.MD) error {
+	for k := range md {
+		switch {
+		case k == "connection":
+			return errConnectionKey
+		case reservedKey(k), k == "host":
+			delete(md, k)
+		}
+	}
+	return nil
+}
+
+// userAgent is what grpc-go's client sends when the application adds no
+// user agent of its own.
+var userAgent = []string{"grpc-go/" + grpc.Version}
+
+// defaultAuthority is the :authority of a call that sets none
+// (grpc.CallAuthority): a Channel has no target to take one from.
+const defaultAuthority = "inproc"
+
+// incomingMD is the metadata a handler receives: the request's, with the
+// keys a socket's transport adds.
+func (c *call) incomingMD() metadata.MD {
+	if p := c.incoming.Load(); p != nil {
+		return *p
+	}
+	md := make(metadata.MD, len(c.md)+3)
+	for k, v := range c.md {
+		md[k] = v
+	}
+	md[":authority"] = []string{c.info.authority}
+	md["content-type"] = []string{c.info.contentType()}
+	md["user-agent"] = userAgent
+	if !c.incoming.CompareAndSwap(nil, &md) {
+		return *c.incoming.Load() // another goroutine of the handler made it first
+	}
+	return md
+}
+
+// toResponse is a copy of md as a client receives it in a header or
+// trailer: no reserved key, and contentType, if not empty, as the
+// transport adds it.
+func toResponse(md metadata.MD, contentType string) metadata.MD {
+	out := make(metadata.MD, len(md)+1)
+	for k, v := range md {
+		if !reservedKey(k) {
+			out[k] = append([]string(nil), v...)
+		}
+	}
+	if contentType != "" {
+		out["content-type"] = []string{contentType}
+	}
+	return out
+}
+
+// clientHeader is the header as the client receives it: none if the call
+// ended with trailers only. c.mu is held, or the status is out.
+func (c *call) clientHeader() metadata.MD {
+	if c.trailersOnly {
+		return nil
+	}
+	return toResponse(c.header, c.info.contentType())
+}
+
+// clientTrailer is trailer as the client receives it: a response of
+// trailers only carries the content-type there.
+func (c *call) clientTrailer(trailer metadata.MD) metadata.MD {
+	if c.trailersOnly {
+		return toResponse(trailer, c.info.contentType())
+	}
+	return toResponse(trailer, "")
+}
