@@ -43,9 +43,9 @@ import (
 	"google.golang.org/protobuf/types/pluginpb"
 )
 
-// attackLinked makes sure every package above is linked, so that its
+// linkedZoo makes sure every package above is linked, so that its
 // messages are in protoregistry.GlobalTypes.
-var attackLinked = []proto.Message{
+var linkedZoo = []proto.Message{
 	&validate.FieldRules{}, &bookv1.Book{}, &echov1.EchoRequest{}, &listv1.ListResponse{}, &sensorv1.SensorValue{},
 	&binlogpb.AttributeContext{}, &errdetails.BadRequest{}, &rpcstatus.Status{}, &grpcbinlog.GrpcLogEntry{},
 	&channelzpb.Channel{}, &healthpb.HealthCheckRequest{}, &testgrpc.SimpleRequest{}, &testcore.Bucket{},
@@ -55,17 +55,17 @@ var attackLinked = []proto.Message{
 	&wrapperspb.StringValue{}, &pluginpb.CodeGeneratorRequest{},
 }
 
-const attackBadUTF8 = "ok\xffno"
+const badUTF8Text = "ok\xffno"
 
-// attackFiller fills messages at random with the values where an encoder
+// randomFiller fills messages at random with the values where an encoder
 // is easy to get wrong.
-type attackFiller struct {
+type randomFiller struct {
 	r       *rand.Rand
 	invalid bool // strings may be invalid UTF-8
 	skipReq bool // required fields may be left unset
 }
 
-func (f *attackFiller) str() string {
+func (f *randomFiller) str() string {
 	switch f.r.Intn(6) {
 	case 0:
 		return ""
@@ -75,7 +75,7 @@ func (f *attackFiller) str() string {
 		return strings.Repeat("é", 70)
 	case 3:
 		if f.invalid {
-			return attackBadUTF8
+			return badUTF8Text
 		}
 		return "ok"
 	case 4:
@@ -84,7 +84,7 @@ func (f *attackFiller) str() string {
 	return "日本"
 }
 
-func (f *attackFiller) scalar(fd protoreflect.FieldDescriptor) protoreflect.Value {
+func (f *randomFiller) scalar(fd protoreflect.FieldDescriptor) protoreflect.Value {
 	pick := func(vs ...int64) int64 { return vs[f.r.Intn(len(vs))] }
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
@@ -124,7 +124,7 @@ func (f *attackFiller) scalar(fd protoreflect.FieldDescriptor) protoreflect.Valu
 	panic("kind " + fd.Kind().String())
 }
 
-func (f *attackFiller) fill(m protoreflect.Message, depth int) {
+func (f *randomFiller) fill(m protoreflect.Message, depth int) {
 	fields := m.Descriptor().Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
@@ -180,10 +180,10 @@ func (f *attackFiller) fill(m protoreflect.Message, depth int) {
 	}
 }
 
-// attackMessageTypes returns every generated message type linked in, but
+// linkedMessageTypes returns every generated message type linked in, but
 // map entries.
-func attackMessageTypes() []protoreflect.MessageType {
-	_ = attackLinked
+func linkedMessageTypes() []protoreflect.MessageType {
+	_ = linkedZoo
 	var out []protoreflect.MessageType
 	protoregistry.GlobalTypes.RangeMessages(func(mt protoreflect.MessageType) bool {
 		if !mt.Descriptor().IsMapEntry() {
@@ -194,7 +194,7 @@ func attackMessageTypes() []protoreflect.MessageType {
 	return out
 }
 
-// TestAttackPerfMeasureAllTypes fills every message type linked in
+// TestMeasureAllTypes fills every message type linked in
 // (known types, descriptorpb, typepb/apipb, grpc interop, channelz,
 // binarylog, reflection, errdetails, protoc-gen-validate's proto2
 // messages with extensions, the module's own) at random, as generated
@@ -202,8 +202,8 @@ func attackMessageTypes() []protoreflect.MessageType {
 // measureKnown once the plan is kept, refuse exactly what proto.Marshal
 // refuses (invalid UTF-8, unset required fields) and otherwise return
 // len(proto.Marshal(m)).
-func TestAttackPerfMeasureAllTypes(t *testing.T) {
-	types := attackMessageTypes()
+func TestMeasureAllTypes(t *testing.T) {
+	types := linkedMessageTypes()
 	if len(types) < 200 {
 		t.Fatalf("only %d message types linked in", len(types))
 	}
@@ -211,10 +211,10 @@ func TestAttackPerfMeasureAllTypes(t *testing.T) {
 	bad := 0
 	for _, mt := range types {
 		for round := range 12 {
-			f := &attackFiller{r: r, invalid: round%3 == 1, skipReq: round%3 == 2}
+			f := &randomFiller{r: r, invalid: round%3 == 1, skipReq: round%3 == 2}
 			m := mt.New()
 			f.fill(m, 0)
-			for _, pm := range []proto.Message{m.Interface(), attackDynamic(t, m.Interface())} {
+			for _, pm := range []proto.Message{m.Interface(), asDynamic(t, m.Interface())} {
 				want, wantErr := proto.Marshal(pm)
 				var last atomic.Pointer[typedPlan]
 				n, err := measure(pm, &last)
@@ -237,8 +237,8 @@ func TestAttackPerfMeasureAllTypes(t *testing.T) {
 	}
 }
 
-// attackDynamic returns m as a dynamic message of its descriptor.
-func attackDynamic(t *testing.T, m proto.Message) proto.Message {
+// asDynamic returns m as a dynamic message of its descriptor.
+func asDynamic(t *testing.T, m proto.Message) proto.Message {
 	t.Helper()
 	b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(m)
 	if err != nil {
@@ -255,18 +255,18 @@ func attackDynamic(t *testing.T, m proto.Message) proto.Message {
 	return d
 }
 
-// TestAttackPerfCloneAllTypes: for every message type the plans clone
+// TestCloneAllTypes: for every message type the plans clone
 // (cloneKnown, copyKnown), the copy must equal the original and must not
 // change when the sender then changes, in place, every bytes field, list
 // element and unknown field of its message, as a sender reusing its
 // message may right after SendMsg returns.
-func TestAttackPerfCloneAllTypes(t *testing.T) {
+func TestCloneAllTypes(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
 	cloned := 0
-	for _, mt := range attackMessageTypes() {
+	for _, mt := range linkedMessageTypes() {
 		for range 6 {
 			m := mt.New()
-			(&attackFiller{r: r}).fill(m, 0)
+			(&randomFiller{r: r}).fill(m, 0)
 			pm := m.Interface()
 			var last atomic.Pointer[typedPlan]
 			if _, err := measure(pm, &last); err != nil {
@@ -279,11 +279,11 @@ func TestAttackPerfCloneAllTypes(t *testing.T) {
 			}
 			cloned++
 			dst := mt.New().Interface()
-			(&attackFiller{r: r}).fill(dst.ProtoReflect(), 0)
+			(&randomFiller{r: r}).fill(dst.ProtoReflect(), 0)
 			if !copyKnown(dst, pm, &last) {
 				t.Errorf("%v: cloneKnown but no copyKnown", mt.Descriptor().FullName())
 			}
-			attackScribble(m)
+			scribbleInPlace(m)
 			for what, got := range map[string]proto.Message{"cloneKnown": c.(proto.Message), "copyKnown": dst} {
 				b, err := proto.MarshalOptions{Deterministic: true}.Marshal(got)
 				if err != nil || !bytes.Equal(b, want) {
@@ -297,9 +297,9 @@ func TestAttackPerfCloneAllTypes(t *testing.T) {
 	}
 }
 
-// attackScribble changes m in place: every byte of its bytes fields and
+// scribbleInPlace changes m in place: every byte of its bytes fields and
 // unknown fields, every element of its lists.
-func attackScribble(m protoreflect.Message) {
+func scribbleInPlace(m protoreflect.Message) {
 	for i := range m.GetUnknown() {
 		m.GetUnknown()[i] = 'X'
 	}
@@ -325,11 +325,11 @@ func attackScribble(m protoreflect.Message) {
 	})
 }
 
-// TestAttackPerfTypeWordConfusion: the plan kept for one type must not be
+// TestTypeWordConfusion: the plan kept for one type must not be
 // used for another, whatever order types come in: measureKnown,
 // cloneKnown, copyKnown and shallowCopy of a message of another type than
 // the kept plan's must decline (or be right).
-func TestAttackPerfTypeWordConfusion(t *testing.T) {
+func TestTypeWordConfusion(t *testing.T) {
 	a := &echov1.EchoRequest{Text: "aaaa"}
 	b := &wrapperspb.StringValue{Value: "bbbbbbbbbbbbbbbbb"}
 	c := &testgrpc.Payload{Body: []byte("ccc")}
