@@ -185,9 +185,8 @@ func TestClientSendNotBlockedAfterStatus(t *testing.T) {
 // little later. grpc-go's server wrote the status, with the trailer set so
 // far, when Recv failed: the client's Recv gives ResourceExhausted and
 // Trailer() gives the trailer at once. inproc's fail() sends the status
-// early, but Trailer() answers nil until the handler has returned
-// (serverDone), so a client that reads the trailer right after the error
-// finds none.
+// early; Trailer() once answered nil until the handler had returned, so a
+// client that read the trailer right after the error found none.
 func TestTrailerWithEarlyStatus(t *testing.T) {
 	const limit = 100
 	release := make(chan struct{})

@@ -68,7 +68,7 @@ func runDuplex(t *testing.T, c echov1.EchoClient) error {
 
 // TestInlineHandlerSendsFromGoroutine: an Inline stream handler that
 // sends from a goroutine it started (while it receives on its own) calls
-// handBack, and so the coroutine's yield, from a goroutine that is not the
+// handed, and so the coroutine's yield, from a goroutine that is not the
 // coroutine: iter.Pull panics ("yield called again before next") on that
 // goroutine, which kills the process. Over grpc-go (and Isolated) the call
 // works. The cases run in a child process so the crash is reported.

@@ -105,7 +105,14 @@ const (
 	// Cancellation is cooperative: the handler's context ends with the
 	// caller's, with Stop and with the call, but a client waits for a
 	// handler that ignores its context, and a handler that blocks on
-	// something other than its stream blocks its caller.
+	// something other than its stream blocks its caller. A client whose
+	// context ended no longer drives its handler: its next call reports
+	// the cancel, however much the handler would still send, and a stream
+	// handler whose client leaves before first driving it never runs
+	// (over a socket it would start and find its context cancelled). A
+	// handler's panic reaches the caller, whose goroutine ran it; the call
+	// still ends, with Internal, and is counted out, so a caller that
+	// recovers it can still GracefulStop.
 	Inline
 )
 
