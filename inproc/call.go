@@ -3,7 +3,6 @@ package inproc
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -31,7 +30,7 @@ type call struct {
 	// none being sent or set: then, as over HTTP/2, the client receives
 	// no header. Set under mu before headerOut is raised.
 	trailersOnly bool
-	incoming     atomic.Pointer[metadata.MD] // see incomingMD
+	mdComplete   bool // md has the keys a transport adds, under mu: see incomingMD
 
 	stats *serverStats // nil unless the channel has server stats handlers
 }
@@ -125,7 +124,7 @@ func (c *call) publishHeader() {
 	if c.stats != nil {
 		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	}
-	c.headerOut.raise(nil)
+	c.headerOut.raise()
 }
 
 func (c *call) setTrailer(md metadata.MD) {

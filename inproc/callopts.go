@@ -24,12 +24,10 @@ import (
 // use for (compression, once its name is checked, and wait-for-ready) are
 // accepted and ignored.
 type callInfo struct {
-	copy      CopyMode
-	codec     encoding.CodecV2 // nil: protobuf
-	subtype   string           // the content-subtype, as grpc-go sends it
-	authority string           // the :authority the handler sees
-	maxRecv   int              // the client's limits, grpc-go's defaults unless set
-	maxSend   int
+	copy    CopyMode
+	codec   encoding.CodecV2 // nil: protobuf
+	maxRecv int              // the client's limits, grpc-go's defaults unless set
+	maxSend int
 	// report is nil unless an option asks to hear of the call or adds
 	// stats handlers: most calls have none, and every call carries its
 	// callInfo.
@@ -37,8 +35,11 @@ type callInfo struct {
 }
 
 // callReport holds the options that hear of a call, its credentials and
-// what it returns besides the response, and the stats handlers it adds.
+// what it returns besides the response, the stats handlers it adds, and
+// what it says of itself that most calls leave to the defaults.
 type callReport struct {
+	subtype   string // the content-subtype, as grpc-go sends it
+	authority string // the :authority the handler sees; empty: defaultAuthority
 	headers  []*metadata.MD
 	trailers []*metadata.MD
 	peers    []*peer.Peer
@@ -58,7 +59,7 @@ func (ch *Channel) withDefaults(opts []grpc.CallOption) []grpc.CallOption {
 }
 
 func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	ci := callInfo{copy: ch.cfg.copy, authority: defaultAuthority, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
+	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	var (
 		forced              encoding.CodecV2
 		subtype, compressor string
@@ -92,7 +93,7 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		case grpc.CompressorCallOption:
 			compressor = o.CompressorType
 		case grpc.AuthorityOverrideCallOption:
-			ci.authority = o.Authority
+			ci.reporter().authority = o.Authority
 		}
 	}
 	if err := ci.setCodec(forced, subtype); err != nil {
@@ -115,9 +116,11 @@ func checkCompressor(name string) error {
 // read: a forced codec wins; otherwise the last content-subtype names one,
 // and an empty one, like "proto", means protobuf's (nil: the handover's).
 func (ci *callInfo) setCodec(forced encoding.CodecV2, subtype string) error {
-	ci.subtype = subtype
 	if forced != nil && subtype == "" {
-		ci.subtype = strings.ToLower(forced.Name())
+		subtype = strings.ToLower(forced.Name())
+	}
+	if subtype != "" {
+		ci.reporter().subtype = subtype
 	}
 	switch {
 	case forced != nil:
@@ -133,10 +136,18 @@ func (ci *callInfo) setCodec(forced encoding.CodecV2, subtype string) error {
 
 // contentType is the content-type the call's messages go with.
 func (ci *callInfo) contentType() string {
-	if ci.subtype == "" {
+	if ci.report == nil || ci.report.subtype == "" {
 		return "application/grpc"
 	}
-	return "application/grpc+" + ci.subtype
+	return "application/grpc+" + ci.report.subtype
+}
+
+// authority is the :authority the handler sees.
+func (ci *callInfo) authority() string {
+	if ci.report == nil || ci.report.authority == "" {
+		return defaultAuthority
+	}
+	return ci.report.authority
 }
 
 // clientStats are the stats handlers that see the call from the client's

@@ -47,9 +47,11 @@ const (
 	wantHeader               // the header
 )
 
+// executorFor is e's executor. Executors are pointers, so that calling
+// one through the interface needs no wrapper to copy it.
 func executorFor(e Execution) executor {
 	if e == Inline {
-		return inlineExecutor{}
+		return &inlineExecutor{}
 	}
-	return isolatedExecutor{}
+	return &isolatedExecutor{}
 }

@@ -25,7 +25,7 @@ type inlineExecutor struct{}
 // ends with it, counted out, in case the caller recovers.
 var errHandlerPanicked = status.Error(codes.Internal, "inproc: the handler panicked")
 
-func (inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
+func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	u.uctx.init(u.ch, ctx, ctx)
 	u.startServer(&u.uctx, false)
 	returned := false
@@ -46,7 +46,7 @@ func (inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	return r
 }
 
-func (inlineExecutor) newStream() *stream {
+func (*inlineExecutor) newStream() *stream {
 	r := &inlineStream{}
 	r.run.s = &r.stream
 	r.stream.run = &r.run

@@ -14,7 +14,7 @@ import (
 // a socket.
 type isolatedExecutor struct{}
 
-func (isolatedExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
+func (*isolatedExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	// The handler's context does not follow the client's: the client ends
 	// it when it leaves (see cancelForClient), and the handler may outlive
 	// the client.
@@ -23,7 +23,7 @@ func (isolatedExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	return u.runIsolated(ctx)
 }
 
-func (isolatedExecutor) newStream() *stream {
+func (*isolatedExecutor) newStream() *stream {
 	r := &isolatedStream{}
 	r.run.s = &r.stream
 	r.stream.run = &r.run

@@ -1,59 +1,91 @@
 package inproc
 
 import (
-	"sync"
+	"runtime"
 	"sync/atomic"
 )
 
 // A signal is one event of a call's life that happens at most once: the
 // header going out, the status going out, the handler returning, the
-// client's side ending. It keeps the error it was raised with (nil for an
-// end that went well), and makes a channel to wait on only for whoever
-// waits, which most calls never do. Reading raised is one atomic load, so
-// guards on hot paths may look as often as they like.
+// client's side ending. A channel to wait on is made only for whoever
+// waits, which most calls never do. It takes no lock and two words: every
+// call carries one, and reading it is one atomic load, so guards on hot
+// paths may look as often as they like.
 type signal struct {
-	raised atomic.Bool
-	mu     sync.Mutex
-	err    error
-	ch     chan struct{}
+	state atomic.Uint32
+	ch    atomic.Pointer[chan struct{}]
 }
 
-// raise raises the signal with err unless it was raised already, and
-// reports whether this call raised it.
-func (g *signal) raise(err error) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raised.Load() {
+const (
+	signalRaised uint32 = 1 << iota // raise happened
+	signalClosed                    // ch is closed
+)
+
+// raise raises the signal unless it was raised already, and reports
+// whether this call raised it.
+func (g *signal) raise() bool {
+	if g.state.Or(signalRaised)&signalRaised != 0 {
 		return false
 	}
-	g.err = err
-	g.raised.Store(true) // after err: whoever sees it raised sees err
-	if g.ch != nil {
-		close(g.ch)
-	}
+	// done may have made ch before the state said raised: close it. If
+	// done made it after, done sees raised and closes it.
+	g.closeIfMade()
 	return true
 }
 
 // isRaised reports whether the signal was raised.
-func (g *signal) isRaised() bool { return g.raised.Load() }
-
-// cause is the error the signal was raised with; nil until it is.
-func (g *signal) cause() error {
-	if !g.raised.Load() {
-		return nil
-	}
-	return g.err
-}
+func (g *signal) isRaised() bool { return g.state.Load()&signalRaised != 0 }
 
 // done returns a channel closed once the signal is raised.
 func (g *signal) done() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-		if g.raised.Load() {
-			close(g.ch)
+	p := g.ch.Load()
+	if p == nil {
+		c := make(chan struct{})
+		if !g.ch.CompareAndSwap(nil, &c) {
+			return *g.ch.Load()
 		}
+		p = &c
 	}
-	return g.ch
+	if g.isRaised() {
+		g.closeIfMade()
+	}
+	return *p
+}
+
+// closeIfMade closes ch, once, if it was made.
+func (g *signal) closeIfMade() {
+	if p := g.ch.Load(); p != nil && g.state.Or(signalClosed)&signalClosed == 0 {
+		close(*p)
+	}
+}
+
+// An errSignal is a signal raised with an error: why the call ended, say
+// (nil for an end that went well), which every later look reports.
+type errSignal struct {
+	signal
+	claimed atomic.Bool
+	err     error
+}
+
+// raise raises the signal with err unless it was raised, or is being
+// raised, already; it reports whether this call raised it.
+func (g *errSignal) raise(err error) bool {
+	if g.claimed.Swap(true) {
+		return false
+	}
+	g.err = err
+	return g.signal.raise() // after err: whoever sees it raised sees err
+}
+
+// cause is the error the signal was raised with; nil until it is. A
+// caller that lost a race to raise it waits the few instructions until
+// the winner has.
+func (g *errSignal) cause() error {
+	if !g.claimed.Load() {
+		return nil
+	}
+	for !g.isRaised() {
+		runtime.Gosched()
+	}
+	return g.err
 }

@@ -41,13 +41,13 @@ type stream struct {
 	// was then: when the handler returns, or earlier when one of its Sends
 	// or Receives fails the call, as grpc-go's server then sends the
 	// status at once. A trailer set later is not sent.
-	statusOut   signal
+	statusOut   errSignal
 	sentTrailer metadata.MD
 	// handlerReturned is raised once the handler returned.
 	handlerReturned signal
 	// clientDone is raised once the client's side ended, with the error
 	// its calls report from then on (io.EOF: the stream ended well).
-	clientDone  signal
+	clientDone  errSignal
 	handlerDone <-chan struct{} // the handler's context's end
 	recvd       bool            // the handler received its one request
 
@@ -151,7 +151,7 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 // if not yet sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
 	s.sendStatus(handlerStatus(err).Err())
-	s.handlerReturned.raise(nil)
+	s.handlerReturned.raise()
 	s.toServer.abandon()
 	s.endServer(s.statusOut.cause())
 	s.cancel()

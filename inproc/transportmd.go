@@ -55,22 +55,22 @@ var userAgent = []string{"grpc-go/" + grpc.Version}
 const defaultAuthority = "inproc"
 
 // incomingMD is the metadata a handler receives: the request's, with the
-// keys a socket's transport adds.
+// keys a socket's transport adds, added on the first look (most handlers
+// never look). md is the call's own copy, which only this reads once the
+// handler runs.
 func (c *call) incomingMD() metadata.MD {
-	if p := c.incoming.Load(); p != nil {
-		return *p
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.mdComplete {
+		if c.md == nil {
+			c.md = make(metadata.MD, 3)
+		}
+		c.md[":authority"] = []string{c.info.authority()}
+		c.md["content-type"] = []string{c.info.contentType()}
+		c.md["user-agent"] = userAgent
+		c.mdComplete = true
 	}
-	md := make(metadata.MD, len(c.md)+3)
-	for k, v := range c.md {
-		md[k] = v
-	}
-	md[":authority"] = []string{c.info.authority}
-	md["content-type"] = []string{c.info.contentType()}
-	md["user-agent"] = userAgent
-	if !c.incoming.CompareAndSwap(nil, &md) {
-		return *c.incoming.Load() // another goroutine of the handler made it first
-	}
-	return md
+	return c.md
 }
 
 // toResponse is a copy of md as a client receives it in a header or

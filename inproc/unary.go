@@ -34,9 +34,9 @@ type unaryCall struct {
 // status it ended with.
 type unaryResult struct {
 	resp any
-	size int
 	err  error
-	left bool // the client left before the handler ended: err says why
+	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
+	left bool  // the client left before the handler ended: err says why
 }
 
 func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
@@ -103,17 +103,18 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.err != nil {
 		return r.err
 	}
-	if r.size < 0 {
+	size := int(r.size)
+	if size < 0 {
 		// The handler handed its response over as it was: take the
 		// client's copy now, straight into reply.
-		if r.size, err = handover.Transfer(reply, r.resp, ci.copy.mode(), ci.codec, u.info.responses(u.ch, u.method)); err != nil {
+		if size, err = handover.Transfer(reply, r.resp, ci.copy.mode(), ci.codec, u.info.responses(u.ch, u.method)); err != nil {
 			return err
 		}
 	} else if err := handover.Receive(reply, r.resp, ci.codec, &m.responses); err != nil {
 		return err
 	}
 	if cs.hs != nil {
-		cs.inPayload(ctx, reply, r.size)
+		cs.inPayload(ctx, reply, size)
 	}
 	return nil
 }
@@ -177,9 +178,11 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
-		r.resp, r.size, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
+		var n int
+		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
+		r.size = int32(n)
 		if st = handlerStatus(err); st == nil {
-			u.stats.handle(u.ctx, payloadOut(false, resp, r.size))
+			u.stats.handle(u.ctx, payloadOut(false, resp, n))
 		}
 	}
 	u.headerBeforeStatus()
