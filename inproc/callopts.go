@@ -40,11 +40,11 @@ type callInfo struct {
 type callReport struct {
 	subtype   string // the content-subtype, as grpc-go sends it
 	authority string // the :authority the handler sees; empty: defaultAuthority
-	headers  []*metadata.MD
-	trailers []*metadata.MD
-	peers    []*peer.Peer
-	creds    []credentials.PerRPCCredentials
-	onFinish []func(error)
+	headers   []*metadata.MD
+	trailers  []*metadata.MD
+	peers     []*peer.Peer
+	creds     []credentials.PerRPCCredentials
+	onFinish  []func(error)
 	// stats are client stats handlers the call adds to the channel's.
 	stats []stats.Handler
 }
