@@ -1,0 +1,83 @@
+package inproc
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestSignalRaceRaiseAndDone raises a signal while other goroutines ask
+// for its channel: exactly one raise wins, and every channel handed out,
+// before or after, closes.
+func TestSignalRaceRaiseAndDone(t *testing.T) {
+	for range 2000 {
+		var g signal
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		chans := make(chan (<-chan struct{}), 4)
+		for i := range 6 {
+			wg.Go(func() {
+				if i%2 == 0 {
+					if g.raise() {
+						wins.Add(1)
+					}
+				} else {
+					chans <- g.done()
+				}
+			})
+		}
+		wg.Wait()
+		close(chans)
+		if n := wins.Load(); n != 1 {
+			t.Fatalf("%d raises won, want 1", n)
+		}
+		for c := range chans {
+			select {
+			case <-c:
+			case <-time.After(5 * time.Second):
+				t.Fatal("a channel handed out by done never closed")
+			}
+		}
+		select {
+		case <-g.done():
+		default:
+			t.Fatal("done after raise is open")
+		}
+	}
+}
+
+// TestErrSignalCause checks that the error of the raise that won is the
+// one every caller sees, including those whose raise lost the race.
+func TestErrSignalCause(t *testing.T) {
+	var g errSignal
+	if g.cause() != nil || g.isRaised() {
+		t.Fatal("a new errSignal is raised")
+	}
+	errs := []error{errors.New("a"), errors.New("b"), errors.New("c"), errors.New("d")}
+	seen := make([]error, len(errs))
+	won := make([]bool, len(errs))
+	var wg sync.WaitGroup
+	for i, err := range errs {
+		wg.Go(func() {
+			won[i] = g.raise(err)
+			seen[i] = g.cause()
+		})
+	}
+	wg.Wait()
+	var winner error
+	for i, w := range won {
+		if w {
+			if winner != nil {
+				t.Fatal("two raises won")
+			}
+			winner = errs[i]
+		}
+	}
+	for i, s := range seen {
+		if s != winner {
+			t.Errorf("caller %d saw %v, want the winner's %v", i, s, winner)
+		}
+	}
+}
