@@ -55,10 +55,12 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 		c.stats = &serverStats{hs: hs, begin: time.Now()}
 		c.ctx = c.stats.hs.tag(c.ctx, c.method.name)
 		isStream := c.method.stream != nil
+		// InHeader first: grpc-go's transport reports the request's
+		// header as it reads it, before its server begins the call.
+		c.stats.handle(c.ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin, FailFast: true,
 			IsClientStream: isStream && c.method.stream.ClientStreams,
 			IsServerStream: isStream && c.method.stream.ServerStreams})
-		c.stats.handle(c.ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	}
 }
 
@@ -71,6 +73,12 @@ func (c *call) initContext(parent context.Context, parentValues bool) context.Co
 }
 
 func (c *call) setHeader(md metadata.MD) error {
+	if err := validateMetadata(md); err != nil {
+		return err
+	}
+	if c.ctx.Err() != nil {
+		return errHeaderWrite
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.headerOut.isRaised() {
@@ -82,6 +90,14 @@ func (c *call) setHeader(md metadata.MD) error {
 
 // sendHeader sends the header gathered so far with md, once.
 func (c *call) sendHeader(md metadata.MD) error {
+	if err := validateMetadata(md); err != nil {
+		return err
+	}
+	if err := c.ctx.Err(); err != nil {
+		// Nothing more reaches the client: grpc-go reports the end
+		// with the context's code.
+		return status.FromContextError(err).Err()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.headerOut.isRaised() {
@@ -91,6 +107,11 @@ func (c *call) sendHeader(md metadata.MD) error {
 	c.publishHeader()
 	return nil
 }
+
+// errHeaderWrite is what setting a header or trailer reports once the
+// call is over for the handler (the client left, the deadline passed, the
+// status went out), as grpc-go's transport does.
+var errHeaderWrite = status.Error(codes.Internal, "transport: the stream is done or WriteHeader was already called")
 
 // sendHeaderIfNot sends the header before the first message or the end.
 func (c *call) sendHeaderIfNot() {
@@ -106,15 +127,21 @@ func (c *call) sendHeaderIfNot() {
 
 // headerBeforeStatus sends the header before the status, unless there is
 // none to send: a handler that neither sent nor set one ends with trailers
-// only, as over HTTP/2.
-func (c *call) headerBeforeStatus() {
+// only, as over HTTP/2. heard says the client still hears of the call: a
+// header that no longer reaches it, or none, is not reported to the stats
+// handlers as sent.
+func (c *call) headerBeforeStatus(heard bool) {
 	if c.headerOut.isRaised() {
 		return
 	}
 	c.mu.Lock()
 	if !c.headerOut.isRaised() {
 		c.trailersOnly = len(c.header) == 0
-		c.publishHeader()
+		if heard && !c.trailersOnly {
+			c.publishHeader()
+		} else {
+			c.headerOut.raise()
+		}
 	}
 	c.mu.Unlock()
 }
@@ -127,18 +154,27 @@ func (c *call) publishHeader() {
 	c.headerOut.raise()
 }
 
-func (c *call) setTrailer(md metadata.MD) {
+// setTrailer adds md to the trailer, unless the call is over for the
+// handler; grpc.SetTrailer reports that, ServerStream.SetTrailer cannot.
+func (c *call) setTrailer(md metadata.MD) error {
+	if c.ctx.Err() != nil {
+		return errHeaderWrite
+	}
 	c.mu.Lock()
 	c.trailer = metadata.Join(c.trailer, md)
 	c.mu.Unlock()
+	return nil
 }
 
-// endServer reports the end of the handler, with err, to the stats handlers.
-func (c *call) endServer(err error) {
+// endServer reports the end of the handler, with err, to the stats
+// handlers; heard says the trailer reached the client.
+func (c *call) endServer(err error, heard bool) {
 	if c.stats == nil {
 		return
 	}
-	c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+	if heard {
+		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+	}
 	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: err})
 }
 
@@ -165,4 +201,4 @@ var _ grpc.ServerTransportStream = (*transportStream)(nil)
 func (t *transportStream) Method() string                  { return t.method.name }
 func (t *transportStream) SetHeader(md metadata.MD) error  { return (*call)(t).setHeader(md) }
 func (t *transportStream) SendHeader(md metadata.MD) error { return (*call)(t).sendHeader(md) }
-func (t *transportStream) SetTrailer(md metadata.MD) error { (*call)(t).setTrailer(md); return nil }
+func (t *transportStream) SetTrailer(md metadata.MD) error { return (*call)(t).setTrailer(md) }

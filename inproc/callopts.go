@@ -200,6 +200,9 @@ func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.M
 	if ci.report == nil {
 		return md, toRequest(md)
 	}
+	if len(ci.report.creds) > 0 {
+		ctx = withRequestInfo(ctx, fullMethod)
+	}
 	for _, c := range ci.report.creds {
 		service := fullMethod
 		if i := strings.LastIndex(fullMethod, "/"); i > 0 {
@@ -229,12 +232,21 @@ func (ci *callInfo) wantsFinish() bool {
 }
 
 // finish reports the end of a call to the options that asked.
+// copyMD copies md; none stays none, as grpc-go reports a header that
+// never came (a trailer it reports empty).
+func copyMD(md metadata.MD) metadata.MD {
+	if md == nil {
+		return nil
+	}
+	return md.Copy()
+}
+
 func (ci *callInfo) finish(header, trailer metadata.MD, err error) {
 	if ci.report == nil {
 		return
 	}
 	for _, h := range ci.report.headers {
-		*h = header.Copy()
+		*h = copyMD(header)
 	}
 	for _, t := range ci.report.trailers {
 		*t = trailer.Copy()

@@ -34,7 +34,10 @@
 // ("inproc", or what grpc.CallAuthority says), content-type and grpc-go's
 // user-agent. A client's header carries the content-type; a call whose
 // handler ends with neither sending nor setting a header gets none, and
-// the content-type in its trailer, as a response of trailers only.
+// the content-type in its trailer, as a response of trailers only; a
+// status with details adds grpc-status-details-bin to the trailer. A
+// client that left before the status gets no trailer, and a handler whose
+// client left can no longer set or send a header or trailer.
 //
 // Each stream buffers a bounded window per direction, in messages
 // ([WithWindow]) and in bytes ([WithWindowBytes]): a receiver that stops
@@ -43,7 +46,9 @@
 // Per-call credentials (grpc.PerRPCCredentials) are sent whatever their
 // RequireTransportSecurity says: a call that never leaves the process is
 // as private as one over TLS, where grpc-go over an insecure socket would
-// refuse them.
+// refuse them. They find the call's credentials.RequestInfo in their
+// context, as over a socket, with an AuthInfo of security level
+// PrivacyAndIntegrity, so credentials that check it (oauth's) send.
 //
 // A stream allows one sending and one receiving goroutine at a time on each
 // side, as gRPC says; a second goroutine that sends (or receives) while

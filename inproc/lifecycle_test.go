@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -104,5 +106,43 @@ func TestGracefulStopAfterRecoveredInlinePanic(t *testing.T) {
 				receive(t, stopped, "GracefulStop to return after the panicking call")
 			})
 		}
+	}
+}
+
+// TestInlineUnaryPanicEndsInternal: an Inline unary handler panics and its
+// caller recovers. grpc-go defines nothing here (the panic ends its
+// process), but the Inline doc says the call still ends, with Internal:
+// grpc.OnFinish and the client's stats End hear so, not of a call that
+// ended well.
+func TestInlineUnaryPanicEndsInternal(t *testing.T) {
+	panicky := &funcEcho{get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		panic("handler panics")
+	}}
+	for _, m := range modes {
+		if isIsolated(t, m) {
+			continue // the panic ends the process, as with grpc.Server
+		}
+		t.Run(m.name, func(t *testing.T) {
+			cs := newKindsRecorder()
+			c, _ := newEcho(t, m, panicky, inproc.WithClientStatsHandler(cs))
+			finished := make(chan error, 1)
+			recovered := func() (v any) {
+				defer func() { v = recover() }()
+				_, _ = c.Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.OnFinish(func(err error) { finished <- err }))
+				return nil
+			}()
+			if recovered != "handler panics" {
+				t.Fatalf("recovered %v, want the handler's panic", recovered)
+			}
+			wantCode(t, "OnFinish of a call whose handler panicked", receive(t, finished, "OnFinish"), codes.Internal)
+			receive(t, cs.ends, "the client's stats End")
+			cs.mu.Lock()
+			defer cs.mu.Unlock()
+			for _, e := range cs.events {
+				if end, ok := e.(*stats.End); ok {
+					wantCode(t, "the client's stats End of a call whose handler panicked", end.Error, codes.Internal)
+				}
+			}
+		})
 	}
 }

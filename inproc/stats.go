@@ -53,8 +53,16 @@ func (cs *clientStats) begin(ctx context.Context, method string, clientStream, s
 	return ctx
 }
 
-func (cs *clientStats) outHeader(ctx context.Context, method string, md metadata.MD) {
-	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md.Copy(), FullMethod: method, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+// outHeader reports the request's header as grpc-go's client reports it:
+// the context's outgoing metadata with its user-agent, without what
+// per-RPC credentials add.
+func (cs *clientStats) outHeader(ctx context.Context, method string) {
+	md, _ := metadata.FromOutgoingContext(ctx) // a copy
+	if md == nil {
+		md = metadata.MD{}
+	}
+	md["user-agent"] = userAgent
+	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 }
 
 func (cs *clientStats) inHeader(ctx context.Context, md metadata.MD) {
@@ -70,8 +78,12 @@ func (cs *clientStats) inPayload(ctx context.Context, m any, n int) {
 	cs.hs.handle(ctx, payloadIn(true, m, n))
 }
 
+// end reports the end of the call with err, after the trailer if one
+// came.
 func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
-	cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
+	if trailer != nil {
+		cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
+	}
 	cs.hs.handle(ctx, &stats.End{Client: true, BeginTime: cs.beginTime, EndTime: time.Now(), Trailer: trailer.Copy(), Error: err})
 }
 

@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -43,6 +44,7 @@ type stream struct {
 	// status at once. A trailer set later is not sent.
 	statusOut   errSignal
 	sentTrailer metadata.MD
+	trailerLost bool // the client left before statusOut: it gets no trailer
 	// handlerReturned is raised once the handler returned.
 	handlerReturned signal
 	// clientDone is raised once the client's side ended, with the error
@@ -90,7 +92,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		return nil, s.finishClient(errStopped)
 	}
 	if s.cstats.hs != nil {
-		s.cstats.outHeader(ctx, method, s.md)
+		s.cstats.outHeader(ctx, method)
 	}
 	s.method, s.serverDesc = m, unaryDesc
 	if m.stream != nil {
@@ -153,7 +155,10 @@ func (s *stream) finishServer(err error) {
 	s.sendStatus(handlerStatus(err).Err())
 	s.handlerReturned.raise()
 	s.toServer.abandon()
-	s.endServer(s.statusOut.cause())
+	s.mu.Lock()
+	heard := !s.trailerLost
+	s.mu.Unlock()
+	s.endServer(s.statusOut.cause(), heard)
 	s.cancel()
 	s.ch.end()
 }
@@ -166,10 +171,14 @@ func (s *stream) sendStatus(err error) {
 		// handler ends with, its client hears Unavailable.
 		err = errStopped
 	}
-	s.headerBeforeStatus()
+	// A client that left first never hears of the end: no header, no
+	// trailer, as over a socket the stream was reset before they came.
+	lost := s.clientDone.isRaised()
+	s.headerBeforeStatus(!lost)
 	s.mu.Lock()
 	first := !s.statusOut.isRaised()
 	if first {
+		s.trailerLost = lost
 		s.sentTrailer = s.trailer
 		s.statusOut.raise(err)
 	}
@@ -194,10 +203,13 @@ func (s *stream) kick() {
 // clientCancelled runs when the client's context ends.
 func (s *stream) clientCancelled() {
 	defer s.kick() // the handler's context may have ended first, at a deadline
+	// The client's side ends before the handler's context does, so that a
+	// handler that returns at once finds its client gone: its trailer is
+	// then lost, as over a socket.
+	s.finishClient(status.FromContextError(s.clientCtx.Err()).Err())
 	if s.cancel != nil {
 		cancelForClient(s.clientCtx, s.cancel)
 	}
-	s.finishClient(status.FromContextError(s.clientCtx.Err()).Err())
 }
 
 // clientGoneErr is why a client's wait ended early.
@@ -239,7 +251,7 @@ func (s *stream) finishClient(err error) error {
 			header = s.clientHeader()
 		}
 		if s.statusOut.isRaised() {
-			trailer = s.clientTrailer(s.sentTrailer)
+			trailer = s.clientTrailerLocked()
 		}
 		s.mu.Unlock()
 		if s.cstats.hs != nil {
@@ -250,12 +262,25 @@ func (s *stream) finishClient(err error) error {
 	return err
 }
 
-// noteHeader tells the client's stats handlers of the header, once.
+// clientTrailerLocked is the trailer as the client received it, once
+// statusOut is raised; s.mu is held.
+func (s *stream) clientTrailerLocked() metadata.MD {
+	if s.trailerLost {
+		return nil
+	}
+	return s.clientTrailer(s.sentTrailer, s.statusOut.cause())
+}
+
+// noteHeader tells the client's stats handlers of the header, once, if
+// one came and the client's side has not ended.
 func (s *stream) noteHeader() {
-	if s.cstats.hs != nil && s.sawHeader.CompareAndSwap(false, true) {
-		s.mu.Lock()
-		h := s.clientHeader()
-		s.mu.Unlock()
+	if s.cstats.hs == nil || s.clientDone.isRaised() || !s.sawHeader.CompareAndSwap(false, true) {
+		return
+	}
+	s.mu.Lock()
+	h, trailersOnly := s.clientHeader(), s.trailersOnly
+	s.mu.Unlock()
+	if !trailersOnly {
 		s.cstats.inHeader(s.clientCtx, h)
 	}
 }
@@ -277,22 +302,44 @@ func (c *clientStream) ended() bool {
 	return c.clientCtx.Err() != nil || c.ch.state.Load() == stopped || c.clientDone.isRaised()
 }
 
+// Header waits for the header. As grpc-go's, it reports no error: a
+// stream that ends first, or ended with trailers only, ends the client's
+// side with why, which RecvMsg reports, and Header returns nil.
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
 	if s.method == nil {
-		return nil, s.clientDone.cause()
+		return nil, nil // RecvMsg reports the lookup's error
 	}
 	if err := s.run.awaitHeader(); err != nil {
-		return nil, err
+		s.finishClient(err)
+		return nil, nil
 	}
 	if !s.headerOut.isRaised() {
 		select {
 		case <-s.headerOut.done():
 		case <-s.clientCtx.Done():
-			return nil, s.clientGoneErr()
+			s.finishClient(s.clientGoneErr())
+			return nil, nil
 		case <-s.ch.quit:
-			return nil, errStopped
+			s.finishClient(errStopped)
+			return nil, nil
 		}
+	}
+	s.mu.Lock()
+	trailersOnly := s.trailersOnly
+	s.mu.Unlock()
+	if trailersOnly {
+		// headerBeforeStatus set it before raising headerOut, and
+		// statusOut follows at once.
+		for !s.statusOut.isRaised() {
+			runtime.Gosched()
+		}
+		if err := s.statusOut.cause(); err != nil {
+			s.finishClient(err)
+		} else {
+			s.finishClient(io.EOF)
+		}
+		return nil, nil
 	}
 	s.noteHeader()
 	s.mu.Lock()
@@ -305,7 +352,9 @@ func (c *clientStream) Trailer() metadata.MD {
 	if !s.statusOut.isRaised() {
 		return nil
 	}
-	return s.clientTrailer(s.sentTrailer)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientTrailerLocked()
 }
 
 func (c *clientStream) CloseSend() error {

@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // What gRPC's HTTP/2 transport does to metadata, done here so that
@@ -98,11 +99,23 @@ func (c *call) clientHeader() metadata.MD {
 	return toResponse(c.header, c.info.contentType())
 }
 
-// clientTrailer is trailer as the client receives it: a response of
-// trailers only carries the content-type there.
-func (c *call) clientTrailer(trailer metadata.MD) metadata.MD {
+// clientTrailer is trailer as the client receives it with the status
+// err: a response of trailers only carries the content-type there, and a
+// status with details its encoding, in place of any the handler set, as
+// grpc-go's server writes them.
+func (c *call) clientTrailer(trailer metadata.MD, err error) metadata.MD {
+	contentType := ""
 	if c.trailersOnly {
-		return toResponse(trailer, c.info.contentType())
+		contentType = c.info.contentType()
 	}
-	return toResponse(trailer, "")
+	md := toResponse(trailer, contentType)
+	if st, ok := status.FromError(err); ok && len(st.Proto().GetDetails()) > 0 {
+		if b, err := proto.Marshal(st.Proto()); err == nil {
+			md[statusDetailsKey] = []string{string(b)}
+		}
+	}
+	return md
 }
+
+// statusDetailsKey is the trailer key of a status with details, encoded.
+const statusDetailsKey = "grpc-status-details-bin"

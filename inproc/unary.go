@@ -53,7 +53,13 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		ctx = cs.begin(ctx, method, false, false)
 	}
 	var header, trailer metadata.MD
+	// inHandler is true while the executor runs the handler, whose panic,
+	// Inline, unwinds through here: the call then ends with Internal.
+	inHandler := false
 	defer func() {
+		if inHandler {
+			err = errHandlerPanicked
+		}
 		if cs.hs != nil {
 			cs.end(ctx, trailer, err)
 		}
@@ -74,7 +80,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		return err
 	}
 	if cs.hs != nil {
-		cs.outHeader(ctx, method, md)
+		cs.outHeader(ctx, method)
 	}
 	v, n, err := handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
 	if err != nil {
@@ -90,14 +96,16 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		return errStopped
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
+	inHandler = true
 	r := ch.exec.invoke(ctx, u)
+	inHandler = false
 	if r.left {
 		return r.err
 	}
 	if cs.hs != nil || ci.wantsFinish() {
-		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer)
+		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer, r.err)
 	}
-	if cs.hs != nil {
+	if cs.hs != nil && header != nil {
 		cs.inHeader(ctx, header)
 	}
 	if r.err != nil {
@@ -185,8 +193,15 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 			u.stats.handle(u.ctx, payloadOut(false, resp, n))
 		}
 	}
-	u.headerBeforeStatus()
-	u.endServer(st.Err())
+	// An Isolated client that left ended the handler's context: over a
+	// socket the stream was reset, and nothing more reached the client.
+	heard := !u.uctx.ended.Load()
+	if st == nil && heard {
+		u.sendHeaderIfNot() // before the response, which goes out
+	} else {
+		u.headerBeforeStatus(heard)
+	}
+	u.endServer(st.Err(), heard)
 	u.uctx.end()
 	r.err = st.Err()
 	return r

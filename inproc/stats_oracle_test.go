@@ -1,0 +1,224 @@
+package inproc_test
+
+import (
+	"context"
+	"fmt"
+
+	"slices"
+	"sync"
+	"testing"
+
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/echotest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+)
+
+type kindsRecorder struct {
+	mu     sync.Mutex
+	events []stats.RPCStats
+	ends   chan struct{}
+}
+
+func newKindsRecorder() *kindsRecorder { return &kindsRecorder{ends: make(chan struct{}, 8)} }
+
+func (*kindsRecorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (r *kindsRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
+	r.mu.Lock()
+	r.events = append(r.events, s)
+	r.mu.Unlock()
+	if _, ok := s.(*stats.End); ok {
+		r.ends <- struct{}{}
+	}
+}
+func (*kindsRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (*kindsRecorder) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// take waits for the call's End and returns the events' kinds, with
+// header and trailer contents.
+func (r *kindsRecorder) take(t *testing.T) []string {
+	t.Helper()
+	receive(t, r.ends, "stats End")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		switch e := e.(type) {
+		case *stats.InHeader:
+			out = append(out, fmt.Sprintf("InHeader%v", keys(e.Header, "grpc-accept-encoding")))
+		case *stats.OutHeader:
+			out = append(out, fmt.Sprintf("OutHeader%v", keys(e.Header)))
+		case *stats.InTrailer:
+			out = append(out, fmt.Sprintf("InTrailer%v", keys(e.Trailer)))
+		case *stats.OutTrailer:
+			out = append(out, fmt.Sprintf("OutTrailer%v", keys(e.Trailer)))
+		case *stats.Begin:
+			out = append(out, "Begin")
+		case *stats.End:
+			out = append(out, "End")
+		case *stats.InPayload:
+			out = append(out, "InPayload")
+		case *stats.OutPayload:
+			out = append(out, "OutPayload")
+		default:
+			out = append(out, fmt.Sprintf("%T", e))
+		}
+	}
+	r.events = nil
+	return out
+}
+
+// statsSides runs call once against grpc-go over bufconn and once per
+// mode against inproc, each with a client and a server stats handler, and
+// gives check the events each side's handler saw (see kindsRecorder.take).
+func statsSides(t *testing.T, srv echov1.EchoServer, call func(t *testing.T, c echov1.EchoClient), check func(t *testing.T, client, server []string, grpcgo bool)) {
+	t.Helper()
+	cs, ss := newKindsRecorder(), newKindsRecorder()
+	call(t, echoOracle(t, srv, []grpc.ServerOption{grpc.StatsHandler(ss)}, grpc.WithStatsHandler(cs)))
+	wantC, wantS := cs.take(t), ss.take(t)
+	t.Logf("grpc-go client: %v", wantC)
+	t.Logf("grpc-go server: %v", wantS)
+	check(t, wantC, wantS, true)
+	forEachMode(t, func(t *testing.T, m testMode) {
+		cs, ss := newKindsRecorder(), newKindsRecorder()
+		ic, _ := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+		call(t, ic)
+		gotC, gotS := cs.take(t), ss.take(t)
+		check(t, gotC, gotS, false)
+		if t.Failed() {
+			t.Logf("inproc client: %v", gotC)
+			t.Logf("inproc server: %v", gotS)
+		}
+	})
+}
+
+// hasEvent reports whether an event of events begins with prefix.
+func hasEvent(events []string, prefix string) bool {
+	return slices.ContainsFunc(events, func(e string) bool { return len(e) >= len(prefix) && e[:len(prefix)] == prefix })
+}
+
+// oracleFail reports a check that grpc-go itself fails: the test's
+// premise about grpc-go is wrong.
+func oracleFail(t *testing.T, grpcgo bool, format string, args ...any) {
+	t.Helper()
+	if grpcgo {
+		t.Fatalf("grpc-go: "+format, args...)
+	}
+	t.Errorf(format, args...)
+}
+
+var trailersOnlyEcho = &funcEcho{
+	get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		return nil, status.Error(codes.NotFound, "no")
+	},
+	expand: func(*echov1.EchoRequest, grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+		return status.Error(codes.NotFound, "no")
+	},
+}
+
+// TestStatsTrailersOnlyAsGRPC: a call whose handler fails before any
+// header ends with trailers only. grpc-go's server then reports no
+// OutHeader (http2_server.go writeStatus writes ":status" and
+// content-type with the trailer, no header frame), and its client no
+// InHeader (http2_client.go operateHeaders reports InHeader only for a
+// frame without END_STREAM; a trailers-only frame gives InTrailer).
+func TestStatsTrailersOnlyAsGRPC(t *testing.T) {
+	check := func(t *testing.T, client, server []string, grpcgo bool) {
+		if hasEvent(client, "InHeader") {
+			oracleFail(t, grpcgo, "the client's stats handler saw an InHeader of a trailers-only response: %v", client)
+		}
+		if hasEvent(server, "OutHeader") {
+			oracleFail(t, grpcgo, "the server's stats handler saw an OutHeader for a trailers-only response: %v", server)
+		}
+		if !hasEvent(client, "InTrailer[content-type]") {
+			oracleFail(t, grpcgo, "the client's stats handler saw no InTrailer with the content-type: %v", client)
+		}
+	}
+	t.Run("unary", func(t *testing.T) {
+		statsSides(t, trailersOnlyEcho, func(t *testing.T, c echov1.EchoClient) {
+			_, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{})
+			wantCode(t, "Get", err, codes.NotFound)
+		}, check)
+	})
+	t.Run("server-stream", func(t *testing.T) {
+		statsSides(t, trailersOnlyEcho, func(t *testing.T, c echov1.EchoClient) {
+			s, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = echotest.RecvAll(s.Recv)
+			wantCode(t, "Expand", err, codes.NotFound)
+		}, check)
+	})
+}
+
+// TestStatsCancelledAsGRPC: a bidi call the client cancels while its
+// handler waits for the end. Over a socket, no trailer reaches the client
+// (its stats handler sees no InHeader, no InTrailer, nothing after End),
+// and the server's stream is done before its handler's context ends, so
+// its writeStatus sends nothing: no OutHeader, no OutTrailer.
+func TestStatsCancelledAsGRPC(t *testing.T) {
+	srv := &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+		<-s.Context().Done()
+		return s.Context().Err()
+	}}
+	statsSides(t, srv, func(t *testing.T, c echov1.EchoClient) {
+		ctx, cancel := context.WithCancel(timeoutCtx(t))
+		s, err := c.Update(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&echov1.EchoRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		_, err = s.Recv()
+		wantCode(t, "Recv", err, codes.Canceled)
+	}, func(t *testing.T, client, server []string, grpcgo bool) {
+		if hasEvent(client, "InTrailer") || hasEvent(client, "InHeader") {
+			oracleFail(t, grpcgo, "the client's stats handler saw a header or trailer the server never sent: %v", client)
+		}
+		if client[len(client)-1] != "End" {
+			oracleFail(t, grpcgo, "the client's stats handler saw events after End: %v", client)
+		}
+		if hasEvent(server, "OutHeader") || hasEvent(server, "OutTrailer") {
+			oracleFail(t, grpcgo, "the server's stats handler saw a header or trailer sent after the client left: %v", server)
+		}
+	})
+}
+
+// TestStatsClientOutHeaderAsGRPC: the client's OutHeader. grpc-go's
+// (http2_client.go NewStream) is the context's outgoing metadata with the
+// user-agent set, without what per-RPC credentials add.
+func TestStatsClientOutHeaderAsGRPC(t *testing.T) {
+	srv := &funcEcho{}
+	statsSides(t, srv, func(t *testing.T, c echov1.EchoClient) {
+		ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), "users-own", "v")
+		if _, err := c.Get(ctx, &echov1.EchoRequest{}, grpc.PerRPCCredentials(tokenCreds{token: "t"})); err != nil {
+			t.Fatal(err)
+		}
+	}, func(t *testing.T, client, _ []string, grpcgo bool) {
+		if !slices.Contains(client, "OutHeader[user-agent users-own]") {
+			oracleFail(t, grpcgo, "the client's OutHeader is not [user-agent users-own]: %v", client)
+		}
+	})
+}
+
+// TestStatsServerInHeaderFirstAsGRPC: grpc-go's server transport reports
+// InHeader as it reads the request's headers, before the server reports
+// Begin; inproc reports Begin first.
+func TestStatsServerInHeaderFirstAsGRPC(t *testing.T) {
+	statsSides(t, &funcEcho{}, func(t *testing.T, c echov1.EchoClient) {
+		if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}, func(t *testing.T, _, server []string, grpcgo bool) {
+		if !hasEvent(server[:1], "InHeader") {
+			oracleFail(t, grpcgo, "the server's first stats event is not InHeader: %v", server)
+		}
+	})
+}
