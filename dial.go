@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/localgrpc/localgrpc/internal/chain"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -28,6 +30,7 @@ type ClientConn interface {
 type ClientOption func(*clientConfig)
 
 type clientConfig struct {
+	creds  credentials.TransportCredentials
 	grpc   []grpc.DialOption
 	unary  []grpc.UnaryClientInterceptor
 	stream []grpc.StreamClientInterceptor
@@ -35,10 +38,23 @@ type clientConfig struct {
 	calls  []grpc.CallOption
 }
 
+// WithClientTransportCredentials sets the transport credentials of every
+// socket connection, as the server's [WithTransportCredentials] does for
+// its listeners: credentials.NewTLS for a remote server, or
+// insecure.NewCredentials() to send plaintext to another machine on
+// purpose. In-process calls never leave the process and need none.
+// WithClientTransportCredentials(nil) panics: a client meant to be
+// secured must not fall back to plaintext because a variable was unset.
+func WithClientTransportCredentials(creds credentials.TransportCredentials) ClientOption {
+	if creds == nil {
+		panic("localgrpc: WithClientTransportCredentials(nil); pass credentials, or insecure.NewCredentials() for plaintext on purpose")
+	}
+	return func(c *clientConfig) { c.creds = creds }
+}
+
 // WithGRPCDialOptions passes options to grpc-go for every address but
-// inproc:, such as transport credentials for a remote server. Without
-// transport credentials the connection is insecure, as is usual for unix
-// sockets and loopback. In-process calls never see these options: give
+// inproc:. Transport credentials given here (grpc.WithTransportCredentials)
+// win over [WithClientTransportCredentials], as a later option does. In-process calls never see these options: give
 // interceptors, stats handlers and default call options (message size
 // limits, say) with [WithClientUnaryInterceptor],
 // [WithClientStreamInterceptor], [WithClientStatsHandler] and
@@ -83,6 +99,14 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 // As with grpc.NewClient, socket connections are made when first needed;
 // calls to a Server that listens but does not serve yet wait for it, on
 // every transport.
+//
+// Plaintext is the default only where nothing leaves the machine, judged
+// by what addr says, not by what a name resolves to: inproc:, unix and
+// abstract sockets, loopback and unspecified IP addresses, localhost and
+// :PORT, and dns or passthrough targets of those hosts. Any other address
+// needs transport credentials, [WithClientTransportCredentials]
+// (insecure.NewCredentials() for plaintext on purpose), or NewClient
+// returns an error, as grpc.NewClient does without them.
 func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -110,11 +134,19 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		}
 		return c, nil
 	}
-	gopts := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	var gopts []grpc.DialOption
+	switch {
+	case cfg.creds != nil:
+		gopts = append(gopts, grpc.WithTransportCredentials(cfg.creds))
+	case onThisMachine(a):
+		// Nothing leaves the machine: plaintext, as is usual for unix
+		// sockets and loopback, unless WithGRPCDialOptions says otherwise.
+		gopts = append(gopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	gopts = append(gopts,
 		grpc.WithChainUnaryInterceptor(cfg.unary...),
 		grpc.WithChainStreamInterceptor(cfg.stream...),
-	}
+	)
 	for _, h := range cfg.stats {
 		gopts = append(gopts, grpc.WithStatsHandler(h))
 	}
@@ -123,7 +155,17 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	}
 	target, dial := grpcTarget(a)
 	gopts = append(gopts, dial...)
-	return grpc.NewClient(target, append(gopts, cfg.grpc...)...)
+	cc, err := grpc.NewClient(target, append(gopts, cfg.grpc...)...)
+	if err != nil && cfg.creds == nil && !onThisMachine(a) && strings.Contains(err.Error(), "no transport security set") {
+		// grpc-go's own refusal, with the rule and the ways out.
+		return nil, &AddressError{Address: addr, Err: err, Reason: "may reach another machine, and no transport credentials were given: " +
+			"give them with WithClientTransportCredentials (credentials.NewTLS, or insecure.NewCredentials() for plaintext on purpose) " +
+			"or WithGRPCDialOptions(grpc.WithTransportCredentials(...)); plaintext is the default only for inproc:, unix and abstract sockets, loopback addresses and localhost"}
+	}
+	if err != nil {
+		return nil, err // not a ClientConn holding a nil *grpc.ClientConn
+	}
+	return cc, nil
 }
 
 // grpcTarget is a as a grpc-go target, with the dial option that reaches
