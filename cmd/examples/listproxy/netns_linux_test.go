@@ -19,6 +19,7 @@ import (
 	"github.com/localgrpc/localgrpc/internal/servertest"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/resolver"
 )
 
@@ -61,8 +62,11 @@ func TestBackendsInNetworkNamespaces(t *testing.T) {
 
 	local := serveLister(t, &lister{messages: [][]string{{"banana", "fig"}}}, "inproc:"+servertest.UniqueName())
 	hosts := "iplist:///" + strings.Join(targets, ",")
-	p := dialProxy(t, []string{local, hosts}, listproxy.WithClientOptions(localgrpc.WithGRPCDialOptions(
-		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}]}`))))
+	// The hosts are other machines as far as NewClient can tell: plaintext
+	// to them is on purpose.
+	p := dialProxy(t, []string{local, hosts}, listproxy.WithClientOptions(
+		localgrpc.WithClientTransportCredentials(insecure.NewCredentials()),
+		localgrpc.WithGRPCDialOptions(grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}]}`))))
 	_, addrs := serveProxy(t, p, "unix:@"+servertest.UniqueName())
 
 	// Round robin spreads calls over the hosts it has connected to: call
