@@ -103,9 +103,12 @@ func (s *Server) bind(addrs []Address) ([]*listener, error) {
 	for _, a := range addrs {
 		var l *listener
 		var err error
-		if a.Kind == Inproc {
+		switch {
+		case a.Kind == Inproc && s.notInproc != nil:
+			err = fmt.Errorf("localgrpc: in-process address %q refused, never served around a control: %w", a, s.notInproc)
+		case a.Kind == Inproc:
 			l, err = &listener{addr: a}, claimInproc(a, s)
-		} else {
+		default:
 			l, err = listen(a, s.cfg.socketMode)
 		}
 		if err != nil {

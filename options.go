@@ -43,16 +43,19 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 	return func(c *serverConfig) { c.inproc = append(c.inproc, opts...) }
 }
 
-// WithGRPCServerOptions passes options to the [grpc.Server] that serves socket and
-// TCP addresses, such as keepalive parameters; in-process calls never see
-// them. Interceptors, stats handlers and message size limits belong in
-// [WithServerUnaryInterceptor], [WithServerStreamInterceptor], [WithServerStatsHandler],
-// [WithServerMaxRecvMsgSize] and [WithServerMaxSendMsgSize], which apply to
-// every transport (grpc.MaxRecvMsgSize given here would leave in-process
-// calls at the 4 MiB default), and transport
-// credentials in [WithTransportCredentials]: grpc.Creds given here replaces
-// the server's own credentials, and with [WithPeerCredentials] every
-// socket call is then denied, since the policy cannot check it.
+// WithGRPCServerOptions passes options to the [grpc.Server] that serves
+// socket and TCP addresses, such as keepalive parameters; in-process calls
+// never see them. An option that changes what a call may do (an
+// interceptor, a stats handler, a message size limit, a tap, an
+// unknown-service handler, a codec, a binary logger) would be skipped in
+// silence for in-process calls, so with one [Server.Listen] refuses every
+// in-process address and names the option and what to use instead:
+// [WithServerUnaryInterceptor], [WithServerStreamInterceptor],
+// [WithServerStatsHandler], [WithServerMaxRecvMsgSize] and
+// [WithServerMaxSendMsgSize] apply on every transport. Transport
+// credentials belong in [WithTransportCredentials]: grpc.Creds given here
+// replaces the server's own credentials, and with [WithPeerCredentials]
+// every socket call is then denied, since the policy cannot check it.
 func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return func(c *serverConfig) { c.grpc = append(c.grpc, opts...) }
 }

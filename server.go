@@ -25,7 +25,10 @@ type Server struct {
 	cfg     serverConfig
 	grpc    *grpc.Server
 	channel *inproc.Channel
-	health  *health.Server
+	// notInproc says why an in-process address is refused: options given
+	// through WithGRPCServerOptions that in-process calls would skip.
+	notInproc error
+	health    *health.Server
 
 	mu        sync.Mutex
 	phase     phase
@@ -84,6 +87,7 @@ func NewServer(opts ...ServerOption) *Server {
 		gopts, iopts = append(gopts, g), append(iopts, i)
 	}
 	s.grpc = grpc.NewServer(append(gopts, cfg.grpc...)...)
+	s.notInproc = optionsNotInproc(cfg.grpc)
 	s.channel = inproc.New(append(iopts, cfg.inproc...)...)
 
 	if cfg.health {

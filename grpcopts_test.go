@@ -1,0 +1,181 @@
+package localgrpc_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/localgrpc/localgrpc"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/internal/servertest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+)
+
+// countingStats counts the RPCs a stats handler hears of.
+type countingStats struct{ begins atomic.Int64 }
+
+func (c *countingStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (c *countingStats) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.Begin); ok {
+		c.begins.Add(1)
+	}
+}
+func (c *countingStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (c *countingStats) HandleConn(context.Context, stats.ConnStats) {}
+
+// TestGRPCServerOptionsNeverSkippedInproc checks, per grpc-go server
+// option that changes what a call may do, that given through
+// WithGRPCServerOptions it applies over a socket and that Listen refuses
+// an in-process address beside it, naming the option and what to use:
+// in-process calls would skip it in silence. Options that concern sockets
+// alone leave in-process addresses alone.
+func TestGRPCServerOptionsNeverSkippedInproc(t *testing.T) {
+	var denied atomic.Int64
+	deny := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		denied.Add(1)
+		return nil, status.Error(codes.PermissionDenied, "no")
+	}
+	denyStream := func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		denied.Add(1)
+		return status.Error(codes.PermissionDenied, "no")
+	}
+	big := strings.Repeat("x", 100)
+	controls := []struct {
+		name string
+		opt  grpc.ServerOption
+		// over checks, over the socket, that the option applies.
+		over func(t *testing.T, c echov1.EchoClient)
+		// named is what the refusal must mention.
+		named string
+	}{
+		{"UnaryInterceptor", grpc.UnaryInterceptor(deny), wantDenied(&denied), "WithServerUnaryInterceptor"},
+		{"ChainUnaryInterceptor", grpc.ChainUnaryInterceptor(deny), wantDenied(&denied), "WithServerUnaryInterceptor"},
+		{"StreamInterceptor", grpc.StreamInterceptor(denyStream), wantStreamDenied(&denied), "WithServerStreamInterceptor"},
+		{"ChainStreamInterceptor", grpc.ChainStreamInterceptor(denyStream), wantStreamDenied(&denied), "WithServerStreamInterceptor"},
+		{"MaxRecvMsgSize", grpc.MaxRecvMsgSize(64), func(t *testing.T, c echov1.EchoClient) {
+			_, err := c.Get(t.Context(), &echov1.EchoRequest{Text: big})
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Errorf("a 100-byte request under MaxRecvMsgSize(64): %v, want ResourceExhausted", err)
+			}
+		}, "WithServerMaxRecvMsgSize"},
+		{"MaxSendMsgSize", grpc.MaxSendMsgSize(64), func(t *testing.T, c echov1.EchoClient) {
+			_, err := c.Get(t.Context(), &echov1.EchoRequest{Text: big})
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Errorf("a 100-byte response under MaxSendMsgSize(64): %v, want ResourceExhausted", err)
+			}
+		}, "WithServerMaxSendMsgSize"},
+		{"InTapHandle", grpc.InTapHandle(func(ctx context.Context, _ *tap.Info) (context.Context, error) {
+			return nil, status.Error(codes.PermissionDenied, "tapped")
+		}), func(t *testing.T, c echov1.EchoClient) {
+			_, err := c.Get(t.Context(), &echov1.EchoRequest{Text: "x"})
+			if status.Code(err) != codes.PermissionDenied {
+				t.Errorf("a call through a tap that refuses: %v, want PermissionDenied", err)
+			}
+		}, "grpc.InTapHandle"},
+		{"StatsHandler", grpc.StatsHandler(&countingStats{}), nil, "WithServerStatsHandler"},
+		{"UnknownServiceHandler", grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return nil }), nil, "grpc.UnknownServiceHandler"},
+		{"ForceServerCodec", grpc.ForceServerCodecV2(encoding.GetCodecV2("proto")), nil, "grpc.ForceServerCodec"},
+	}
+	for _, c := range controls {
+		t.Run("control="+c.name, func(t *testing.T) {
+			srv := servertest.NewEchoServer(localgrpc.WithGRPCServerOptions(c.opt))
+			sock := "unix:@" + servertest.UniqueName()
+			servertest.Serve(t, srv, sock)
+			if c.over != nil {
+				c.over(t, servertest.Dial(t, sock))
+			}
+			err := srv.Listen("inproc:" + servertest.UniqueName())
+			if err == nil {
+				t.Fatalf("Listen on an in-process address beside %s succeeded: in-process calls would skip it", c.name)
+			}
+			if !strings.Contains(err.Error(), c.named) {
+				t.Errorf("Listen's refusal %q does not name %s", err, c.named)
+			}
+		})
+	}
+
+	socketOnly := map[string]grpc.ServerOption{
+		"KeepaliveParams":      grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Hour}),
+		"KeepaliveEnforcement": grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Minute}),
+		"WriteBufferSize":      grpc.WriteBufferSize(64 << 10),
+		"ReadBufferSize":       grpc.ReadBufferSize(64 << 10),
+		"InitialWindowSize":    grpc.InitialWindowSize(1 << 20),
+		"MaxConcurrentStreams": grpc.MaxConcurrentStreams(100),
+		"ConnectionTimeout":    grpc.ConnectionTimeout(time.Minute),
+		"MaxHeaderListSize":    grpc.MaxHeaderListSize(1 << 20),
+		"NumStreamWorkers":     grpc.NumStreamWorkers(2),
+	}
+	for name, opt := range socketOnly {
+		t.Run("socket-only="+name, func(t *testing.T) {
+			srv := servertest.NewEchoServer(localgrpc.WithGRPCServerOptions(opt))
+			name := "inproc:" + servertest.UniqueName()
+			servertest.Serve(t, srv, name)
+			if _, err := servertest.Dial(t, name).Get(t.Context(), &echov1.EchoRequest{Text: "x"}); err != nil {
+				t.Errorf("an in-process call beside %s: %v", name, err)
+			}
+		})
+	}
+}
+
+// wantDenied checks that a unary call is refused by the deny interceptor.
+func wantDenied(denied *atomic.Int64) func(t *testing.T, c echov1.EchoClient) {
+	return func(t *testing.T, c echov1.EchoClient) {
+		before := denied.Load()
+		_, err := c.Get(t.Context(), &echov1.EchoRequest{Text: "x"})
+		if status.Code(err) != codes.PermissionDenied || denied.Load() == before {
+			t.Errorf("a call under a denying interceptor: %v, want PermissionDenied from it", err)
+		}
+	}
+}
+
+// wantStreamDenied checks that a stream is refused by the deny interceptor.
+func wantStreamDenied(denied *atomic.Int64) func(t *testing.T, c echov1.EchoClient) {
+	return func(t *testing.T, c echov1.EchoClient) {
+		before := denied.Load()
+		s, err := c.Expand(t.Context(), &echov1.EchoRequest{Text: "x"})
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if status.Code(err) != codes.PermissionDenied || denied.Load() == before {
+			t.Errorf("a stream under a denying interceptor: %v, want PermissionDenied from it", err)
+		}
+	}
+}
+
+// TestServerOwnControlsApplyEverywhere checks the way out the refusal
+// names: the Server's own interceptor and size limit apply over a socket
+// and in-process alike.
+func TestServerOwnControlsApplyEverywhere(t *testing.T) {
+	var denied atomic.Int64
+	srv := servertest.NewEchoServer(
+		localgrpc.WithServerUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if req.(*echov1.EchoRequest).GetText() == "deny" {
+				denied.Add(1)
+				return nil, status.Error(codes.PermissionDenied, "no")
+			}
+			return h(ctx, req)
+		}),
+		localgrpc.WithServerMaxRecvMsgSize(64))
+	sock, name := "unix:@"+servertest.UniqueName(), "inproc:"+servertest.UniqueName()
+	servertest.Serve(t, srv, sock, name)
+	for _, addr := range []string{sock, name} {
+		c := servertest.Dial(t, addr)
+		before := denied.Load()
+		if _, err := c.Get(t.Context(), &echov1.EchoRequest{Text: "deny"}); status.Code(err) != codes.PermissionDenied || denied.Load() == before {
+			t.Errorf("%s: a call the interceptor denies: %v, want PermissionDenied", addr, err)
+		}
+		if _, err := c.Get(t.Context(), &echov1.EchoRequest{Text: strings.Repeat("x", 100)}); status.Code(err) != codes.ResourceExhausted {
+			t.Errorf("%s: a 100-byte request under WithServerMaxRecvMsgSize(64): %v, want ResourceExhausted", addr, err)
+		}
+	}
+}
