@@ -95,10 +95,12 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 
 // NewClient returns a connection to the server at addr, an address of the
 // grammar of [ParseAddress]: an inproc: name a [Server] of this process
-// listens on, a unix or abstract socket, HOST:PORT, or any grpc-go target.
-// As with grpc.NewClient, socket connections are made when first needed;
-// calls to a Server that listens but does not serve yet wait for it, on
-// every transport.
+// serves, a unix or abstract socket, HOST:PORT, or any grpc-go target.
+// As with grpc.NewClient, connections are made when first needed, on
+// every transport: a call to an address nothing serves fails with
+// Unavailable, or with grpc.WaitForReady(true) waits for a server until
+// its context ends; a call to a Server that listens but does not serve yet
+// waits for it.
 //
 // Plaintext is the default only where nothing leaves the machine, judged
 // by what addr says, not by what a name resolves to: inproc:, unix and
@@ -117,17 +119,15 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		o(&cfg)
 	}
 	if a.Kind == Inproc {
-		srv := lookupInproc(a.Name)
-		if srv == nil {
-			return nil, addressError(addr, "no server of this process listens on the in-process name %q", a.Name)
-		}
+		// As a socket client, it connects when a call needs a server: one
+		// may listen on the name later.
 		c := &inprocConn{
 			name:   a.Name,
 			open:   map[*context.CancelFunc]struct{}{},
 			unary:  chain.UnaryClient(cfg.unary),
 			stream: chain.StreamClient(cfg.stream),
 		}
-		c.srv.Store(srv)
+		c.srv.Store(lookupInproc(a.Name))
 		c.defaults = cfg.calls
 		if cfg.stats != nil {
 			c.opts = []grpc.CallOption{callopt.ClientStats{Handlers: cfg.stats}}
@@ -215,19 +215,48 @@ type inprocConn struct {
 	open map[*context.CancelFunc]struct{}
 }
 
-// server is the Server the connection's name leads to: its last one, or,
-// once that one stopped, the one serving the name now, if any.
-func (c *inprocConn) server() *Server {
-	srv := c.srv.Load()
-	select {
-	case <-srv.done:
-		if next := lookupInproc(c.name); next != nil && c.srv.CompareAndSwap(srv, next) {
-			return next
+// server is the Server the connection's name leads to: its last one
+// while it has not stopped, else the one serving the name now. With none,
+// a call fails with Unavailable at once, as over a socket with nothing
+// listening, or, if it waits for ready (grpc.WaitForReady), waits for one
+// until ctx ends.
+func (c *inprocConn) server(ctx context.Context, opts []grpc.CallOption) (*Server, error) {
+	for {
+		srv := c.srv.Load()
+		if srv != nil && !srv.isDone() {
+			return srv, nil
 		}
-		return c.srv.Load()
-	default:
-		return srv
+		next, claimed := lookupOrWait(c.name)
+		if next != nil {
+			if c.srv.CompareAndSwap(srv, next) {
+				return next, nil
+			}
+			continue // another call moved on first: look again
+		}
+		if !waitsForReady(opts) {
+			if srv != nil {
+				return srv, nil // its channel says it stopped: Unavailable
+			}
+			return nil, status.Errorf(codes.Unavailable, "localgrpc: no server of this process serves inproc:%s", c.name)
+		}
+		select {
+		case <-claimed:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 	}
+}
+
+// waitsForReady reports whether opts ask a call to wait for a server
+// rather than fail fast; the last one given says.
+func waitsForReady(opts []grpc.CallOption) bool {
+	wait := false
+	for _, o := range opts {
+		if f, ok := o.(grpc.FailFastCallOption); ok {
+			wait = !f.FailFast
+		}
+	}
+	return wait
 }
 
 // callOptions are opts and what the connection adds to every call.
@@ -259,7 +288,10 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 // invoke and newStream are the calls past the client's interceptors: as
 // over a socket, they wait for the server to serve.
 func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	srv := c.server()
+	srv, err := c.server(ctx, opts)
+	if err != nil {
+		return err
+	}
 	if err := srv.awaitServe(ctx); err != nil {
 		return err
 	}
@@ -267,7 +299,10 @@ func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, 
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	srv := c.server()
+	srv, err := c.server(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := srv.awaitServe(ctx); err != nil {
 		return nil, err
 	}

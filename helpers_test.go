@@ -37,3 +37,12 @@ func dial(t *testing.T, addr string, opts ...localgrpc.ClientOption) echov1.Echo
 // discardLogger is for servers whose expected warnings would clutter the
 // test's output.
 var discardLogger = slog.New(slog.DiscardHandler)
+
+// claimed reports whether a server of this process claims the in-process
+// address addr: another server's Listen on it is refused. (A client of
+// it is made whether or not one does, as a socket client is.)
+func claimed(addr string) bool {
+	probe := localgrpc.NewServer()
+	defer probe.Stop()
+	return probe.Listen(addr) != nil
+}

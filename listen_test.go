@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -136,24 +135,16 @@ func TestListenAndServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe(ctx, name) }()
-	// A call waits for the name to be bound and served: no sleep.
-	for {
-		cc, err := localgrpc.NewClient(name)
-		if err != nil {
-			select {
-			case err := <-served:
-				t.Fatalf("ListenAndServe: %v", err)
-			default:
-				runtime.Gosched() // Listen is on its way
-				continue
-			}
-		}
-		_, err = echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{})
-		cc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		break
+	// A call that waits for ready waits for the name to be bound and
+	// served: no sleep.
+	cc, err := localgrpc.NewClient(name)
+	if err != nil {
+		t.Fatalf("NewClient(%q) before the server listens: %v", name, err)
+	}
+	_, err = echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.WaitForReady(true))
+	cc.Close()
+	if err != nil {
+		t.Fatal(err)
 	}
 	cancel()
 	if err := <-served; err != nil {
@@ -338,7 +329,7 @@ func TestServeFailsWithItsListener(t *testing.T) {
 			t.Errorf("Serve: %v, want the listener's error", err)
 		}
 	})
-	if _, err := localgrpc.NewClient(name); err == nil {
+	if claimed(name) {
 		t.Error("the server still listens after Serve failed")
 	}
 	if err := grpc.NewServer().Serve(l); !errors.Is(err, broken) {

@@ -7,7 +7,10 @@ import "sync"
 var inprocNames = struct {
 	sync.Mutex
 	m map[string]*Server
-}{m: map[string]*Server{}}
+	// claimed is closed, and replaced, whenever a name is claimed: clients
+	// that wait for a server to serve their name wait on it.
+	claimed chan struct{}
+}{m: map[string]*Server{}, claimed: make(chan struct{})}
 
 func claimInproc(a Address, s *Server) error {
 	inprocNames.Lock()
@@ -16,6 +19,8 @@ func claimInproc(a Address, s *Server) error {
 		return addressError(a.String(), "the in-process name %q is already served in this process", a.Name)
 	}
 	inprocNames.m[a.Name] = s
+	close(inprocNames.claimed)
+	inprocNames.claimed = make(chan struct{})
 	return nil
 }
 
@@ -28,7 +33,14 @@ func releaseInproc(name string, s *Server) {
 }
 
 func lookupInproc(name string) *Server {
+	s, _ := lookupOrWait(name)
+	return s
+}
+
+// lookupOrWait is the server of name, or nil and a channel closed once
+// some name is claimed.
+func lookupOrWait(name string) (*Server, <-chan struct{}) {
 	inprocNames.Lock()
 	defer inprocNames.Unlock()
-	return inprocNames.m[name]
+	return inprocNames.m[name], inprocNames.claimed
 }

@@ -81,6 +81,16 @@ func (s *Server) serve(l *listener) {
 	})
 }
 
+// isDone reports whether the server stopped.
+func (s *Server) isDone() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // awaitServe waits until the server serves, or stops, as a socket client
 // waits for the server to accept its connection: a call made between
 // Listen and Serve proceeds once Serve is called, or ends with ctx.

@@ -57,7 +57,7 @@ func TestListenRejects(t *testing.T) {
 			if _, err := os.Lstat(good); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the good socket %s was left behind: %v", good, err)
 			}
-			if _, err := localgrpc.NewClient("inproc:" + goodName); err == nil {
+			if claimed("inproc:" + goodName) {
 				t.Error("the good in-process name was left claimed")
 			}
 			if fi, err := os.Stat(notSocket); err != nil || fi.Mode().IsRegular() != true {
@@ -111,7 +111,6 @@ func TestStaleSocketIsReplaced(t *testing.T) {
 func TestDialErrors(t *testing.T) {
 	for _, tc := range []struct{ addr, want string }{
 		{"", "empty address"},
-		{"inproc:" + uniqueName(t), "no server of this process listens"},
 		{"bogus://x", "unknown scheme"},
 	} {
 		_, err := localgrpc.NewClient(tc.addr)
