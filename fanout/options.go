@@ -47,6 +47,14 @@ func (p PartialResponse) String() string {
 // cmp, into one sorted stream; equal responses keep the order of their
 // shards. Without it, responses come as the backends send them. New
 // refuses a cmp whose type is not the proxy's response type's.
+//
+// The merge places whole responses: it needs each backend's responses in
+// cmp's order and cmp to order them as the keys inside them are ordered.
+// Responses of one key each do; batched responses of several keys come out
+// sorted only if no two backends' batches overlap (compare them by their
+// first keys, and a batch [a c e] merged with [b c d] still yields c after
+// e). Unbatch such streams first, one key per response, and batch after
+// the merge (package batch). cmp must also handle an empty response.
 func WithSortedMerge[T any](cmp func(a, b *T) int) Option {
 	return func(c *config) { c.cmp = cmp }
 }
