@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/fanout"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
@@ -64,6 +65,69 @@ func Example() {
 			log.Fatal(err)
 		}
 		fmt.Println(resp.Strings[0])
+	}
+	// Output:
+	// apple
+	// banana
+	// cherry
+}
+
+// Backends at any address of localgrpc.NewClient: in-process names here,
+// unix sockets or another machine's address (with transport credentials)
+// the same way. The merge compares responses by a first key that an empty
+// response has too.
+func ExampleNew_addresses() {
+	for name, strs := range map[string][]string{"a-1": {"apple", "cherry"}, "a-2": {"apple", "cherry"}, "b-1": {"banana", "cherry"}} {
+		srv := localgrpc.NewServer()
+		listv1.RegisterListStringsServer(srv, sorted{strings: strs})
+		if err := srv.Listen("inproc:" + name); err != nil {
+			log.Fatal(err)
+		}
+		go srv.Serve(context.Background())
+		defer srv.Stop()
+	}
+	must := func(cc localgrpc.ClientConn, err error) localgrpc.ClientConn {
+		if err != nil {
+			log.Fatal(err)
+		}
+		return cc
+	}
+
+	open := func(ctx context.Context, cc grpc.ClientConnInterface, r *listv1.ListRequest) (grpc.ServerStreamingClient[listv1.ListResponse], error) {
+		return listv1.NewListStringsClient(cc).List(ctx, r)
+	}
+	a1 := must(localgrpc.NewClient("inproc:a-1")) // or "unix:/run/a-1.sock", "10.0.0.2:8080"
+	a2 := must(localgrpc.NewClient("inproc:a-2"))
+	b := must(localgrpc.NewClient("inproc:b-1"))
+	defer a1.Close()
+	defer a2.Close()
+	defer b.Close()
+
+	// Each backend sends its strings sorted, one per response: a sorted merge
+	// places whole responses, so batched ones ([a c e], [b c d]) would come out
+	// unsorted. Unbatch them first, or compare as WithSortedMerge says.
+	first := func(r *listv1.ListResponse) string {
+		if len(r.Strings) == 0 {
+			return ""
+		}
+		return r.Strings[0]
+	}
+	p, err := fanout.New(open, []fanout.Backend{
+		{Name: "a-1", Shard: "a", Conn: a1},
+		{Name: "a-2", Shard: "a", Conn: a2},
+		{Name: "b-1", Shard: "b", Conn: b},
+	},
+		fanout.WithSortedMerge(func(x, y *listv1.ListResponse) int { return strings.Compare(first(x), first(y)) }),
+		fanout.WithDedup(func(x, y *listv1.ListResponse) bool { return first(x) == first(y) }, nil),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for resp, err := range p.Stream(context.Background(), &listv1.ListRequest{}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(first(resp))
 	}
 	// Output:
 	// apple
