@@ -350,9 +350,6 @@ func TestConstructorsRefuse(t *testing.T) {
 	}{
 		{"dial/no-address", func() (*listproxy.Server, error) { return listproxy.Dial(nil) }, "at least one address"},
 		{"dial/bad-address", func() (*listproxy.Server, error) { return listproxy.Dial([]string{good, "no-port"}) }, `"no-port"`},
-		{"dial/unserved-inproc", func() (*listproxy.Server, error) {
-			return listproxy.Dial([]string{"inproc:" + servertest.UniqueName()})
-		}, "no server of this process"},
 		{"dial/twice", func() (*listproxy.Server, error) { return listproxy.Dial([]string{good, good}) }, "given twice"},
 		{"dial/zero-strings", func() (*listproxy.Server, error) {
 			return listproxy.Dial([]string{good}, listproxy.WithBatchLimits(0, 10))
