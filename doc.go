@@ -25,4 +25,17 @@
 // credentials, the only protection abstract sockets have; it composes with
 // the transport credentials of [WithTransportCredentials]. [WithHealth]
 // reports every registered service's health on every transport.
+//
+// No control you set is skipped in-process: interceptors, stats handlers
+// and size limits given as the Server's own options apply on every
+// transport. A grpc-go server option that changes what a call may do,
+// given through [WithGRPCServerOptions], reaches sockets only, so
+// [Server.Listen] refuses in-process addresses beside it and names what
+// to use instead.
+//
+// [NewClient] sends plaintext by default only where nothing leaves the
+// machine, judged by what the address says (in-process, unix and abstract
+// sockets, loopback addresses, localhost). Any other address needs
+// transport credentials, [WithClientTransportCredentials], or NewClient
+// returns an error.
 package localgrpc
