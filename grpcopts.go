@@ -2,7 +2,9 @@ package localgrpc
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -15,8 +17,9 @@ import (
 // HTTP/2 settings, compression, connection limits) are fine. grpc-go's
 // options are opaque functions: which were given is read from the
 // resulting grpc.Server's options, by reflection, against a server's
-// defaults. If their shape is not the one known here, every option given
-// is refused for in-process addresses: the check fails closed.
+// defaults. The check fails closed: an option that sets a field not known
+// to concern sockets alone (one of a later grpc-go, say) is refused too,
+// and if the options cannot be read, every option given is.
 
 // callOption is one kind of grpc-go server option that changes what a
 // call may do, as the fields of grpc-go's serverOptions it sets.
@@ -39,6 +42,20 @@ var callOptions = []callOption{
 	{[]string{"streamWrapper"}, "a stream wrapper", "a stream interceptor (WithServerStreamInterceptor), which applies on every transport"},
 }
 
+// socketOnly are the fields of grpc-go's serverOptions that concern
+// sockets alone. Any other field that an option changed is refused for
+// in-process addresses, named by the table above or, for an option this
+// code does not know (a later grpc-go's), by its field: the check fails
+// closed.
+var socketOnly = map[string]bool{
+	"creds": true, "cp": true, "dc": true, "maxConcurrentStreams": true,
+	"keepaliveParams": true, "keepalivePolicy": true, "initialWindowSize": true,
+	"initialConnWindowSize": true, "writeBufferSize": true, "readBufferSize": true,
+	"sharedWriteBuffer": true, "connectionTimeout": true, "maxHeaderListSize": true,
+	"headerTableSize": true, "numServerWorkers": true, "bufferPool": true,
+	"waitForHandlers": true, "staticWindowSize": true,
+}
+
 // optionsNotInproc reports the call-changing options among opts, as an
 // error that names each and what to use instead; nil if there are none.
 func optionsNotInproc(opts []grpc.ServerOption) error {
@@ -53,18 +70,31 @@ func optionsNotInproc(opts []grpc.ServerOption) error {
 	if !ok || !okDefault {
 		return fmt.Errorf("options given through WithGRPCServerOptions apply to sockets only, and which were given cannot be read from this grpc-go version; give interceptors, stats handlers and size limits with the Server's own options, and grpc-go's through WithGRPCServerOptions only to a Server with no in-process address")
 	}
+	changed := map[string]bool{}
+	for i := range given.NumField() {
+		name := given.Type().Field(i).Name
+		if socketOnly[name] {
+			continue
+		}
+		d, err := differs(given.Field(i), defaults.Field(i))
+		if err != nil || d {
+			changed[name] = true
+		}
+	}
 	var found []string
 	for _, o := range callOptions {
 		for _, f := range o.fields {
-			d, err := differs(given.FieldByName(f), defaults.FieldByName(f))
-			if err != nil {
-				return fmt.Errorf("options given through WithGRPCServerOptions apply to sockets only, and whether %s was given cannot be read from this grpc-go version (%v); give grpc-go's options only to a Server with no in-process address", o.name, err)
-			}
-			if d {
+			if changed[f] {
 				found = append(found, fmt.Sprintf("%s, which in-process calls would skip: use %s", o.name, o.use))
+				for _, f := range o.fields {
+					delete(changed, f)
+				}
 				break
 			}
 		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(changed)) {
+		found = append(found, fmt.Sprintf("an option this version of localgrpc does not know (it sets grpc-go's %q), which in-process calls might skip: give it only to a Server with no in-process address", f))
 	}
 	if found == nil {
 		return nil
@@ -88,16 +118,41 @@ func serverOptionsOf(s *grpc.Server) (reflect.Value, bool) {
 	return v, true
 }
 
-// differs reports whether a field of the options differs from its
-// default, for the kinds the call-changing options have.
+// differs reports whether an option's field differs from its default; an
+// error for a kind it cannot compare, which counts as differing.
 func differs(v, def reflect.Value) (bool, error) {
 	switch v.Kind() {
-	case reflect.Func, reflect.Interface, reflect.Pointer:
-		return !v.IsNil(), nil
+	case reflect.Func, reflect.Map, reflect.Chan:
+		return v.IsNil() != def.IsNil() || v.Pointer() != def.Pointer(), nil
+	case reflect.Pointer, reflect.UnsafePointer:
+		return v.Pointer() != def.Pointer(), nil
+	case reflect.Interface:
+		if v.IsNil() || def.IsNil() {
+			return v.IsNil() != def.IsNil(), nil
+		}
+		return differs(v.Elem(), def.Elem())
 	case reflect.Slice:
-		return v.Len() > 0, nil
-	case reflect.Int, reflect.Int32, reflect.Int64:
+		return v.Len() != def.Len() || v.Pointer() != def.Pointer(), nil
+	case reflect.Bool:
+		return v.Bool() != def.Bool(), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return v.Int() != def.Int(), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() != def.Uint(), nil
+	case reflect.Float32, reflect.Float64:
+		return v.Float() != def.Float(), nil
+	case reflect.String:
+		return v.String() != def.String(), nil
+	case reflect.Struct:
+		if v.Type() != def.Type() {
+			return true, nil
+		}
+		for i := range v.NumField() {
+			if d, err := differs(v.Field(i), def.Field(i)); err != nil || d {
+				return true, err
+			}
+		}
+		return false, nil
 	}
-	return false, fmt.Errorf("a field of kind %s", v.Kind())
+	return true, fmt.Errorf("a field of kind %s", v.Kind())
 }

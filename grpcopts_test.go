@@ -114,6 +114,10 @@ func TestGRPCServerOptionsNeverSkippedInproc(t *testing.T) {
 		"ConnectionTimeout":    grpc.ConnectionTimeout(time.Minute),
 		"MaxHeaderListSize":    grpc.MaxHeaderListSize(1 << 20),
 		"NumStreamWorkers":     grpc.NumStreamWorkers(2),
+		"WaitForHandlers":      grpc.WaitForHandlers(true),
+		"SharedWriteBuffer":    grpc.SharedWriteBuffer(false),
+		"InitialConnWindow":    grpc.InitialConnWindowSize(1 << 20),
+		"HeaderTableSize":      grpc.HeaderTableSize(8192),
 	}
 	for name, opt := range socketOnly {
 		t.Run("socket-only="+name, func(t *testing.T) {
