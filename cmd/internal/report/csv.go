@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -16,47 +17,18 @@ var csvHeader = []string{
 	"p50_sec_per_call", "p99_sec_per_call",
 }
 
-// The first cells of WriteCSV's comment records.
-const (
-	csvVerdict = "# verdict"
-	csvSetting = "# setting"
-	csvNote    = "# note"
-)
-
-// WriteCSV writes the report as CSV: comment records, then a header, then
-// one row per impl of each group.
-//
-// The comment records carry what is not a table: a "# verdict" record per
-// paragraph of the verdict (its text in the second cell), a "# setting"
-// record per setting (key and value in the second and third cells) and a
-// "# note" record per note. Every record has the header's number of
-// cells, so a reader that knows nothing of comments still parses the file
-// (Go's csv.Reader by default, a spreadsheet); one told that "#" starts a
-// comment line skips them and gets the table alone (csv.Reader's Comment
-// '#', pandas' comment='#', R's comment.char='#').
+// WriteCSV writes the report's table as CSV and nothing else: a header,
+// then one row per impl of each group, every row with the header's
+// number of fields, so that any CSV reader takes it as it is (pandas'
+// read_csv, R's read.csv, a spreadsheet, Go's csv.Reader). The verdict,
+// the settings, the environment and the notes are not in it: they are
+// WriteCSVContext's, a file of their own beside it.
 //
 // An interval bound is empty when there were too few runs for it; ratio, p
 // and significant are empty in a group without the baseline; noisy is
 // true where the interval is wider than ±25% of the median or unbounded.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	comment := func(cells ...string) {
-		rec := make([]string, len(csvHeader))
-		for i, c := range cells {
-			// A line break would end the comment line inside a quoted cell.
-			rec[i] = strings.Join(strings.Fields(c), " ")
-		}
-		_ = cw.Write(rec)
-	}
-	for _, v := range r.Verdict {
-		comment(csvVerdict, v)
-	}
-	for _, s := range r.Settings {
-		comment(csvSetting, s.Key, s.Value)
-	}
-	for _, n := range r.Notes {
-		comment(csvNote, n)
-	}
 	_ = cw.Write(csvHeader)
 	for _, g := range r.Groups {
 		for _, row := range g.Rows {
@@ -86,4 +58,67 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvContextHeader names the columns of WriteCSVContext.
+var csvContextHeader = []string{"kind", "key", "value"}
+
+// The kinds of WriteCSVContext's records.
+const (
+	csvVerdict     = "verdict"
+	csvSetting     = "setting"
+	csvEnvironment = "environment"
+	csvNote        = "note"
+)
+
+// WriteCSVContext writes what WriteCSV's table leaves out, as a CSV file
+// of its own to keep beside it (CSVContextPath names it): a header
+// "kind,key,value", then a record per paragraph of the verdict (kind
+// "verdict", key its number from 1), per setting ("setting", the
+// setting's key and value), per fact of the environment ("environment":
+// go, goos, goarch, cpu, numcpu, gomaxprocs, baseline, confidence and
+// each module's version) and per note ("note", its number). Every record
+// has three fields and no line break inside one.
+func (r *Report) WriteCSVContext(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvContextHeader)
+	record := func(kind, key, value string) {
+		// One line per record: a line break inside a quoted field is
+		// valid CSV, but line-oriented tools (grep, head) would split it.
+		_ = cw.Write([]string{kind, key, strings.Join(strings.Fields(value), " ")})
+	}
+	for i, v := range r.Verdict {
+		record(csvVerdict, strconv.Itoa(i+1), v)
+	}
+	for _, s := range r.Settings {
+		record(csvSetting, s.Key, s.Value)
+	}
+	e := r.Environment
+	gomaxprocs := make([]string, len(e.GOMAXPROCS))
+	for i, p := range e.GOMAXPROCS {
+		gomaxprocs[i] = strconv.Itoa(p)
+	}
+	for _, kv := range [][2]string{
+		{"go", e.GoVersion}, {"goos", e.GOOS}, {"goarch", e.GOARCH}, {"cpu", e.CPU},
+		{"numcpu", strconv.Itoa(e.NumCPU)}, {"gomaxprocs", strings.Join(gomaxprocs, ",")},
+		{"baseline", r.Baseline}, {"confidence", strconv.FormatFloat(r.Confidence, 'g', -1, 64)},
+	} {
+		record(csvEnvironment, kv[0], kv[1])
+	}
+	for _, m := range e.Modules {
+		record(csvEnvironment, m.Name, m.Version)
+	}
+	for i, n := range r.Notes {
+		record(csvNote, strconv.Itoa(i+1), n)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// CSVContextPath is the name of the file WriteCSVContext's output goes to
+// beside a table written to path: "out/table.csv" gives
+// "out/table.context.csv".
+func CSVContextPath(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".context" + ext
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -341,34 +340,8 @@ func TestWriters(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("runs=%d/csv", runs), func(t *testing.T) {
-			text := write(rep.WriteCSV)
-			common(t, "csv", text, same)
-			// A reader that knows nothing of comments parses it all, the
-			// comment records first.
-			all, err := csv.NewReader(strings.NewReader(text)).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			comments := len(rep.Verdict) + len(rep.Settings) + len(rep.Notes)
-			if len(all) != comments+1+cells {
-				t.Errorf("%d records, want %d comments, a header and %d rows", len(all), comments, cells)
-			}
-			if all[0][0] != csvVerdict || all[0][1] != rep.Verdict[0] {
-				t.Errorf("first record %q, want the verdict", all[0])
-			}
-			if s := all[len(rep.Verdict)]; s[0] != csvSetting || s[1] != "quick" || s[2] != "false" {
-				t.Errorf("first setting %q", s)
-			}
-			// One told that # starts a comment gets the table alone.
-			r := csv.NewReader(strings.NewReader(text))
-			r.Comment = '#'
-			records, err := r.ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Join(records[0], ",") != strings.Join(csvHeader, ",") {
-				t.Errorf("header %q", records[0])
-			}
+			// The table alone: a header, then a row per impl.
+			records := readCSV(t, write(rep.WriteCSV), csvHeader)
 			if len(records) != 1+cells {
 				t.Errorf("%d records, want a header and %d rows", len(records), cells)
 			}
@@ -383,6 +356,21 @@ func TestWriters(t *testing.T) {
 			}
 			if bounded := first[6] != ""; bounded != (runs >= 5) {
 				t.Errorf("interval bounds %q and %q with %d runs", first[6], first[7], runs)
+			}
+			// What the table leaves out is in the context file.
+			text := write(rep.WriteCSVContext)
+			common(t, "csv context", text, same)
+			ctx := readCSV(t, text, csvContextHeader)
+			kinds := make(map[string]int)
+			for _, rec := range ctx[1:] {
+				kinds[rec[0]]++
+			}
+			if kinds[csvVerdict] != len(rep.Verdict) || kinds[csvSetting] != len(rep.Settings) || kinds[csvNote] != len(rep.Notes) {
+				t.Errorf("context records by kind %v, want %d verdict, %d setting, %d note",
+					kinds, len(rep.Verdict), len(rep.Settings), len(rep.Notes))
+			}
+			if v := ctx[1]; v[0] != csvVerdict || v[1] != "1" || v[2] != rep.Verdict[0] {
+				t.Errorf("first context record %q, want the verdict's first paragraph", v)
 			}
 		})
 		t.Run(fmt.Sprintf("runs=%d/json", runs), func(t *testing.T) {
