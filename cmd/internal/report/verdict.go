@@ -210,6 +210,11 @@ type finding struct {
 	impl        string  // the candidate
 	speedup     float64 // the reference's median over the candidate's: above 1, the candidate is faster
 	significant bool
+	// tested says whether the two rows have runs enough for a U test to
+	// find any difference at all: without, "not significant" would claim
+	// what the run could not test.
+	tested bool
+	runs   int // the fewer runs of the two rows
 }
 
 // findings compares, in every group that has ref and any of cands, the
@@ -227,11 +232,14 @@ func (r *Report) findings(cands []string, ref string) []finding {
 			continue
 		}
 		c := g.Rows[i]
+		tested := canDiffer(c.Runs, refRow.Runs)
 		fs = append(fs, finding{
 			label:       r.label(g),
 			impl:        c.Impl,
 			speedup:     refRow.Time.Median / c.Time.Median,
-			significant: significant(c, refRow),
+			significant: tested && significant(c, refRow),
+			tested:      tested,
+			runs:        min(c.Runs, refRow.Runs),
 		})
 	}
 	return fs
@@ -269,15 +277,36 @@ func (r *Report) label(g Group) string {
 // the fastest of them compares with ref in each group: "is 5.8–36×
 // faster than localhost (grpc-go over TCP) in this run (ListStrings
 // respSize=1: 5.8×, ...)". Each group's figure names its impl when there
-// are several candidates.
+// are several candidates. Groups with too few runs for a U test are
+// neither a difference nor its absence: the predicate says it cannot
+// tell, and gives their medians' ratios marked untested.
 func (r *Report) against(cands []string, ref string) string {
 	if ref == "" {
 		return "cannot be compared: this run has no baseline outside inproc"
 	}
-	fs := r.findings(cands, ref)
+	all := r.findings(cands, ref)
 	refName := describe(ref)
-	if len(fs) == 0 {
+	if len(all) == 0 {
 		return "cannot be compared: this run has no " + refName + " in the same workloads"
+	}
+	var fs, untested []finding
+	for _, f := range all {
+		if f.tested {
+			fs = append(fs, f)
+		} else {
+			untested = append(untested, f)
+		}
+	}
+	if len(fs) == 0 {
+		return fmt.Sprintf("was not tested against %s: %s", refName, cannotTell(untested, len(cands) > 1))
+	}
+	tail := ""
+	if len(untested) > 0 {
+		labels := make([]string, len(untested))
+		for i, f := range untested {
+			labels[i] = f.label
+		}
+		tail = fmt.Sprintf(", and was not tested in %s: %s", strings.Join(shorten(labels), ", "), cannotTell(untested, len(cands) > 1))
 	}
 	var faster, slower []float64
 	for _, f := range fs {
@@ -296,7 +325,7 @@ func (r *Report) against(cands []string, ref string) string {
 		for i, f := range fs {
 			labels[i] = f.label
 		}
-		return fmt.Sprintf("shows no significant difference from %s in this run (%s)", refName, strings.Join(shorten(labels), ", "))
+		return fmt.Sprintf("shows no significant difference from %s in this run (%s)", refName, strings.Join(shorten(labels), ", ")) + tail
 	case len(slower) == 0:
 		head = "is " + span(faster) + " faster than " + refName
 	case len(faster) == 0:
@@ -339,7 +368,48 @@ func (r *Report) against(cands []string, ref string) string {
 	if len(noDiff) > 0 {
 		details += "; no significant difference in " + strings.Join(noDiff, ", ")
 	}
-	return head + " in this run (" + details + ")"
+	return head + " in this run (" + details + ")" + tail
+}
+
+// cannotTell says that the findings fs had too few runs for a U test, how
+// many they had and need, and what their medians alone say, marked
+// untested: "the verdict cannot tell with 3 runs; 4 or more are needed for a
+// significant difference (untested medians in this run: Unary 25×
+// faster)". With impls, each figure names its impl.
+func cannotTell(fs []finding, impls bool) string {
+	lo, hi := fs[0].runs, fs[0].runs
+	labels := make([]string, len(fs))
+	for i, f := range fs {
+		lo, hi = min(lo, f.runs), max(hi, f.runs)
+		labels[i] = f.label
+	}
+	labels = shorten(labels)
+	figures := make([]string, len(fs))
+	for i, f := range fs {
+		d := labels[i] + " "
+		if impls {
+			d += f.impl + " "
+		}
+		if f.speedup >= 1 {
+			d += formatTimes(f.speedup) + " faster"
+		} else {
+			d += formatTimes(1/f.speedup) + " slower"
+		}
+		figures[i] = d
+	}
+	return fmt.Sprintf("the verdict cannot tell with %s; %d or more are needed for a significant difference (untested medians in this run: %s)",
+		runsText(lo, hi), UTestRuns(), strings.Join(figures, ", "))
+}
+
+// runsText is "1 run", "3 runs" or "2–3 runs".
+func runsText(lo, hi int) string {
+	switch {
+	case lo != hi:
+		return fmt.Sprintf("%d–%d runs", lo, hi)
+	case lo == 1:
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", lo)
 }
 
 // shorten drops from each label the workload its predecessor already
@@ -386,8 +456,9 @@ func formatTimes(x float64) string {
 // batching is the verdict on sending items in batches, from the groups of
 // one workload and GOMAXPROCS that differ only in batch=1 against
 // batch=N (N > 1): what batching is worth over TCP, the sockets and inproc's
-// default, each a ratio of that impl's medians in the two groups. Empty
-// when the run has no such pair.
+// default, each a ratio of that impl's medians in the two groups, marked
+// untested where the two rows have too few runs for a U test. Empty when
+// the run has no such pair.
 func (r *Report) batching() string {
 	var parts []string
 	for _, one := range r.Groups {
@@ -399,7 +470,8 @@ func (r *Report) batching() string {
 				!strings.HasPrefix(many.Params, "batch=") || many.Params == one.Params {
 				continue
 			}
-			var figures, same []string
+			var figures, same, untested []string
+			lo, hi := math.MaxInt, 0 // the runs of the untested
 			for _, k := range implKinds {
 				if k.kind != kindTCP && k.kind != kindSocket && k.kind != kindDefault {
 					continue
@@ -409,13 +481,18 @@ func (r *Report) batching() string {
 				if !okA || !okB {
 					continue
 				}
+				if !canDiffer(a.Runs, b.Runs) {
+					untested = append(untested, fmt.Sprintf("%s %.2g×", k.name, a.Time.Median/b.Time.Median))
+					lo, hi = min(lo, a.Runs, b.Runs), max(hi, min(a.Runs, b.Runs))
+					continue
+				}
 				if !timesDiffer(a, b) {
 					same = append(same, k.name)
 					continue
 				}
 				figures = append(figures, fmt.Sprintf("%s %.2g×", k.name, a.Time.Median/b.Time.Median))
 			}
-			if len(figures)+len(same) == 0 {
+			if len(figures)+len(same)+len(untested) == 0 {
 				continue
 			}
 			g := one
@@ -429,6 +506,13 @@ func (r *Report) batching() string {
 					p += " and"
 				}
 				p += " makes no significant difference to " + strings.Join(same, ", ")
+			}
+			if len(untested) > 0 {
+				if len(figures)+len(same) > 0 {
+					p += ", and"
+				}
+				p += fmt.Sprintf(" was not tested: the verdict cannot tell with %s; %d or more are needed for a significant difference (untested medians: %s as fast)",
+					runsText(lo, hi), UTestRuns(), strings.Join(untested, ", "))
 			}
 			parts = append(parts, p)
 		}
@@ -448,4 +532,63 @@ func timesDiffer(a, b Row) bool {
 	thresholds := benchmath.DefaultThresholds
 	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(a.times, &thresholds), benchmath.NewSample(b.times, &thresholds))
 	return c.P < c.Alpha
+}
+
+// The fewest runs the statistics need, found by asking benchmath itself
+// rather than copying its tables, so that the verdict and the CLI's check
+// agree with the figures Build computes (and with benchstat's "need >= N
+// samples").
+
+// runsLimit bounds the searches below: a confidence that needs more runs
+// than this is as good as one no run count reaches.
+const runsLimit = 1000
+
+// UTestRuns is the fewest runs of each of two rows with which benchmath's
+// Mann-Whitney U test can find a difference at its alpha (0.05, the
+// tables' ~): 4. With fewer, no data at all is significant, so "no
+// significant difference" would say nothing.
+func UTestRuns() int {
+	for n := 1; n <= runsLimit; n++ {
+		if canDiffer(n, n) {
+			return n
+		}
+	}
+	return runsLimit + 1
+}
+
+// canDiffer says whether rows of n1 and n2 runs can differ significantly:
+// whether the U test finds two samples of those sizes that do not overlap
+// at all significant.
+func canDiffer(n1, n2 int) bool {
+	if n1 < 1 || n2 < 1 {
+		return false
+	}
+	a, b := make([]float64, n1), make([]float64, n2)
+	for i := range a {
+		a[i] = float64(i)
+	}
+	for i := range b {
+		b[i] = float64(n1 + i)
+	}
+	thresholds := benchmath.DefaultThresholds
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(a, &thresholds), benchmath.NewSample(b, &thresholds))
+	return c.P < c.Alpha
+}
+
+// IntervalRuns is the fewest runs whose median has a bounded confidence
+// interval at level confidence, in (0, 1): 5 at 0.9, 6 at 0.95, 8 at
+// 0.99. With fewer, the tables print ±∞. Above runsLimit it is runsLimit+1.
+func IntervalRuns(confidence float64) int {
+	thresholds := benchmath.DefaultThresholds
+	for n := 2; n <= runsLimit; n++ {
+		vs := make([]float64, n)
+		for i := range vs {
+			vs[i] = float64(i)
+		}
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(vs, &thresholds), confidence)
+		if !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) {
+			return n
+		}
+	}
+	return runsLimit + 1
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -125,19 +126,84 @@ func TestVerdictFiltered(t *testing.T) {
 	})
 }
 
-// Runs too few for a U test to tell anything apart give no ratio at all.
-func TestVerdictNotSignificant(t *testing.T) {
-	got := verdictOf(t, "localhost", 2, map[string]map[string]float64{
+// checkCannotTell fails t unless paragraph p says that it cannot tell
+// with the runs it had, how many are needed, and gives the medians' ratio
+// want marked untested, and unless it claims no (in)significance.
+func checkCannotTell(t *testing.T, p, runs, want string) {
+	t.Helper()
+	for _, s := range []string{"cannot tell with " + runs, fmt.Sprintf("%d or more are needed", UTestRuns()), "untested", want} {
+		if !strings.Contains(p, s) {
+			t.Errorf("no %q in %s", s, p)
+		}
+	}
+	for _, s := range []string{"no significant difference", "shows no", "is " + want} {
+		if strings.Contains(p, s) {
+			t.Errorf("%q claims what the runs could not test: %s", s, p)
+		}
+	}
+}
+
+// With runs too few for a U test to tell anything apart (3, as
+// `bench --count 3 --untested` makes), the verdict says it cannot tell,
+// rather than "no significant difference", and gives the medians' ratios
+// marked untested.
+func TestVerdictTooFewRuns(t *testing.T) {
+	got := verdictOf(t, "localhost", 3, map[string]map[string]float64{
 		unaryBench: {"localhost": 50000, "inproc-clone-isolated": 2000, "unix": 31250},
 	})
-	checkVerdict(t, got, []string{
-		pickPrefix + "shows no significant difference from localhost (grpc-go over TCP) in this run (Unary).",
-		"Across processes, unix shows no significant difference from localhost (grpc-go over TCP) in this run (Unary).",
-	})
-	for _, p := range got {
-		if strings.Contains(p, "×") {
-			t.Errorf("a ratio without significance: %s", p)
+	if len(got) != 2 {
+		t.Fatalf("%d paragraphs, want 2:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	checkCannotTell(t, got[0], "3 runs", "25× faster")
+	checkCannotTell(t, got[1], "3 runs", "1.6× faster")
+}
+
+// A run interrupted midway has groups of enough runs and groups of too
+// few: the first are tested, the others said to be untested.
+func TestVerdictInterrupted(t *testing.T) {
+	impls := []string{"localhost", "inproc-clone-isolated"}
+	text := results(unaryBench, map[string]float64{"localhost": 50000, "inproc-clone-isolated": 2000}, impls, 5) +
+		results(listBench, map[string]float64{"localhost": 10000, "inproc-clone-isolated": 1000}, impls, 2)
+	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Conclude()
+	if !strings.HasPrefix(got[0], pickPrefix+"is 25× faster than localhost (grpc-go over TCP) in this run (Unary: 25×)") {
+		t.Errorf("the tested group is not stated as tested: %s", got[0])
+	}
+	_, untested, ok := strings.Cut(got[0], "was not tested in ListStrings respSize=10: ")
+	if !ok {
+		t.Fatalf("the untested group is not named: %s", got[0])
+	}
+	checkCannotTell(t, untested, "2 runs", "10× faster")
+
+	// Rows of one group with unequal runs: the fewer count.
+	text = results(unaryBench, map[string]float64{"localhost": 50000}, impls[:1], 3) +
+		results(unaryBench, map[string]float64{"inproc-clone-isolated": 2000}, impls[1:], 2)
+	if rep, err = Build(testEnv, parse(t, text), "localhost", 0.9); err != nil {
+		t.Fatal(err)
+	}
+	checkCannotTell(t, rep.Conclude()[0], "2 runs", "25× faster")
+}
+
+// The fewest runs are benchmath's: benchstat's "need >= 4 samples to
+// detect a difference" and "need >= 6 samples for confidence interval at
+// level 0.95".
+func TestFewestRuns(t *testing.T) {
+	if got := UTestRuns(); got != 4 {
+		t.Errorf("UTestRuns() = %d, want 4", got)
+	}
+	for _, tc := range []struct {
+		confidence float64
+		want       int
+	}{{0.9, 5}, {0.95, 6}, {0.99, 8}} {
+		if got := IntervalRuns(tc.confidence); got != tc.want {
+			t.Errorf("IntervalRuns(%v) = %d, want %d", tc.confidence, got, tc.want)
 		}
+	}
+	if canDiffer(3, 3) || !canDiffer(4, 4) || canDiffer(1, 100) || !canDiffer(3, 10) {
+		t.Error("canDiffer disagrees with the U test's least p-values")
 	}
 }
 
@@ -234,5 +300,26 @@ func TestVerdictBatching(t *testing.T) {
 		"and makes no significant difference to unix in this run (package batch does it for any stream)."
 	if got := rep.batching(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// Batching groups with too few runs: untested, not "no significant
+// difference".
+func TestVerdictBatchingTooFewRuns(t *testing.T) {
+	impls := []string{"localhost", "unix"}
+	text := results("BenchmarkBatching/impl=IMPL/batch=1-2", map[string]float64{"localhost": 30000, "unix": 29000}, impls, 3) +
+		results("BenchmarkBatching/impl=IMPL/batch=64-2", map[string]float64{"localhost": 10000, "unix": 29000}, impls, 3)
+	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.batching()
+	for _, s := range []string{"cannot tell with 3 runs", "untested", "localhost 3×"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("no %q in %s", s, got)
+		}
+	}
+	if strings.Contains(got, "no significant difference") {
+		t.Errorf("claims what the runs could not test: %s", got)
 	}
 }
