@@ -29,6 +29,7 @@ type benchFlags struct {
 	quick      bool
 	baseline   string
 	confidence float64
+	untested   bool
 	format     string
 	outputs    []string
 	list       bool
@@ -74,7 +75,7 @@ channel in each copy mode (clone, share) and execution mode (isolated, inline).
 
 Each case runs --count times, a round of every case at a time so that a noisy
 machine's drift spreads over all of them; each run is a benchmark of --benchtime,
-the same code as go test -bench ./cmd/internal/bench. The report gives, per workload,
+the same code as go test -bench . ./cmd/internal/bench. The report gives, per workload,
 each impl's median time per op with its confidence interval, B/op, allocs/op and
 the ratio to --baseline with a Mann-Whitney p-value, fastest first: the
 statistics of golang.org/x/perf, as benchstat computes them. It opens with a
@@ -82,13 +83,21 @@ verdict drawn from those figures (what to pick, by how much, and where the
 difference is not significant) and the run's settings, and marks with ! the
 rows whose interval is wider than ±25% of the median.
 
+--count must give the statistics runs enough: a Mann-Whitney U test (p < 0.05)
+can tell two impls apart only with 4 runs or more, and the intervals need 5 at
+--confidence 0.9 (the default), 6 at 0.95, 8 at 0.99. A smaller --count is
+refused before anything runs, unless --untested asks for a table without them:
+its verdict says where it cannot tell, and gives the medians' ratios marked
+untested. A run cut short (Ctrl-C) is judged the same way, group by group.
+
 Flags take one dash or two, as go test's do (-count 5, --count 5).
 Interrupting a run (Ctrl-C) reports the runs that finished.`,
 		Example: `  localgrpc bench                                # everything, about 4 minutes
   localgrpc bench --quick                        # a rough picture in about 30 seconds
   localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
   localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt
-  localgrpc bench --format benchfmt > new.txt && benchstat -col /impl new.txt`,
+  localgrpc bench --count 6 --format benchfmt > new.txt && benchstat -col /impl new.txt   # benchstat's 95% intervals need 6 runs
+  localgrpc bench --quick --count 2 --untested    # a glance: medians, no intervals nor tests`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.quick {
@@ -116,7 +125,8 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	fl.StringVar(&f.benchtime, "benchtime", defaultBenchtime, "run each case for `d`, or Nx for exactly N ops, as go test -benchtime")
 	fl.BoolVar(&f.quick, "quick", false, "a rough, fast run: --strings 1000 --benchtime 40ms unless set")
 	fl.StringVar(&f.baseline, "baseline", "localhost", "the `impl` ratios compare with; it runs even if --impl leaves it out")
-	fl.Float64Var(&f.confidence, "confidence", 0.9, "confidence `level` of the intervals; 0.95 needs --count 6 or more")
+	fl.Float64Var(&f.confidence, "confidence", 0.9, "confidence `level` of the intervals; 0.95 needs --count 6 or more, 0.99 --count 8")
+	fl.BoolVar(&f.untested, "untested", false, "run even with a --count too small for the intervals (±∞) and the U test (4 runs):\nthe verdict then gives the medians' ratios marked untested")
 	fl.StringVarP(&f.format, "format", "f", "text", "format of standard output: text, markdown, csv, json or benchfmt (the Go benchmark format)")
 	fl.StringArrayVarP(&f.outputs, "output", "o", nil, "also write the report to `file`, in the format its extension names:\n.html (a page with charts), .svg (the charts), .json, .csv, .md,\nor .txt (the Go benchmark format, for benchstat); repeatable")
 	fl.BoolVar(&f.list, "list", false, "list the cases the other flags select, and run nothing")
@@ -144,6 +154,9 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if f.confidence <= 0 || f.confidence >= 1 {
 		return fmt.Errorf("--confidence must be between 0 and 1, not %v", f.confidence)
+	}
+	if err := f.checkRuns(); err != nil {
+		return err
 	}
 	if _, err := bench.SetBenchtime(f.benchtime); err != nil {
 		return fmt.Errorf("--benchtime %q is neither a duration (300ms) nor a count of ops (100x)", f.benchtime)
@@ -276,6 +289,20 @@ func (f *benchFlags) runCases(ctx context.Context, cases []bench.Case, rec *reco
 		}
 	}
 	return failed, ran
+}
+
+// checkRuns refuses a --count too small for the statistics at
+// --confidence, before anything runs, unless --untested: the run would
+// take its full time only to print ±∞ intervals and a verdict that cannot
+// tell anything apart.
+func (f *benchFlags) checkRuns() error {
+	uTest, interval := report.UTestRuns(), report.IntervalRuns(f.confidence)
+	need := max(uTest, interval)
+	if f.count >= need || f.untested {
+		return nil
+	}
+	return fmt.Errorf("--count %d is too few at --confidence %v: telling impls apart needs %d runs and intervals at that confidence %d; "+
+		"use --count %d, or --untested for medians without intervals or tests", f.count, f.confidence, uTest, interval, need)
 }
 
 // benchtimeEstimate is how long one run of --benchtime d should take, for

@@ -26,6 +26,7 @@ func (f *benchFlags) settings() []report.Setting {
 		{Key: "count", Value: strconv.Itoa(f.count)},
 		{Key: "callers", Value: strconv.Itoa(cfg.Callers)},
 		{Key: "cpu", Value: strings.Join(cpus, ",")},
+		{Key: "confidence", Value: strconv.FormatFloat(f.confidence, 'g', -1, 64)},
 		{Key: "baseline", Value: f.baseline},
 	}
 	if f.workload != "" {
@@ -33,6 +34,9 @@ func (f *benchFlags) settings() []report.Setting {
 	}
 	if f.impl != "" {
 		s = append(s, report.Setting{Key: "impl", Value: f.impl})
+	}
+	if f.untested {
+		s = append(s, report.Setting{Key: "untested", Value: "true"})
 	}
 	return s
 }

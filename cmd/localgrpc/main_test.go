@@ -143,7 +143,7 @@ func TestBench(t *testing.T) {
 	impls := []string{"localhost", "iter", "inproc-share-isolated"}
 	const runs = 2
 	args := []string{"bench", "--quick", "--workload", "ListStrings|PingPong", "--impl", "^(iter|inproc-share-isolated)$",
-		"--strings", "50", "--benchtime", "3x", "-count", "2", "--cpu", "1,2", "-format", "json"}
+		"--strings", "50", "--benchtime", "3x", "-count", "2", "--untested", "--cpu", "1,2", "-format", "json"}
 	for _, name := range []string{"report.html", "charts.svg", "results.txt", "table.csv", "table.md", "report.json"} {
 		args = append(args, "-o", out(name))
 	}
@@ -321,7 +321,7 @@ func TestBench(t *testing.T) {
 // impl first.
 func TestBenchText(t *testing.T) {
 	code, stdout, stderr := runCLI(t.Context(), "bench", "--workload", "ListStrings", "--impl", "^(iter|localhost)$",
-		"--strings", "50", "--benchtime", "3x", "--count", "2")
+		"--strings", "50", "--benchtime", "3x", "--count", "2", "--untested")
 	if code != exitOK {
 		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
 	}
@@ -329,7 +329,7 @@ func TestBenchText(t *testing.T) {
 		t.Errorf("the report does not open with a verdict on what it ran:\n%s", stdout)
 	}
 	for _, want := range []string{"\nsettings: quick false, strings 50, size 100 B a string, 5 B an Echo text, benchtime 3x, count 2, callers 1, cpu ",
-		"baseline localhost, workload ListStrings, impl ^(iter|localhost)$\n",
+		"baseline localhost, workload ListStrings, impl ^(iter|localhost)$, untested true\n",
 		"environment: go", "ListStrings respSize=1 (GOMAXPROCS", "ListStrings respSize=100 (GOMAXPROCS", "vs localhost", "base"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
