@@ -180,21 +180,6 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-func TestTickLabel(t *testing.T) {
-	for _, tc := range []struct {
-		decade int
-		unit   string
-		want   string
-	}{
-		{-9, "s", "1ns"}, {-6, "s", "1µs"}, {-5, "s", "10µs"}, {-1, "s", "100ms"}, {0, "s", "1s"},
-		{0, "", "1"}, {2, "", "100"}, {4, "", "10k"}, {6, "", "1M"},
-	} {
-		if got := tickLabel(tc.decade, tc.unit); got != tc.want {
-			t.Errorf("tickLabel(%d, %q) = %q, want %q", tc.decade, tc.unit, got, tc.want)
-		}
-	}
-}
-
 // everyImpl fails t if text lacks one of the report's impls.
 func everyImpl(t *testing.T, rep *Report, form, text string) {
 	t.Helper()
@@ -447,15 +432,18 @@ func TestWriters(t *testing.T) {
 				}
 			}
 			markers(t, "svg", svg, "<", 2) // beside the bar and in its title
-			if counts["svg"] != 1+2*len(rep.Groups) {
-				t.Errorf("%d svg elements, want a root and 2 charts per group", counts["svg"])
+			if counts["svg"] != 2+2*len(rep.Groups) {
+				t.Errorf("%d svg elements, want a root, the overview and 2 charts per group", counts["svg"])
 			}
 			everyImpl(t, rep, "svg", svg)
 			// A bar per impl in each chart, and a whisker per time bar when there are intervals.
-			if want := 2 * cells; counts["rect"]-3*2*len(rep.Groups) != want {
-				t.Errorf("%d bars, want %d", counts["rect"]-3*2*len(rep.Groups), want)
+			// A bar per impl in each of the three panels (time, B/op,
+			// allocs/op), and a whisker per time bar when there are
+			// intervals.
+			if bars, _ := chartBars(t, svg); len(bars) != 3*cells {
+				t.Errorf("%d bars, want %d", len(bars), 3*cells)
 			}
-			if whiskers := strings.Count(svg, `stroke="#24292f"`); (runs >= 5 && whiskers != cells) || (runs < 5 && whiskers != 0) {
+			if whiskers := strings.Count(svg, `<path d=`); (runs >= 5 && whiskers != cells) || (runs < 5 && whiskers != 0) {
 				t.Errorf("%d whiskers with %d runs", whiskers, runs)
 			}
 		})
@@ -468,8 +456,8 @@ func TestWriters(t *testing.T) {
 			// In each table and beside each time bar.
 			markers(t, "html", page, "</td>", 1)
 			counts := wellFormed(t, page)
-			if counts["svg"] != 2*len(rep.Groups) || counts["table"] != len(rep.Groups) || counts["tr"] != len(rep.Groups)+cells {
-				t.Errorf("elements %v: want 2 charts and a table per group, a row per impl", counts)
+			if counts["svg"] != 1+2*len(rep.Groups) || counts["table"] != len(rep.Groups) || counts["tr"] != len(rep.Groups)+cells {
+				t.Errorf("elements %v: want the overview, 2 charts and a table per group, a row per impl", counts)
 			}
 			for _, banned := range []string{"http://", "https://", "<script", "<link"} {
 				if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), banned) {

@@ -1,0 +1,194 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// The HTML page shows the verdict as a list of findings, each a short
+// sentence with its figure in bold and, under it, the figure of each
+// workload it comes from. It reads them from the verdict's sentences,
+// which say "... in this run (Workload params: 5.8×, ...; no significant
+// difference in ...)": the parenthesis after "in this run" holds the
+// workloads' figures and any other parenthesis is an aside, shown muted.
+// A paragraph of another shape is shown as it is.
+
+// A verdictItem is a verdict paragraph as the page shows it: its clauses,
+// each with the figures of its workloads.
+type verdictItem struct {
+	Clauses []verdictClause
+}
+
+// A verdictClause is a sentence, or a part of one that has its own
+// figures ("unix is 1.2× faster ...; abstract ...").
+type verdictClause struct {
+	Spans   []verdictSpan
+	Figures []workloadFigure
+}
+
+// A verdictSpan is a piece of a clause's text: plain, an aside (a
+// parenthesis) or a figure ("5.8–36× faster").
+type verdictSpan struct {
+	Text          string
+	Aside, Figure bool
+}
+
+// A workloadFigure is one workload's figure: "ListStrings respSize=10",
+// "7.6×"; Value is empty where the difference is not significant.
+type workloadFigure struct {
+	Label, Value string
+}
+
+// inThisRun ends a clause whose figures the parenthesis after it holds.
+const inThisRun = " in this run "
+
+// figureRE finds the figures of a sentence: "1.8–46× faster", "2.3×
+// slower", "1.5×".
+var figureRE = regexp.MustCompile(`\d[\d.]*(?:–\d[\d.]*)?×(?: (?:faster|slower))?`)
+
+// parseVerdictItem splits a verdict paragraph into clauses, their asides and
+// their workloads' figures.
+func parseVerdictItem(p string) verdictItem {
+	var f verdictItem
+	var cur verdictClause
+	text := func(s string, aside bool) {
+		if aside {
+			cur.Spans = append(cur.Spans, verdictSpan{Text: s, Aside: true})
+			return
+		}
+		for s != "" {
+			loc := figureRE.FindStringIndex(s)
+			if loc == nil {
+				cur.Spans = append(cur.Spans, verdictSpan{Text: s})
+				return
+			}
+			if loc[0] > 0 {
+				cur.Spans = append(cur.Spans, verdictSpan{Text: s[:loc[0]]})
+			}
+			cur.Spans = append(cur.Spans, verdictSpan{Text: s[loc[0]:loc[1]], Figure: true})
+			s = s[loc[1]:]
+		}
+	}
+	depth, start, plain := 0, 0, 0 // plain: where the text after the last parenthesis starts
+	for i, c := range p {
+		switch c {
+		case '(':
+			if depth == 0 {
+				start = i
+			}
+			depth++
+		case ')':
+			if depth == 0 {
+				return verdictItem{Clauses: []verdictClause{{Spans: []verdictSpan{{Text: p}}}}} // unbalanced: as it is
+			}
+			depth--
+			if depth > 0 {
+				continue
+			}
+			before, inner := p[plain:start], p[start+1:i]
+			noDiff := strings.Contains(before, "no significant difference")
+			if figures, ok := parseFigures(inner, noDiff); ok && strings.HasSuffix(before, inThisRun) {
+				text(strings.TrimSuffix(before, " "), false)
+				cur.Figures = figures
+				f.Clauses = append(f.Clauses, cur)
+				cur = verdictClause{}
+			} else {
+				text(before, false)
+				text(p[start:i+1], true)
+			}
+			plain = i + 1
+		}
+	}
+	if depth != 0 {
+		return verdictItem{Clauses: []verdictClause{{Spans: []verdictSpan{{Text: p}}}}}
+	}
+	// What follows the last figures: "." ends the sentence; "; abstract
+	// ..." starts a clause of its own.
+	rest := strings.TrimLeft(p[plain:], "; ")
+	if len(f.Clauses) > 0 && strings.Trim(rest, ".") == "" {
+		rest = ""
+	}
+	if rest != "" {
+		text(rest, false)
+	}
+	if len(cur.Spans) > 0 {
+		f.Clauses = append(f.Clauses, cur)
+	}
+	// A clause after the first starts after "; ": it gets its own line.
+	for i := 1; i < len(f.Clauses); i++ {
+		if sp := f.Clauses[i].Spans; len(sp) > 0 {
+			sp[0].Text = strings.TrimLeft(sp[0].Text, "; ")
+		}
+	}
+	return f
+}
+
+// parseFigures reads the figures of the workloads from the parenthesis
+// after "in this run": "ListStrings respSize=1: 5.8×, respSize=10: 7.6×;
+// no significant difference in Unary". It says false if s is not such a
+// list. Where noDiff, the clause said there is no significant difference,
+// and the list may be workloads alone: "ListStrings respSize=1, Unary".
+func parseFigures(s string, noDiff bool) ([]workloadFigure, bool) {
+	var figures []workloadFigure
+	workload := ""
+	add := func(label, value string) bool {
+		label = strings.TrimSpace(label)
+		if label == "" {
+			return false
+		}
+		// The verdict names a workload once for its groups in a row:
+		// "ListStrings respSize=1, respSize=10" is of ListStrings both.
+		if first, _, _ := strings.Cut(label, " "); strings.Contains(first, "=") && workload != "" {
+			label = workload + " " + label
+		} else {
+			workload = first
+		}
+		if r := []rune(label)[0]; !unicode.IsUpper(r) {
+			return false
+		}
+		figures = append(figures, workloadFigure{label, strings.TrimSpace(value)})
+		return true
+	}
+	for i, part := range strings.Split(s, "; ") {
+		if rest, ok := strings.CutPrefix(part, "no significant difference in "); ok {
+			for _, l := range strings.Split(rest, ", ") {
+				if !add(l, "") {
+					return nil, false
+				}
+			}
+			continue
+		}
+		// Only the first part has figures; a figure has a colon.
+		if i > 0 {
+			return nil, false
+		}
+		if !strings.Contains(part, ": ") {
+			if !noDiff {
+				return nil, false
+			}
+			for _, l := range strings.Split(part, ", ") {
+				if !add(l, "") {
+					return nil, false
+				}
+			}
+			continue
+		}
+		for _, item := range strings.Split(part, ", ") {
+			label, value, ok := strings.Cut(item, ": ")
+			if !ok || !add(label, value) {
+				return nil, false
+			}
+		}
+	}
+	return figures, len(figures) > 0
+}
+
+// verdictItems are the report's verdict paragraphs as the page shows them.
+func (r *Report) verdictItems() []verdictItem {
+	fs := make([]verdictItem, len(r.Verdict))
+	for i, v := range r.Verdict {
+		fs[i] = parseVerdictItem(v)
+	}
+	return fs
+}
