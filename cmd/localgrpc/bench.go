@@ -33,7 +33,16 @@ type benchFlags struct {
 	format     string
 	outputs    []string
 	list       bool
+
+	// Whether --strings and --size were given: 0 then is a value to
+	// refuse, not the default.
+	stringsSet, sizeSet bool
 }
+
+// maxProcsPerCPU bounds --cpu: GOMAXPROCS beyond this many times the
+// machine's CPUs measures only the scheduler's overhead, and a typo's
+// million would make a million Ps.
+const maxProcsPerCPU = 64
 
 // Defaults of a full run and of --quick. A full run of every case takes
 // about 4 minutes on 2 cores, --quick about 40 seconds.
@@ -100,6 +109,7 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
   localgrpc bench --quick --count 2 --untested    # a glance: medians, no intervals nor tests`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.stringsSet, f.sizeSet = cmd.Flags().Changed("strings"), cmd.Flags().Changed("size")
 			if f.quick {
 				// --quick changes only what the user did not set.
 				fl := cmd.Flags()
@@ -117,11 +127,11 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	fl.SortFlags = false
 	fl.StringVar(&f.workload, "workload", "", "run the workloads matching `regexp`: ListStrings, Unary, PingPong, FanOut, Batching, Series (default all)")
 	fl.StringVar(&f.impl, "impl", "", "run the impls matching `regexp` (default all; see --list)")
-	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call and FanOut stream, books per Batching call (default 10000)")
+	fl.IntVar(&f.strings, "strings", 0, "strings per ListStrings call and FanOut stream, books per Batching call (default 10000);\na run that would not fit in the memory available is refused")
 	fl.IntVar(&f.size, "size", 0, "bytes per string in ListStrings and FanOut and per Echo text in Unary and PingPong (default 100 and 5)")
 	fl.IntVarP(&f.callers, "callers", "c", 1, "`n` callers calling at once, each again as soon as its call returns: time/op is then the time per call under that load")
 	fl.IntVar(&f.count, "count", 5, "run each case `n` times")
-	fl.IntSliceVar(&f.cpu, "cpu", []int{runtime.GOMAXPROCS(0)}, "run each case with each GOMAXPROCS in `list`, as go test -cpu")
+	fl.IntSliceVar(&f.cpu, "cpu", []int{runtime.GOMAXPROCS(0)}, "run each case with each GOMAXPROCS in `list`, as go test -cpu; at most 64× the machine's CPUs")
 	fl.StringVar(&f.benchtime, "benchtime", defaultBenchtime, "run each case for `d`, or Nx for exactly N ops, as go test -benchtime")
 	fl.BoolVar(&f.quick, "quick", false, "a rough, fast run: --strings 1000 --benchtime 40ms unless set")
 	fl.StringVar(&f.baseline, "baseline", "localhost", "the `impl` ratios compare with; it runs even if --impl leaves it out")
@@ -151,6 +161,9 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if p < 1 {
 			return fmt.Errorf("--cpu: GOMAXPROCS must be at least 1, not %d", p)
 		}
+		if most := maxProcsPerCPU * runtime.NumCPU(); p > most {
+			return fmt.Errorf("--cpu %d: GOMAXPROCS can be at most %d× this machine's %d CPUs, %d", p, maxProcsPerCPU, runtime.NumCPU(), most)
+		}
 	}
 	if f.confidence <= 0 || f.confidence >= 1 {
 		return fmt.Errorf("--confidence must be between 0 and 1, not %v", f.confidence)
@@ -166,6 +179,15 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "Benchmark%s/%s\n", c.Workload, c.Name())
 		}
 		return nil
+	}
+	estimate := memoryEstimate(cases, f.config())
+	if avail, err := memAvailable(); err == nil {
+		if err := checkMemory(estimate, avail); err != nil {
+			return err
+		}
+	} else if estimate > 1<<30 {
+		fmt.Fprintf(stderr, "localgrpc: note: the run may hold about %s in memory; not checked against what this machine has available (%v)\n",
+			formatBytes(estimate), err)
 	}
 	outs, err := createOutputs(f.outputs)
 	if err != nil {
@@ -211,6 +233,13 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 func (f *benchFlags) cases() ([]bench.Case, error) {
 	if f.strings < 0 || f.size < 0 {
 		return nil, errors.New("--strings and --size cannot be negative")
+	}
+	// 0 is the defaults' value inside, but given, it means nothing to run.
+	if f.stringsSet && f.strings == 0 {
+		return nil, errors.New("--strings 0: a call must return at least 1 string; leave --strings out for the default, 10000")
+	}
+	if f.sizeSet && f.size == 0 {
+		return nil, errors.New("--size 0: a string or Echo text must have at least 1 byte; leave --size out for the defaults, 100 and 5")
 	}
 	if f.callers < 1 {
 		return nil, fmt.Errorf("--callers must be at least 1, not %d", f.callers)

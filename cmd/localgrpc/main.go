@@ -9,18 +9,71 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	// The first SIGINT or SIGTERM ends the work gracefully (bench reports
-	// what it measured); then the signals' default comes back, so a second
-	// one kills.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	context.AfterFunc(ctx, stop)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx := interruptible(context.Background(), sigs, interruptGrace, os.Stderr, os.Exit)
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// defaultGrace is how long the work may take to end after a first SIGINT
+// or SIGTERM, beyond what the command's own flags let it take (a
+// --benchtime run, which cannot be cut short, or serve's --drain-timeout).
+const defaultGrace = 10 * time.Second
+
+// grace is the command's grace period after a first signal, in
+// nanoseconds: defaultGrace, lengthened by newRootCmd's hook once the
+// flags are parsed.
+var grace atomic.Int64
+
+func init() { grace.Store(int64(defaultGrace)) }
+
+func interruptGrace() time.Duration { return time.Duration(grace.Load()) }
+
+// interruptible returns a context that the first signal of sigs ends, so
+// that the work ends gracefully (bench reports what it measured, serve
+// drains). If the work has not ended after grace(), or a second signal
+// comes, it calls exit(exitFailure) at once: a run stuck in a long
+// benchmark or a drain still ends when asked twice, or once and waited on.
+func interruptible(parent context.Context, sigs <-chan os.Signal, grace func() time.Duration, stderr io.Writer, exit func(int)) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		<-sigs
+		cancel()
+		g := grace()
+		t := time.NewTimer(g)
+		defer t.Stop()
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "\nlocalgrpc: %v again: stopping at once\n", sig)
+		case <-t.C:
+			fmt.Fprintf(stderr, "\nlocalgrpc: still running %v after the interrupt: stopping now\n", g)
+		}
+		exit(exitFailure)
+	}()
+	return ctx
+}
+
+// lengthenGrace makes the grace period after a first signal cover what
+// cmd's flags let the work take to end: a run of --benchtime, a drain of
+// --drain-timeout.
+func lengthenGrace(cmd *cobra.Command) {
+	g := defaultGrace
+	for _, name := range []string{"benchtime", "drain-timeout"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil {
+			if d, err := time.ParseDuration(fl.Value.String()); err == nil && d > 0 {
+				g += d
+			}
+		}
+	}
+	grace.Store(int64(g))
 }
 
 // Exit statuses, as the go command uses them.
@@ -114,6 +167,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		// No completion subcommand until the command line settles.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		PersistentPreRun:  func(cmd *cobra.Command, _ []string) { lengthenGrace(cmd) },
 	}
 	root.AddCommand(newBenchCmd(), newServeCmd(), newCallCmd(), newMeasureCmd(), newDescriptorsCmd())
 	return root
