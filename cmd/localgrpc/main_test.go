@@ -305,8 +305,8 @@ func TestBench(t *testing.T) {
 			if name == "charts.svg" {
 				charts-- // the root
 			}
-			if charts != 2*groups {
-				t.Errorf("%d charts, want 2 per group, %d", charts, 2*groups)
+			if charts != 2*groups+1 {
+				t.Errorf("%d charts, want the overview and 2 per group, %d", charts, 2*groups+1)
 			}
 			for _, impl := range impls {
 				if got := strings.Count(string(doc), ">"+impl+"<"); got < 2*groups {
