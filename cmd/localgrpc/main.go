@@ -170,5 +170,6 @@ func newRootCmd() *cobra.Command {
 		PersistentPreRun:  func(cmd *cobra.Command, _ []string) { lengthenGrace(cmd) },
 	}
 	root.AddCommand(newBenchCmd(), newServeCmd(), newCallCmd(), newMeasureCmd(), newDescriptorsCmd())
+	setOnce(root)
 	return root
 }

@@ -72,7 +72,6 @@ func TestGracePeriodExits(t *testing.T) {
 // end.
 func TestGraceCoversFlags(t *testing.T) {
 	defer grace.Store(int64(defaultGrace))
-	root := newRootCmd()
 	for _, tc := range []struct {
 		args []string
 		want time.Duration
@@ -81,7 +80,7 @@ func TestGraceCoversFlags(t *testing.T) {
 		{[]string{"bench", "--benchtime", "100x"}, defaultGrace},
 		{[]string{"serve", "--drain-timeout", "30s"}, defaultGrace + 30*time.Second},
 	} {
-		cmd, rest, err := root.Find(tc.args)
+		cmd, rest, err := newRootCmd().Find(tc.args)
 		if err != nil {
 			t.Fatal(err)
 		}
