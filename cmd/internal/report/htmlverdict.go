@@ -2,6 +2,8 @@ package report
 
 import (
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -49,7 +51,9 @@ var figureRE = regexp.MustCompile(`\d[\d.]*(?:–\d[\d.]*)?×(?: (?:faster|slowe
 
 // parseVerdictItem splits a verdict paragraph into clauses, their asides and
 // their workloads' figures.
-func parseVerdictItem(p string) verdictItem {
+// workloadOf, if not nil, names the only workload that has the given
+// params ("respSize=10"), or returns "".
+func parseVerdictItem(p string, workloadOf func(params string) string) verdictItem {
 	var f verdictItem
 	var cur verdictClause
 	text := func(s string, aside bool) {
@@ -88,7 +92,7 @@ func parseVerdictItem(p string) verdictItem {
 			}
 			before, inner := p[plain:start], p[start+1:i]
 			noDiff := strings.Contains(before, "no significant difference")
-			if figures, ok := parseFigures(inner, noDiff); ok && strings.HasSuffix(before, inThisRun) {
+			if figures, ok := parseFigures(inner, noDiff, workloadOf); ok && strings.HasSuffix(before, inThisRun) {
 				text(strings.TrimSuffix(before, " "), false)
 				cur.Figures = figures
 				f.Clauses = append(f.Clauses, cur)
@@ -129,9 +133,12 @@ func parseVerdictItem(p string) verdictItem {
 // no significant difference in Unary". It says false if s is not such a
 // list. Where noDiff, the clause said there is no significant difference,
 // and the list may be workloads alone: "ListStrings respSize=1, Unary".
-func parseFigures(s string, noDiff bool) ([]workloadFigure, bool) {
+func parseFigures(s string, noDiff bool, workloadOf func(string) string) ([]workloadFigure, bool) {
 	var figures []workloadFigure
 	workload := ""
+	if workloadOf == nil {
+		workloadOf = func(string) string { return "" }
+	}
 	add := func(label, value string) bool {
 		label = strings.TrimSpace(label)
 		if label == "" {
@@ -139,8 +146,14 @@ func parseFigures(s string, noDiff bool) ([]workloadFigure, bool) {
 		}
 		// The verdict names a workload once for its groups in a row:
 		// "ListStrings respSize=1, respSize=10" is of ListStrings both.
-		if first, _, _ := strings.Cut(label, " "); strings.Contains(first, "=") && workload != "" {
-			label = workload + " " + label
+		// Which workload has the params says it best, as the list's
+		// order here may not be the one the verdict shortened in.
+		if first, _, _ := strings.Cut(label, " "); strings.Contains(first, "=") {
+			if w := workloadOf(label); w != "" {
+				label = w + " " + label
+			} else if workload != "" {
+				label = workload + " " + label
+			}
 		} else {
 			workload = first
 		}
@@ -186,9 +199,25 @@ func parseFigures(s string, noDiff bool) ([]workloadFigure, bool) {
 
 // verdictItems are the report's verdict paragraphs as the page shows them.
 func (r *Report) verdictItems() []verdictItem {
+	// The workloads that have each set of params, as the verdict writes
+	// them: "respSize=10 GOMAXPROCS 2" where GOMAXPROCS differ.
+	byParams := make(map[string][]string)
+	for _, g := range r.Groups {
+		for _, ps := range []string{strings.ReplaceAll(g.Params, "/", " "), strings.TrimSpace(strings.ReplaceAll(g.Params, "/", " ") + " GOMAXPROCS " + strconv.Itoa(g.GOMAXPROCS))} {
+			if !slices.Contains(byParams[ps], g.Workload) {
+				byParams[ps] = append(byParams[ps], g.Workload)
+			}
+		}
+	}
+	workloadOf := func(params string) string {
+		if ws := byParams[params]; len(ws) == 1 {
+			return ws[0]
+		}
+		return ""
+	}
 	fs := make([]verdictItem, len(r.Verdict))
 	for i, v := range r.Verdict {
-		fs[i] = parseVerdictItem(v)
+		fs[i] = parseVerdictItem(v, workloadOf)
 	}
 	return fs
 }

@@ -12,8 +12,14 @@ import (
 func TestParseVerdictItem(t *testing.T) {
 	p := "For calls within one process, pick inproc-clone-isolated, inproc's default (Clone copies every message): " +
 		"it is 1.8–46× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=1: 7.7×, respSize=10: 11×, " +
-		"Unary: 46×; no significant difference in Series series=1000, PingPong)."
-	got := parseVerdictItem(p)
+		"Unary: 46×; no significant difference in Series series=1000, PingPong, batch=64)."
+	// batch=64 follows PingPong here, but is Batching's.
+	got := parseVerdictItem(p, func(params string) string {
+		if params == "batch=64" {
+			return "Batching"
+		}
+		return ""
+	})
 	want := verdictItem{Clauses: []verdictClause{{
 		Spans: []verdictSpan{
 			{Text: "For calls within one process, pick inproc-clone-isolated, inproc's default "},
@@ -26,7 +32,7 @@ func TestParseVerdictItem(t *testing.T) {
 		},
 		Figures: []workloadFigure{
 			{"ListStrings respSize=1", "7.7×"}, {"ListStrings respSize=10", "11×"}, {"Unary", "46×"},
-			{"Series series=1000", ""}, {"PingPong", ""},
+			{"Series series=1000", ""}, {"PingPong", ""}, {"Batching batch=64", ""},
 		},
 	}}}
 	if !reflect.DeepEqual(got, want) {
@@ -34,8 +40,8 @@ func TestParseVerdictItem(t *testing.T) {
 	}
 
 	// Two clauses, each with its figures.
-	two := parseVerdictItem("Across processes, unix is 1.2× faster than localhost in this run (Unary: 1.2×); " +
-		"abstract shows no significant difference from localhost in this run (Unary).")
+	two := parseVerdictItem("Across processes, unix is 1.2× faster than localhost in this run (Unary: 1.2×); "+
+		"abstract shows no significant difference from localhost in this run (Unary).", nil)
 	if len(two.Clauses) != 2 || len(two.Clauses[0].Figures) != 1 || len(two.Clauses[1].Figures) != 1 ||
 		!strings.HasPrefix(two.Clauses[1].Spans[0].Text, "abstract") || two.Clauses[1].Figures[0] != (workloadFigure{"Unary", ""}) {
 		t.Errorf("two clauses parsed as %+v", two)
@@ -51,7 +57,7 @@ func TestParseVerdictItem(t *testing.T) {
 		"closing ) first in this run (Unary: 2×).",
 	} {
 		var b strings.Builder
-		for _, c := range parseVerdictItem(p).Clauses {
+		for _, c := range parseVerdictItem(p, nil).Clauses {
 			for _, s := range c.Spans {
 				b.WriteString(s.Text)
 			}
