@@ -50,6 +50,7 @@ const (
 	zeroStubW    = 4   // the bar of a value of 0, which a log axis cannot place
 	headLineH    = 16  // a line of an SVG file's heading
 	headChars    = 100 // characters a heading line holds, at about 7 px each
+	minTickGap   = 34  // between the centres of two axis labels
 )
 
 // valueWidth is the width, in pixels, of the values printed right of each
@@ -239,9 +240,16 @@ func (c chart) write(w io.Writer, y int) {
 			name += " (log scale)"
 		}
 		fmt.Fprintf(w, `<text x="%.1f" y="%d" font-weight="bold" fill="%s">%s</text>`+"\n", left, chartTop-8, colorMuted, escapeXML(name))
+		lastLabel := math.Inf(-1)
 		for _, t := range a.ticks {
 			tx := x(t)
 			fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", tx, chartTop-4, tx, axisY, colorGrid)
+			// A label too close to the one before (1 after 0 on a count
+			// axis that spans many decades) would run into it.
+			if tx-lastLabel < minTickGap {
+				continue
+			}
+			lastLabel = tx
 			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%s</text>`+"\n", tx, axisY+16, colorMuted, escapeXML(tickLabel(t, p.unit, p.class)))
 		}
 		for i, b := range p.bars {

@@ -286,3 +286,26 @@ func TestOpaqueBackground(t *testing.T) {
 		}
 	}
 }
+
+// Axis labels never run into one another: on a count axis over many
+// decades, 1 is too close to 0 to be labelled.
+func TestTickLabelsApart(t *testing.T) {
+	nan := math.NaN()
+	c := chart{title: "t", labels: []string{"a", "b"}, colors: []string{colorOther, colorOther}, panels: []panel{
+		{name: "allocs/op", class: benchunit.Decimal, count: true, bars: []bar{{0, nan, nan, "0"}, {100000, nan, nan, "100k"}}},
+		{name: "B/op", unit: "B", class: benchunit.Binary, count: true, bars: []bar{{0, nan, nan, "0"}, {800000, nan, nan, "781KiB"}}},
+	}}
+	var b strings.Builder
+	c.write(&b, 0)
+	labels := regexp.MustCompile(`<text x="([\d.]+)" y="(\d+)" text-anchor="middle"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1)
+	if len(labels) == 0 {
+		t.Fatal("no axis labels")
+	}
+	for i := 1; i < len(labels); i++ {
+		x0, _ := strconv.ParseFloat(labels[i-1][1], 64)
+		x1, _ := strconv.ParseFloat(labels[i][1], 64)
+		if x1 > x0 && x1-x0 < minTickGap {
+			t.Errorf("labels %q and %q are %.1f px apart", labels[i-1][3], labels[i][3], x1-x0)
+		}
+	}
+}
