@@ -15,6 +15,7 @@ import (
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
@@ -178,8 +179,12 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 			reqs, _ := next()
 			return client.call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })
 		})
+		cancelled := takeCancelled(ctx, &r)
 		fmt.Fprintf(cmd.OutOrStdout(), "%s over %s to %s\n", m, f.stack, f.address)
 		r.write(cmd.OutOrStdout(), l)
+		if cancelled > 0 {
+			fmt.Fprintf(cmd.OutOrStdout(), "cancelled %d calls in flight, by the interrupt: neither errors nor counted\n", cancelled)
+		}
 		if r.calls < f.n {
 			return failure{fmt.Errorf("interrupted after %d of %d calls", r.calls, f.n)}
 		}
@@ -215,6 +220,21 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		return failure{callError(err, f)}
 	}
 	return nil
+}
+
+// takeCancelled takes out of r the calls that the user's interrupt (the
+// end of ctx) cancelled in flight, and returns how many: they did not
+// fail, nor complete, so they count neither as errors nor as calls made.
+// A Canceled call while ctx lives is an error like any other.
+func takeCancelled(ctx context.Context, r *loadResult) int {
+	if ctx.Err() == nil {
+		return 0
+	}
+	n := r.errors[codes.Canceled]
+	delete(r.errors, codes.Canceled)
+	delete(r.firstErr, codes.Canceled)
+	r.calls -= n
+	return n
 }
 
 // responseJSON is resp as protojson on one line. protojson varies its
