@@ -168,7 +168,14 @@ func newRootCmd() *cobra.Command {
 		// No completion subcommand until the command line settles.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		PersistentPreRun:  func(cmd *cobra.Command, _ []string) { lengthenGrace(cmd) },
+		Version:           version(),
+		// Without a command there is nothing to do: a usage error, as
+		// the go command's, rather than help and success.
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return errors.New("a command is required: bench, serve, call, measure or descriptors")
+		},
 	}
+	root.SetVersionTemplate("localgrpc {{.Version}}\n")
 	root.AddCommand(newBenchCmd(), newServeCmd(), newCallCmd(), newMeasureCmd(), newDescriptorsCmd())
 	setOnce(root)
 	return root
