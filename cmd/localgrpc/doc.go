@@ -10,7 +10,7 @@
 //	localgrpc descriptors -o echo.protoset              # for grpcurl, ghz and proxies
 //
 // Its subcommand bench runs the benchmark suite of cmd/internal/bench — the
-// same code as `go test -bench ./cmd/internal/bench` — and compares every way
+// same code as `go test -bench . ./cmd/internal/bench` — and compares every way
 // to call a gRPC service on one machine:
 //
 //	localgrpc bench                        # every workload and impl, about 4 minutes
