@@ -137,7 +137,7 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	fl.StringVar(&f.baseline, "baseline", "localhost", "the `impl` ratios compare with; it runs even if --impl leaves it out")
 	fl.Float64Var(&f.confidence, "confidence", 0.9, "confidence `level` of the intervals; 0.95 needs --count 6 or more, 0.99 --count 8")
 	fl.BoolVar(&f.untested, "untested", false, "run even with a --count too small for the intervals (±∞) and the U test (4 runs):\nthe verdict then gives the medians' ratios marked untested")
-	fl.StringVarP(&f.format, "format", "f", "text", "format of standard output: text, markdown, csv, json or benchfmt (the Go benchmark format)")
+	fl.StringVarP(&f.format, "format", "f", "text", "format of standard output: text, markdown, csv (the table alone; -o FILE.csv also writes FILE.context.csv with the verdict, settings and environment), json or benchfmt (the Go benchmark format)")
 	fl.StringArrayVarP(&f.outputs, "output", "o", nil, "also write the report to `file`, in the format its extension names:\n.html (a page with charts), .svg (the charts), .json, .csv, .md,\nor .txt (the Go benchmark format, for benchstat); repeatable")
 	fl.BoolVar(&f.list, "list", false, "list the cases the other flags select, and run nothing")
 	return cmd

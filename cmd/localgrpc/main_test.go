@@ -259,8 +259,9 @@ func TestBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
+		// A table alone, as tools that know no comments read it: the
+		// header first, every row as wide.
 		r := csv.NewReader(f)
-		r.Comment = '#' // the verdict, settings and notes
 		records, err := r.ReadAll()
 		if err != nil {
 			t.Fatal(err)
@@ -270,6 +271,13 @@ func TestBench(t *testing.T) {
 		}
 		if len(records) != 1+cells {
 			t.Errorf("%d records, want a header and one row per cell, %d", len(records), cells)
+		}
+		context, err := os.ReadFile(out("table.context.csv"))
+		if err != nil {
+			t.Fatalf("the verdict and settings beside the table: %v", err)
+		}
+		if !strings.Contains(string(context), "verdict,") || !strings.Contains(string(context), "setting,") {
+			t.Errorf("table.context.csv lacks the verdict or the settings:\n%s", context)
 		}
 	})
 	t.Run("markdown", func(t *testing.T) {

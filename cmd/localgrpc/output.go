@@ -112,11 +112,29 @@ func (outs outputs) write(rep *report.Report, rec *recorder) error {
 		if cerr := o.file.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil && o.format == formatCSV {
+			err = writeCSVContext(o.file.Name(), rep)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("writing %s: %w", o.file.Name(), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// writeCSVContext writes, beside the CSV table at path, what a CSV table
+// cannot hold without breaking the tools that read it: the verdict,
+// settings, environment and notes (report.CSVContextPath names the file).
+func writeCSVContext(path string, rep *report.Report) error {
+	f, err := os.Create(report.CSVContextPath(path))
+	if err != nil {
+		return err
+	}
+	err = rep.WriteCSVContext(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // discard closes and removes the files: there is nothing to write.
