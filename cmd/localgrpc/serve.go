@@ -55,8 +55,11 @@ health checking and server reflection, on every ADDRESS at once:
 --stack grpc serves with grpc-go; --stack connect with connect-go, which answers
 the Connect, gRPC and gRPC-Web protocols over HTTP/2 without TLS (and HTTP/1.1).
 Compression is off unless --compress. It prints each address it listens on, TCP
-ports resolved, and stops gracefully on SIGINT or SIGTERM: no new calls, and up
-to --drain-timeout (10s) for the calls in flight, which are then ended.
+ports resolved, and an abstract socket in both forms: unix:@NAME, which grpc-go
+and grpcurl take, and unix-abstract:NAME, which clients on gRPC's C core
+(Python's grpcio, C++) take. It stops gracefully on SIGINT or SIGTERM: no new
+calls, and up to --drain-timeout (10s) for the calls in flight, which are then
+ended.
 
 The exit status is 2 if the command line is wrong (an address malformed, given
 twice, or not one the stack serves), 1 if the machine refuses an address or
@@ -101,7 +104,7 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 		return failure{err}
 	}
 	for _, a := range s.addrs() {
-		fmt.Fprintf(stdout, "serving echo.v1.Echo with %s on %s\n", f.stack, a)
+		fmt.Fprintln(stdout, servingLine(f.stack, a))
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.serve() }()
@@ -116,6 +119,39 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 		return failure{err}
 	}
 	return nil
+}
+
+// servingPrefix begins each line serve prints for an address it serves.
+const servingPrefix = "serving echo.v1.Echo with "
+
+// servingLine is the line serve prints for an address it serves: the
+// address, and for an abstract socket also its unix-abstract: form, which
+// clients built on gRPC's C core (Python's grpcio, C++) take and grpc-go's
+// grpcurl does not (it reads it as TCP), while they read unix:@NAME as a
+// socket file named "@NAME".
+func servingLine(stack, addr string) string {
+	line := servingPrefix + stack + " on " + addr
+	if name, ok := strings.CutPrefix(addr, "unix:@"); ok {
+		line += " (unix-abstract:" + name + " for grpcio, C++)"
+	}
+	return line
+}
+
+// servedAddress is the address a line of servingLine names, and whether
+// it is such a line.
+func servedAddress(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, servingPrefix)
+	if !ok {
+		return "", false
+	}
+	_, addr, ok := strings.Cut(rest, " on ")
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(addr, "unix:@") {
+		addr, _, _ = strings.Cut(addr, " (unix-abstract:")
+	}
+	return addr, true
 }
 
 // checkListenAddrs says what is wrong with the addresses a server of

@@ -68,7 +68,11 @@ func startServe(t *testing.T, want int, args ...string) ([]string, *lockedBuffer
 				interrupt()
 				t.Fatalf("serve exited with %d; stderr:\n%s", <-exit, stderr)
 			}
-			_, addr, _ := strings.Cut(line, " on ")
+			addr, ok := servedAddress(line)
+			if !ok {
+				interrupt()
+				t.Fatalf("serve printed %q, not an address it serves", line)
+			}
 			addrs = append(addrs, addr)
 		case <-time.After(10 * time.Second):
 			interrupt()
