@@ -175,6 +175,11 @@ func abstract(s, name, goos string) (Address, error) {
 	if name == "" {
 		return Address{}, addressError(s, "no name for the abstract socket")
 	}
+	if len(name) > maxSocketPath {
+		// The address holds a NUL before the name: one byte less than
+		// a path's 108.
+		return Address{}, addressError(s, "the abstract socket name is %d bytes long; Linux allows at most %d", len(name), maxSocketPath)
+	}
 	return Address{Kind: Abstract, Name: name}, nil
 }
 
