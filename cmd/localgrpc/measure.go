@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -26,6 +27,7 @@ type measureFlags struct {
 	timeout             time.Duration
 	format              string
 	compress            bool
+	serverProcess       bool // serve on sockets from child processes
 }
 
 func newMeasureCmd() *cobra.Command {
@@ -43,9 +45,15 @@ then of the p99, as markdown, or every statistic as CSV (--format csv), with
 the machine and versions measured on. Collect and update send --count
 requests each. Compression is off unless --compress.
 
-Servers and clients run in this process, sharing its processors, as two
-processes on one machine share the machine's.`,
+Servers and clients run in this process, sharing its scheduler, heap and
+garbage collector as well as the machine's processors. --server-process
+measures as the Echo API's reference measured, with servers and clients in
+separate processes: each server on sockets runs in a child process (this
+binary, run again), the clients here. In-process calls cannot leave the
+process, so the inproc row is measured in one process either way. The output
+says which way each row was measured.`,
 		Example: `  localgrpc measure
+  localgrpc measure --server-process
   localgrpc measure -n 5000 -c 4 --format csv > echo.csv`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,6 +70,7 @@ processes on one machine share the machine's.`,
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "fail a call that takes longer than `d`")
 	fl.StringVarP(&f.format, "format", "f", "markdown", "output format: markdown or csv")
 	fl.BoolVar(&f.compress, "compress", false, "compress with gzip on every stack")
+	fl.BoolVar(&f.serverProcess, "server-process", false, "serve on sockets from a child process per server, as separate processes measure")
 	return cmd
 }
 
@@ -72,17 +81,24 @@ var measuredKinds = []string{"inproc", "abstract", "unix", "tcp"}
 var kindName = map[localgrpc.AddressKind]string{localgrpc.Inproc: "inproc", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
 
 // pairing is a row of the matrix: a client calling a server at an
-// address of a kind.
+// address of a kind, served by the process pid.
 type pairing struct {
 	server, client, kind, addr string
+	pid                        int
+}
+
+// servedAt is where a server serves: its address, and its process's pid.
+type servedAt struct {
+	addr string
+	pid  int
 }
 
 // pairings are the rows the servers at addrs (by stack, then kind) allow.
-func pairings(addrs map[string]map[string]string) []pairing {
+func pairings(addrs map[string]map[string]servedAt) []pairing {
 	var rows []pairing
 	for _, kind := range measuredKinds {
 		for _, server := range []string{stackGRPC, stackConnect} {
-			addr, ok := addrs[server][kind]
+			at, ok := addrs[server][kind]
 			if !ok {
 				continue
 			}
@@ -90,7 +106,7 @@ func pairings(addrs map[string]map[string]string) []pairing {
 				if !pairs(server, client, kind) {
 					continue
 				}
-				rows = append(rows, pairing{server, client, kind, addr})
+				rows = append(rows, pairing{server, client, kind, at.addr, at.pid})
 			}
 		}
 	}
@@ -135,9 +151,15 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	if err := f.check(); err != nil {
 		return err
 	}
-	addrs, stop, err := f.startServers()
+	addrs, stopServers, err := f.startServers()
 	if err != nil {
 		return failure{err}
+	}
+	var stopOnce sync.Once
+	var stopErr error
+	stop := func() error {
+		stopOnce.Do(func() { stopErr = stopServers() })
+		return stopErr
 	}
 	defer stop()
 
@@ -147,6 +169,9 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	l := f.load()
 	interrupted := false
 	for i, row := range rows {
+		if measureRowHook != nil {
+			measureRowHook(row)
+		}
 		client, err := newEchoClient(row.client, row.addr, f.compress)
 		if err != nil {
 			return failure{err}
@@ -167,8 +192,10 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		client.close()
 	}
 	prog.finish()
+	// A server process that failed says so, after the tables.
+	stoppedErr := stop()
 
-	m := measurement{env: report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}), flags: *f, rows: rows, results: results}
+	m := measurement{env: report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}), flags: *f, pid: os.Getpid(), rows: rows, results: results}
 	if f.format == "csv" {
 		err = m.writeCSV(stdout)
 	} else {
@@ -182,57 +209,101 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		return failure{errors.New("interrupted: the tables hold what was measured before")}
 	case failed > 0:
 		return failure{fmt.Errorf("%d calls failed", failed)}
+	case stoppedErr != nil:
+		return failure{stoppedErr}
 	}
 	return nil
 }
 
+// measureRowHook, if set, is called with each row before it is measured:
+// the tests' look at the server behind it.
+var measureRowHook func(pairing)
+
 // startServers serves Echo on grpc-go and on connect-go on every kind of
 // address, each its own, and returns them by stack and kind once every
-// server listens, with a function that stops them all.
-func (f *measureFlags) startServers() (map[string]map[string]string, func(), error) {
+// server listens, with a function that stops them all. With
+// --server-process each stack's server on sockets is a child process, and
+// grpc-go's in-process server a server of its own here.
+func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() error, error) {
 	dir, err := os.MkdirTemp("", "localgrpc-measure-")
 	if err != nil {
 		return nil, nil, err
 	}
 	unique := fmt.Sprintf("localgrpc-measure-%d-%s", os.Getpid(), rand.Text()[:8])
-	sf := serveFlags{compress: f.compress, drain: defaultDrain}
-	log := slog.New(slog.DiscardHandler)
-	var stops []func()
-	stopAll := func() {
+	var stops []func() error
+	stopAll := func() error {
+		var errs []error
 		for _, s := range stops {
-			s()
+			errs = append(errs, s())
 		}
 		os.RemoveAll(dir)
+		return errors.Join(errs...)
 	}
-	addrs := make(map[string]map[string]string)
-	for _, stack := range []string{stackGRPC, stackConnect} {
-		listen := []string{"127.0.0.1:0", "unix:" + filepath.Join(dir, stack+".sock"), "unix:@" + unique + "-" + stack}
-		var s echoServer
-		if stack == stackGRPC {
-			s = sf.grpcServer(log)
-			listen = append(listen, "inproc:"+unique)
-		} else {
-			s = sf.connectServer(log)
-		}
-		if err := s.listen(listen); err != nil {
-			stopAll()
-			return nil, nil, fmt.Errorf("%s server: %w", stack, err)
-		}
-		served := make(chan error, 1)
-		go func() { served <- s.serve() }()
-		stops = append(stops, func() {
-			s.drain()
-			<-served
-		})
-		addrs[stack] = make(map[string]string)
-		for _, a := range s.addrs() {
+	addrs := make(map[string]map[string]servedAt)
+	add := func(stack string, served []string, pid int) error {
+		for _, a := range served {
 			parsed, err := localgrpc.ParseAddress(a)
+			if err != nil {
+				return err
+			}
+			addrs[stack][kindName[parsed.Kind]] = servedAt{a, pid}
+		}
+		return nil
+	}
+	for _, stack := range []string{stackGRPC, stackConnect} {
+		addrs[stack] = make(map[string]servedAt)
+		sockets := []string{"127.0.0.1:0", "unix:" + filepath.Join(dir, stack+".sock"), "unix:@" + unique + "-" + stack}
+		var here []string // addresses served in this process
+		if stack == stackGRPC {
+			here = append(here, "inproc:"+unique)
+		}
+		if f.serverProcess {
+			p, served, err := startServerProcess(stack, f.compress, sockets)
 			if err != nil {
 				stopAll()
 				return nil, nil, err
 			}
-			addrs[stack][kindName[parsed.Kind]] = a
+			stops = append(stops, p.stop)
+			if err := add(stack, served, p.pid()); err != nil {
+				stopAll()
+				return nil, nil, err
+			}
+		} else {
+			here = append(sockets, here...)
+		}
+		if len(here) == 0 {
+			continue
+		}
+		served, stop, err := f.serveHere(stack, here)
+		if err != nil {
+			stopAll()
+			return nil, nil, err
+		}
+		stops = append(stops, stop)
+		if err := add(stack, served, os.Getpid()); err != nil {
+			stopAll()
+			return nil, nil, err
 		}
 	}
 	return addrs, stopAll, nil
+}
+
+// serveHere serves Echo with stack in this process on the addresses
+// listen, and returns the addresses served, with a function that stops it.
+func (f *measureFlags) serveHere(stack string, listen []string) ([]string, func() error, error) {
+	sf := serveFlags{compress: f.compress, drain: defaultDrain}
+	log := slog.New(slog.DiscardHandler)
+	s := sf.grpcServer(log)
+	if stack == stackConnect {
+		s = sf.connectServer(log)
+	}
+	if err := s.listen(listen); err != nil {
+		return nil, nil, fmt.Errorf("%s server: %w", stack, err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.serve() }()
+	return s.addrs(), func() error {
+		s.drain()
+		return <-served
+	}, nil
 }

@@ -16,6 +16,7 @@ import (
 type measurement struct {
 	env     report.Environment
 	flags   measureFlags
+	pid     int // of this process, the clients'
 	rows    []pairing
 	results [][]loadResult
 }
@@ -44,12 +45,37 @@ func (m measurement) conditions() string {
 	return fmt.Sprintf("%d calls of each method, %s, after %d warm-up calls; get and expand send one request of %q, collect and update %d; compression %s.", f.n, at, f.warmup, f.message, f.count, compression)
 }
 
+// serverProcess says where row's server ran: in the clients' process
+// ("same") or in a child process ("child").
+func (m measurement) serverProcess(row pairing) string {
+	if row.pid == m.pid {
+		return "same"
+	}
+	return "child"
+}
+
+// processes says, in a sentence, which process each server ran in.
+func (m measurement) processes() string {
+	if !m.flags.serverProcess {
+		return fmt.Sprintf("Servers and clients ran in one process (pid %d), sharing its scheduler and heap (server process: same); --server-process runs the servers on sockets in processes of their own.", m.pid)
+	}
+	var children []string
+	seen := make(map[int]bool)
+	for _, row := range m.rows {
+		if row.pid != m.pid && !seen[row.pid] {
+			seen[row.pid] = true
+			children = append(children, fmt.Sprintf("%s in pid %d", row.server, row.pid))
+		}
+	}
+	return fmt.Sprintf("The servers on sockets ran in child processes (server process: child; %s), the clients in this one (pid %d); in-process calls cannot leave the process, so the inproc server ran in the clients' process (server process: same).", strings.Join(children, ", "), m.pid)
+}
+
 // writeMarkdown writes the environment, then a matrix of the mean time per
 // call and one of the p99, as the Echo API's reference measures them: a
 // row per server, client and address, a column per method.
 func (m measurement) writeMarkdown(out io.Writer) error {
 	w := new(strings.Builder)
-	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", report.EscapeMarkdown(m.env.Summary()), report.EscapeMarkdown(m.conditions()))
+	fmt.Fprintf(w, "Environment: %s.\n\n%s\n\n%s\n", report.EscapeMarkdown(m.env.Summary()), report.EscapeMarkdown(m.conditions()), report.EscapeMarkdown(m.processes()))
 	for _, table := range []struct {
 		title string
 		stat  func(loadResult) time.Duration
@@ -57,13 +83,13 @@ func (m measurement) writeMarkdown(out io.Writer) error {
 		{"Mean time per call", loadResult.mean},
 		{"p99 time per call", func(r loadResult) time.Duration { return r.percentile(99) }},
 	} {
-		fmt.Fprintf(w, "\n### %s\n\n| server | client | address |", table.title)
+		fmt.Fprintf(w, "\n### %s\n\n| server | client | address | server process |", table.title)
 		for _, meth := range methods {
 			fmt.Fprintf(w, " %s |", meth)
 		}
-		fmt.Fprintf(w, "\n|---|---|---|%s\n", strings.Repeat("--:|", len(methods)))
+		fmt.Fprintf(w, "\n|---|---|---|---|%s\n", strings.Repeat("--:|", len(methods)))
 		for i, row := range m.rows {
-			fmt.Fprintf(w, "| %s | %s | %s |", row.server, row.client, row.kind)
+			fmt.Fprintf(w, "| %s | %s | %s | %s |", row.server, row.client, row.kind, m.serverProcess(row))
 			for j := range methods {
 				cell := "not run"
 				if j < len(m.results[i]) {
@@ -90,11 +116,12 @@ func markdownCell(r loadResult, stat func(loadResult) time.Duration) string {
 	return cell
 }
 
-// writeCSV writes a row per server, client, address and method with every
+// writeCSV writes a row per server, client, address and method, with the
+// server's process (same as the clients' or a child, and its pid) and every
 // statistic, times in seconds, and the environment in the last columns.
 func (m measurement) writeCSV(out io.Writer) error {
 	cw := csv.NewWriter(out)
-	header := []string{"server", "client", "address", "method", "calls", "errors", "error_codes",
+	header := []string{"server", "client", "address", "server_process", "server_pid", "method", "calls", "errors", "error_codes",
 		"mean_sec", "p50_sec", "p90_sec", "p99_sec", "max_sec", "calls_per_sec",
 		"concurrency", "requests_per_stream", "compression", "go", "goos", "goarch", "cpu", "numcpu", "gomaxprocs"}
 	for _, mod := range m.env.Modules {
@@ -116,7 +143,7 @@ func (m measurement) writeCSV(out io.Writer) error {
 			if r.failed() > 0 {
 				codes = r.errorCounts()
 			}
-			rec := []string{row.server, row.client, row.kind, string(methods[j]), strconv.Itoa(r.calls), strconv.Itoa(r.failed()), codes}
+			rec := []string{row.server, row.client, row.kind, m.serverProcess(row), strconv.Itoa(row.pid), string(methods[j]), strconv.Itoa(r.calls), strconv.Itoa(r.failed()), codes}
 			rec = append(rec, stats...)
 			rec = append(rec, strconv.FormatFloat(r.rate(), 'g', 6, 64),
 				strconv.Itoa(m.flags.c), strconv.Itoa(m.flags.count), strconv.FormatBool(m.flags.compress))

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,11 +39,28 @@ var wantPairings = []string{
 // timeCell is a table cell holding a time.
 var timeCell = regexp.MustCompile(`^ [0-9.]+(ns|µs|ms|s) $`)
 
+// wantProcess is the server process measure says each row of
+// wantPairings ran in: "same" for all, or with --server-process "child"
+// for all but inproc.
+func wantProcess(pairing string, serverProcess bool) string {
+	if serverProcess && !strings.HasSuffix(pairing, "| inproc |") {
+		return "child"
+	}
+	return "same"
+}
+
 func TestMeasureMarkdown(t *testing.T) {
 	code, stdout, stderr := runCLI(t.Context(), "measure", "-n", "3", "--warmup", "1", "-m", "a b")
 	if code != exitOK {
 		t.Fatalf("exit status %d, stderr:\n%s", code, stderr)
 	}
+	checkMeasureMarkdown(t, stdout, stderr, false)
+}
+
+// checkMeasureMarkdown checks measure's markdown tables, of a run with -n 3
+// --warmup 1 -m "a b", and with --server-process if serverProcess.
+func checkMeasureMarkdown(t *testing.T, stdout, stderr string, serverProcess bool) {
+	t.Helper()
 	if !strings.Contains(stderr, "\nran 76 of 76 runs in ") {
 		t.Errorf("stderr does not end with the progress's summary:\n%s", stderr)
 	}
@@ -52,21 +71,29 @@ func TestMeasureMarkdown(t *testing.T) {
 	if want := `3 calls of each method, one at a time, after 1 warm-up calls; get and expand send one request of "a b", collect and update 3; compression off.`; lines[2] != want {
 		t.Errorf("conditions line:\n%s\nwant:\n%s", lines[2], want)
 	}
+	wantProcesses := fmt.Sprintf("Servers and clients ran in one process (pid %d), sharing its scheduler and heap (server process: same); --server-process runs the servers on sockets in processes of their own.", os.Getpid())
+	if serverProcess {
+		wantProcesses = "The servers on sockets ran in child processes (server process: child; grpc in pid "
+	}
+	if !strings.HasPrefix(lines[4], wantProcesses) {
+		t.Errorf("processes line:\n%s\nwant it to start:\n%s", lines[4], wantProcesses)
+	}
 	for _, title := range []string{"### Mean time per call", "### p99 time per call"} {
 		i := slices.Index(lines, title)
 		if i < 0 {
 			t.Fatalf("no %q:\n%s", title, stdout)
 		}
-		if lines[i+2] != "| server | client | address | get | expand | collect | update |" || lines[i+3] != "|---|---|---|--:|--:|--:|--:|" {
+		if lines[i+2] != "| server | client | address | server process | get | expand | collect | update |" || lines[i+3] != "|---|---|---|---|--:|--:|--:|--:|" {
 			t.Errorf("%s: header %q %q", title, lines[i+2], lines[i+3])
 		}
 		rows := lines[i+4 : i+4+len(wantPairings)]
 		for j, row := range rows {
-			if !strings.HasPrefix(row, wantPairings[j]) {
-				t.Errorf("%s: row %d is %q, want it to start %q", title, j+1, row, wantPairings[j])
+			want := wantPairings[j] + " " + wantProcess(wantPairings[j], serverProcess) + " |"
+			if !strings.HasPrefix(row, want) {
+				t.Errorf("%s: row %d is %q, want it to start %q", title, j+1, row, want)
 				continue
 			}
-			cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(row, wantPairings[j]), "|"), "|")
+			cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(row, want), "|"), "|")
 			if len(cells) != 4 {
 				t.Errorf("%s: row %q has %d method cells", title, row, len(cells))
 			}
@@ -91,31 +118,46 @@ func TestMeasureCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	header := []string{"server", "client", "address", "method", "calls", "errors", "error_codes",
+	header := []string{"server", "client", "address", "server_process", "server_pid", "method", "calls", "errors", "error_codes",
 		"mean_sec", "p50_sec", "p90_sec", "p99_sec", "max_sec", "calls_per_sec",
 		"concurrency", "requests_per_stream", "compression", "go", "goos", "goarch", "cpu", "numcpu", "gomaxprocs",
 		"localgrpc", "grpc-go", "connect-go", "grpchan", "protobuf-go"}
 	if !slices.Equal(records[0], header) {
 		t.Fatalf("header %q\nwant %q", records[0], header)
 	}
+	checkMeasureCSV(t, records, false)
+}
+
+// checkMeasureCSV checks the rows of measure's CSV, of a run with -n 2
+// --count 2, and with --server-process if serverProcess.
+func checkMeasureCSV(t *testing.T, records [][]string, serverProcess bool) {
+	t.Helper()
 	if len(records) != 1+len(wantPairings)*len(methods) {
 		t.Fatalf("%d rows, want %d", len(records)-1, len(wantPairings)*len(methods))
 	}
 	for i, r := range records[1:] {
 		pairing := "| " + strings.Join(r[0:3], " | ") + " |"
-		if want := wantPairings[i/len(methods)]; pairing != want || r[3] != string(methods[i%len(methods)]) {
-			t.Errorf("row %d is %s %s, want %s %s", i+1, pairing, r[3], want, methods[i%len(methods)])
+		want := wantPairings[i/len(methods)]
+		if pairing != want || r[5] != string(methods[i%len(methods)]) {
+			t.Errorf("row %d is %s %s, want %s %s", i+1, pairing, r[5], want, methods[i%len(methods)])
 		}
-		if r[4] != "2" || r[5] != "0" || r[6] != "" || r[13] != "1" || r[14] != "2" || r[15] != "false" {
-			t.Errorf("row %d: calls, errors, codes, concurrency, count, compression: %q", i+1, r[4:16])
+		if r[3] != wantProcess(want, serverProcess) {
+			t.Errorf("row %d (%s): server process %q, want %q", i+1, pairing, r[3], wantProcess(want, serverProcess))
 		}
-		for _, v := range r[7:13] {
+		pid, err := strconv.Atoi(r[4])
+		if err != nil || pid <= 0 || (pid == os.Getpid()) != (r[3] == "same") {
+			t.Errorf("row %d (%s): server pid %q, this process's %d, server process %q", i+1, pairing, r[4], os.Getpid(), r[3])
+		}
+		if r[6] != "2" || r[7] != "0" || r[8] != "" || r[15] != "1" || r[16] != "2" || r[17] != "false" {
+			t.Errorf("row %d: calls, errors, codes, concurrency, count, compression: %q", i+1, r[6:18])
+		}
+		for _, v := range r[9:15] {
 			if f, err := strconv.ParseFloat(v, 64); err != nil || f <= 0 {
 				t.Errorf("row %d: a statistic is %q", i+1, v)
 			}
 		}
-		if r[16] == "" || r[23] == "" || r[24] == "" {
-			t.Errorf("row %d: the environment is missing: %q", i+1, r[16:])
+		if r[18] == "" || r[25] == "" || r[26] == "" {
+			t.Errorf("row %d: the environment is missing: %q", i+1, r[18:])
 		}
 	}
 }
@@ -129,7 +171,7 @@ func TestMeasureInterrupted(t *testing.T) {
 	if code != exitFailure || !strings.HasSuffix(stderr, "localgrpc: interrupted: the tables hold what was measured before\n") {
 		t.Errorf("exit status %d, stderr:\n%s", code, stderr)
 	}
-	if got := strings.Count(stdout, "| not run | not run | not run | not run |"); got != 2*len(wantPairings) {
+	if got := strings.Count(stdout, " | not run | not run | not run | not run |"); got != 2*len(wantPairings) {
 		t.Errorf("%d rows not run, want %d:\n%s", got, 2*len(wantPairings), stdout)
 	}
 }
