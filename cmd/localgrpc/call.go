@@ -268,6 +268,11 @@ func callError(err error, f *callFlags) error {
 	if errors.As(err, &pe) {
 		return fmt.Errorf("--stack %s: the server at %s speaks only the gRPC protocol (a grpc-go server): call it with --stack grpc or connect-grpc", f.stack, f.address)
 	}
+	if f.compress && strings.Contains(callMessage(err), "unknown compression") {
+		// A connect server accepts gzip only if it was started with it;
+		// its own message lists what it accepts, which is nothing.
+		return fmt.Errorf("--compress: the server at %s does not accept gzip: start it with localgrpc serve --compress, or call without --compress (%v: %s)", f.address, codeOf(err), callMessage(err))
+	}
 	return fmt.Errorf("%s to %s: %v: %s", f.stack, f.address, codeOf(err), callMessage(err))
 }
 

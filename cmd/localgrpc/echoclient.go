@@ -331,6 +331,13 @@ func codeOf(err error) codes.Code {
 		return s.Code()
 	}
 	if c := connect.CodeOf(err); c != connect.CodeUnknown {
+		if c == connect.CodeInvalidArgument && errors.Is(err, io.ErrUnexpectedEOF) {
+			// connect-go reads a stream cut mid-message (the server
+			// stopped, a drain's deadline passed) as an invalid
+			// envelope; grpc-go, which sees the transport end, says
+			// Unavailable, and so does the CLI whatever the stack.
+			return codes.Unavailable
+		}
 		return codes.Code(c)
 	}
 	return status.FromContextError(err).Code()
