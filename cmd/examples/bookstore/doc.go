@@ -11,4 +11,7 @@
 // 10,000 books by Charles Dickens among 20,000). The package's benchmarks
 // measure every server on every kind of address, and the unary call
 // against the stream of one.
+//
+// Run it, from the repository's root: go test -v ./cmd/examples/bookstore;
+// measure it: go test -bench . ./cmd/examples/bookstore.
 package bookstore

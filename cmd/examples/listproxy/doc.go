@@ -53,4 +53,7 @@
 //
 // A client that cancels its call ends every backend call of it: the proxy
 // returns at once, and no goroutine of the call outlives it.
+//
+// Run it, from the repository's root: go test -v ./cmd/examples/listproxy
+// (as root, its tests also put backends in network namespaces).
 package listproxy

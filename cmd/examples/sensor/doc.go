@@ -18,4 +18,6 @@
 // answer, and a cancelled sensor's values never follow its answer. A
 // request the server cannot carry out gets an error response and the
 // stream stays open.
+//
+// Run it, from the repository's root: go test -v ./cmd/examples/sensor.
 package sensor
