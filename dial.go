@@ -122,10 +122,11 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		// As a socket client, it connects when a call needs a server: one
 		// may listen on the name later.
 		c := &inprocConn{
-			name:   a.Name,
-			open:   map[*context.CancelFunc]struct{}{},
-			unary:  chain.UnaryClient(cfg.unary),
-			stream: chain.StreamClient(cfg.stream),
+			name:    a.Name,
+			closing: make(chan struct{}),
+			open:    map[*context.CancelFunc]struct{}{},
+			unary:   chain.UnaryClient(cfg.unary),
+			stream:  chain.StreamClient(cfg.stream),
 		}
 		c.srv.Store(lookupInproc(a.Name))
 		c.defaults = cfg.calls
@@ -182,7 +183,10 @@ func grpcTarget(a Address) (string, []grpc.DialOption) {
 		if host, port, _ := net.SplitHostPort(a.HostPort); host == "" {
 			return "passthrough:///" + net.JoinHostPort("localhost", port), nil
 		}
-		return "passthrough:///" + a.HostPort, nil
+		// grpc-go percent-decodes the target: a "%" of the address (an
+		// IPv6 zone) must reach its dialer as written, not decode into
+		// another host ("127.0.0.1%2eevil.example").
+		return "passthrough:///" + strings.ReplaceAll(a.HostPort, "%", "%25"), nil
 	}
 	return a.Target, nil
 }
@@ -208,6 +212,7 @@ type inprocConn struct {
 	// defaults start every call, before the caller's options.
 	defaults []grpc.CallOption
 	closed   atomic.Bool
+	closing  chan struct{} // closed by Close, for calls that wait
 
 	// mu guards open, the cancel functions of the streams in flight, which
 	// Close ends, as grpc-go's ClientConn.Close does.
@@ -216,24 +221,25 @@ type inprocConn struct {
 }
 
 // server is the Server the connection's name leads to: its last one
-// while it has not stopped, else the one serving the name now. With none,
+// while it takes calls, else the one serving the name now (a successor of
+// a draining server, as a socket client reconnects on GOAWAY). With none,
 // a call fails with Unavailable at once, as over a socket with nothing
 // listening, or, if it waits for ready (grpc.WaitForReady), waits for one
-// until ctx ends.
-func (c *inprocConn) server(ctx context.Context, opts []grpc.CallOption) (*Server, error) {
+// until ctx ends or the connection closes.
+func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 	for {
 		srv := c.srv.Load()
-		if srv != nil && !srv.isDone() {
+		if srv != nil && !srv.stopping.Load() {
 			return srv, nil
 		}
 		next, claimed := lookupOrWait(c.name)
-		if next != nil {
+		if next != nil && next != srv && !next.stopping.Load() {
 			if c.srv.CompareAndSwap(srv, next) {
 				return next, nil
 			}
 			continue // another call moved on first: look again
 		}
-		if !waitsForReady(opts) {
+		if !wait {
 			if srv != nil {
 				return srv, nil // its channel says it stopped: Unavailable
 			}
@@ -243,7 +249,30 @@ func (c *inprocConn) server(ctx context.Context, opts []grpc.CallOption) (*Serve
 		case <-claimed:
 		case <-ctx.Done():
 			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-c.closing:
+			return nil, errConnClosing
 		}
+	}
+}
+
+// ready is the server a call goes to once it serves: a call that waits
+// for ready passes over a server that stopped before it served, as a
+// socket client passes over a listener that closed, to its successor.
+func (c *inprocConn) ready(ctx context.Context, opts []grpc.CallOption) (*Server, error) {
+	wait := waitsForReady(opts)
+	for {
+		srv, err := c.server(ctx, wait)
+		if err != nil {
+			return nil, err
+		}
+		err = srv.awaitServe(ctx, c.closing)
+		if err == errNeverServed && wait {
+			continue
+		}
+		if err == nil && c.closed.Load() {
+			return nil, errConnClosing // Close came while it waited
+		}
+		return srv, err
 	}
 }
 
@@ -288,22 +317,16 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 // invoke and newStream are the calls past the client's interceptors: as
 // over a socket, they wait for the server to serve.
 func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	srv, err := c.server(ctx, opts)
+	srv, err := c.ready(ctx, opts)
 	if err != nil {
-		return err
-	}
-	if err := srv.awaitServe(ctx); err != nil {
 		return err
 	}
 	return srv.channel.Invoke(ctx, method, req, reply, opts...)
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	srv, err := c.server(ctx, opts)
+	srv, err := c.ready(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := srv.awaitServe(ctx); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -371,7 +394,9 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 // flight finish.
 func (c *inprocConn) Close() error {
 	c.mu.Lock()
-	c.closed.Store(true)
+	if !c.closed.Swap(true) {
+		close(c.closing)
+	}
 	open := c.open
 	c.open = map[*context.CancelFunc]struct{}{}
 	c.mu.Unlock()

@@ -40,6 +40,7 @@ var callOptions = []callOption{
 	{[]string{"codec"}, "grpc.ForceServerCodec or grpc.CustomCodec", "no server codec: in-process calls use the client's"},
 	{[]string{"binaryLogger"}, "a binary logger (binarylog)", "a stats handler (WithServerStatsHandler), which applies on every transport"},
 	{[]string{"streamWrapper"}, "a stream wrapper", "a stream interceptor (WithServerStreamInterceptor), which applies on every transport"},
+	{[]string{"maxHeaderListSize"}, "grpc.MaxHeaderListSize", "a server interceptor that checks the incoming metadata's size: in-process metadata has no HTTP/2 header limit"},
 }
 
 // socketOnly are the fields of grpc-go's serverOptions that concern
@@ -51,7 +52,7 @@ var socketOnly = map[string]bool{
 	"creds": true, "cp": true, "dc": true, "maxConcurrentStreams": true,
 	"keepaliveParams": true, "keepalivePolicy": true, "initialWindowSize": true,
 	"initialConnWindowSize": true, "writeBufferSize": true, "readBufferSize": true,
-	"sharedWriteBuffer": true, "connectionTimeout": true, "maxHeaderListSize": true,
+	"sharedWriteBuffer": true, "connectionTimeout": true,
 	"headerTableSize": true, "numServerWorkers": true, "bufferPool": true,
 	"waitForHandlers": true, "staticWindowSize": true,
 }
@@ -62,7 +63,11 @@ func optionsNotInproc(opts []grpc.ServerOption) error {
 	if len(opts) == 0 {
 		return nil
 	}
-	probe, plain := grpc.NewServer(opts...), grpc.NewServer()
+	// Both start from sentinel sizes, so that a size limit given at
+	// grpc-go's default value still shows: given last, it replaces the
+	// Server's own limit on sockets.
+	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(sentinelSize), grpc.MaxSendMsgSize(sentinelSize)}
+	probe, plain := grpc.NewServer(append(base, opts...)...), grpc.NewServer(base...)
 	defer probe.Stop()
 	defer plain.Stop()
 	given, ok := serverOptionsOf(probe)
@@ -102,6 +107,9 @@ func optionsNotInproc(opts []grpc.ServerOption) error {
 	return fmt.Errorf("options given through WithGRPCServerOptions apply to sockets only: %s", strings.Join(found, "; "))
 }
 
+// sentinelSize is a message size limit no one sets: see optionsNotInproc.
+const sentinelSize = 1<<30 + 12345
+
 // serverOptionsOf is the options struct of s.
 func serverOptionsOf(s *grpc.Server) (reflect.Value, bool) {
 	v := reflect.ValueOf(s).Elem().FieldByName("opts")
@@ -132,7 +140,17 @@ func differs(v, def reflect.Value) (bool, error) {
 		}
 		return differs(v.Elem(), def.Elem())
 	case reflect.Slice:
-		return v.Len() != def.Len() || v.Pointer() != def.Pointer(), nil
+		// Element by element: grpc-go's global options give every server
+		// equal elements in arrays of its own.
+		if v.Len() != def.Len() {
+			return true, nil
+		}
+		for i := range v.Len() {
+			if d, err := differs(v.Index(i), def.Index(i)); err != nil || d {
+				return true, err
+			}
+		}
+		return false, nil
 	case reflect.Bool:
 		return v.Bool() != def.Bool(), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:

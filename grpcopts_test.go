@@ -85,6 +85,10 @@ func TestGRPCServerOptionsNeverSkippedInproc(t *testing.T) {
 		{"StatsHandler", grpc.StatsHandler(&countingStats{}), nil, "WithServerStatsHandler"},
 		{"UnknownServiceHandler", grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return nil }), nil, "grpc.UnknownServiceHandler"},
 		{"ForceServerCodec", grpc.ForceServerCodecV2(encoding.GetCodecV2("proto")), nil, "grpc.ForceServerCodec"},
+		{"MaxHeaderListSize", grpc.MaxHeaderListSize(4096), nil, "grpc.MaxHeaderListSize"},
+		// At grpc-go's default value, a size limit still replaces the
+		// Server's own on sockets (see the Server's WithServerMaxRecvMsgSize).
+		{"MaxRecvMsgSize-default", grpc.MaxRecvMsgSize(4 << 20), nil, "WithServerMaxRecvMsgSize"},
 	}
 	for _, c := range controls {
 		t.Run("control="+c.name, func(t *testing.T) {
@@ -112,7 +116,6 @@ func TestGRPCServerOptionsNeverSkippedInproc(t *testing.T) {
 		"InitialWindowSize":    grpc.InitialWindowSize(1 << 20),
 		"MaxConcurrentStreams": grpc.MaxConcurrentStreams(100),
 		"ConnectionTimeout":    grpc.ConnectionTimeout(time.Minute),
-		"MaxHeaderListSize":    grpc.MaxHeaderListSize(1 << 20),
 		"NumStreamWorkers":     grpc.NumStreamWorkers(2),
 		"WaitForHandlers":      grpc.WaitForHandlers(true),
 		"SharedWriteBuffer":    grpc.SharedWriteBuffer(false),

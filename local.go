@@ -45,7 +45,9 @@ func loopbackHost(host string) bool {
 	if host == "" || strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
 		return true
 	}
-	host, _, _ = strings.Cut(host, "%") // an IPv6 zone
+	if strings.Contains(host, ":") {
+		host, _, _ = strings.Cut(host, "%") // an IPv6 literal's zone
+	}
 	ip := net.ParseIP(host)
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }

@@ -81,20 +81,11 @@ func (s *Server) serve(l *listener) {
 	})
 }
 
-// isDone reports whether the server stopped.
-func (s *Server) isDone() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // awaitServe waits until the server serves, or stops, as a socket client
 // waits for the server to accept its connection: a call made between
-// Listen and Serve proceeds once Serve is called, or ends with ctx.
-func (s *Server) awaitServe(ctx context.Context) error {
+// Listen and Serve proceeds once Serve is called, or ends with ctx or
+// when closing is closed (its connection closed).
+func (s *Server) awaitServe(ctx context.Context, closing <-chan struct{}) error {
 	select {
 	case <-s.started:
 		return s.servedErr()
@@ -105,6 +96,8 @@ func (s *Server) awaitServe(ctx context.Context) error {
 		return s.servedErr()
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
+	case <-closing:
+		return errConnClosing
 	}
 }
 
@@ -149,6 +142,7 @@ func (s *Server) stop(graceful bool) {
 	} else {
 		s.phase = stopped
 	}
+	s.stopping.Store(true)
 	if prev < draining {
 		if prev == listening {
 			// Waiting in-process calls wake and fail, as socket clients of a

@@ -32,6 +32,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	phase     phase
+	stopping  atomic.Bool // phase is draining or stopped: clients look for a successor
 	listeners []*listener // in the order bound; Inproc ones have no net.Listener
 	// started is closed once Serve begins, or stopping does: in-process
 	// calls wait for it, as socket clients wait to be accepted.
