@@ -60,18 +60,24 @@ var socketOnly = map[string]bool{
 // optionsNotInproc reports the call-changing options among opts, as an
 // error that names each and what to use instead; nil if there are none.
 func optionsNotInproc(opts []grpc.ServerOption) error {
-	if len(opts) == 0 {
-		return nil
-	}
 	// Both start from sentinel sizes, so that a size limit given at
 	// grpc-go's default value still shows: given last, it replaces the
 	// Server's own limit on sockets.
 	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(sentinelSize), grpc.MaxSendMsgSize(sentinelSize)}
-	probe, plain := grpc.NewServer(append(base, opts...)...), grpc.NewServer(base...)
-	defer probe.Stop()
+	plain := grpc.NewServer(base...)
 	defer plain.Stop()
-	given, ok := serverOptionsOf(probe)
 	defaults, okDefault := serverOptionsOf(plain)
+	if okDefault {
+		if err := globalsNotInproc(defaults); err != nil {
+			return err
+		}
+	}
+	if len(opts) == 0 {
+		return nil
+	}
+	probe := grpc.NewServer(append(base, opts...)...)
+	defer probe.Stop()
+	given, ok := serverOptionsOf(probe)
 	if !ok || !okDefault {
 		return fmt.Errorf("options given through WithGRPCServerOptions apply to sockets only, and which were given cannot be read from this grpc-go version; give interceptors, stats handlers and size limits with the Server's own options, and grpc-go's through WithGRPCServerOptions only to a Server with no in-process address")
 	}
@@ -105,6 +111,40 @@ func optionsNotInproc(opts []grpc.ServerOption) error {
 		return nil
 	}
 	return fmt.Errorf("options given through WithGRPCServerOptions apply to sockets only: %s", strings.Join(found, "; "))
+}
+
+// globalsNotInproc reports the call-changing options that grpc-go's global
+// server options (registered through its internal package, as
+// stats/opentelemetry/csm.EnableObservability does) give every
+// grpc.Server, and so every socket, but not in-process calls: a server
+// with no option of its own starts with none of them, its sizes at the
+// sentinels.
+func globalsNotInproc(plain reflect.Value) error {
+	var found []string
+	for _, o := range callOptions {
+		for _, f := range o.fields {
+			v := plain.FieldByName(f)
+			set := false
+			switch v.Kind() {
+			case reflect.Func, reflect.Interface, reflect.Pointer, reflect.Map, reflect.Chan:
+				set = !v.IsNil()
+			case reflect.Slice:
+				set = v.Len() > 0
+			case reflect.Int, reflect.Int32, reflect.Int64:
+				set = v.Int() != sentinelSize
+			default:
+				set = true // a kind not known: fail closed
+			}
+			if set {
+				found = append(found, fmt.Sprintf("%s, which in-process calls would skip", o.name))
+				break
+			}
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	return fmt.Errorf("grpc-go's global server options (such as stats/opentelemetry/csm.EnableObservability's) apply to sockets only and set %s; give the same controls with the Server's own options, which apply on every transport, or serve no in-process address", strings.Join(found, "; "))
 }
 
 // sentinelSize is a message size limit no one sets: see optionsNotInproc.

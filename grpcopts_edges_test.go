@@ -73,21 +73,26 @@ var grpcAddGlobalServerOptions any
 //go:linkname grpcClearGlobalServerOptions google.golang.org/grpc/internal.ClearGlobalServerOptions
 var grpcClearGlobalServerOptions func()
 
-// TestGlobalServerOptionNoFalseRefusal: grpc.NewServer
-// applies grpc-go's global server options (registered by
-// stats/opentelemetry/csm.EnableObservability, for one) before the given
-// ones. A global stats handler makes the probe's and the default server's
-// statsHandlers two slices with the same handler but different backing
-// arrays, which differs() counts as a change: a server given nothing but
-// keepalive parameters refuses every in-process address, blaming
-// grpc.StatsHandler, which the user never gave.
-func TestGlobalServerOptionNoFalseRefusal(t *testing.T) {
+// TestGlobalServerOptionRefusesInproc: grpc.NewServer applies grpc-go's
+// global server options (registered by
+// stats/opentelemetry/csm.EnableObservability, for one) to every server,
+// so to sockets, but in-process calls never see them. A global stats
+// handler makes Listen refuse in-process addresses, naming the global
+// options rather than blaming an option the user never gave; with or
+// without options of the user's own.
+func TestGlobalServerOptionRefusesInproc(t *testing.T) {
 	grpcAddGlobalServerOptions.(func(...grpc.ServerOption))(grpc.StatsHandler(&countingStats{}))
 	t.Cleanup(grpcClearGlobalServerOptions)
 
-	srv := newEchoServer(localgrpc.WithGRPCServerOptions(grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute})))
-	defer srv.Stop()
-	if err := srv.Listen("inproc:" + uniqueName(t)); err != nil {
-		t.Errorf("with a global server option registered, a server given only keepalive parameters: Listen(inproc:) = %v, want it taken (keepalive is socket-only)", err)
+	for name, opts := range map[string][]localgrpc.ServerOption{
+		"none":      nil,
+		"keepalive": {localgrpc.WithGRPCServerOptions(grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute}))},
+	} {
+		srv := newEchoServer(opts...)
+		err := srv.Listen("inproc:" + uniqueName(t))
+		srv.Stop()
+		if err == nil || !strings.Contains(err.Error(), "global") {
+			t.Errorf("options %s, with a global stats handler registered: Listen(inproc:) = %v, want a refusal naming grpc-go's global options", name, err)
+		}
 	}
 }
