@@ -52,7 +52,9 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 // in-process address and names the option and what to use instead:
 // [WithServerUnaryInterceptor], [WithServerStreamInterceptor],
 // [WithServerStatsHandler], [WithServerMaxRecvMsgSize] and
-// [WithServerMaxSendMsgSize] apply on every transport. Transport
+// [WithServerMaxSendMsgSize] apply on every transport. grpc-go's global
+// server options (csm.EnableObservability registers some) count as given
+// here. Transport
 // credentials belong in [WithTransportCredentials]: grpc.Creds given here
 // replaces the server's own credentials, and with [WithPeerCredentials]
 // every socket call is then denied, since the policy cannot check it.
