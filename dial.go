@@ -128,7 +128,8 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 			unary:   chain.UnaryClient(cfg.unary),
 			stream:  chain.StreamClient(cfg.stream),
 		}
-		c.srv.Store(lookupInproc(a.Name))
+		srv, _ := lookupOrWait(a.Name)
+		c.srv.Store(srv)
 		c.defaults = cfg.calls
 		if cfg.stats != nil {
 			c.opts = []grpc.CallOption{callopt.ClientStats{Handlers: cfg.stats}}

@@ -124,17 +124,12 @@ func globalsNotInproc(plain reflect.Value) error {
 	for _, o := range callOptions {
 		for _, f := range o.fields {
 			v := plain.FieldByName(f)
-			set := false
-			switch v.Kind() {
-			case reflect.Func, reflect.Interface, reflect.Pointer, reflect.Map, reflect.Chan:
-				set = !v.IsNil()
-			case reflect.Slice:
-				set = v.Len() > 0
-			case reflect.Int, reflect.Int32, reflect.Int64:
-				set = v.Int() != sentinelSize
-			default:
-				set = true // a kind not known: fail closed
+			unset := reflect.Zero(v.Type())
+			if v.CanInt() {
+				unset = reflect.ValueOf(sentinelSize).Convert(v.Type())
 			}
+			set, err := differs(v, unset)
+			set = set || err != nil // a kind not known: fail closed
 			if set {
 				found = append(found, fmt.Sprintf("%s, which in-process calls would skip", o.name))
 				break

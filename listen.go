@@ -67,11 +67,7 @@ func (s *Server) AddListener(l net.Listener) error {
 	return s.add("AddListener", []*listener{{addr: a, net: l}})
 }
 
-func (s *Server) isStopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.phase >= draining
-}
+func (s *Server) isStopping() bool { return s.stopping.Load() }
 
 // add makes bound the server's, and serves it if Serve was called; after
 // a stop it releases bound instead.

@@ -32,11 +32,6 @@ func releaseInproc(name string, s *Server) {
 	}
 }
 
-func lookupInproc(name string) *Server {
-	s, _ := lookupOrWait(name)
-	return s
-}
-
 // lookupOrWait is the server of name, or nil and a channel closed once
 // some name is claimed.
 func lookupOrWait(name string) (*Server, <-chan struct{}) {
