@@ -186,11 +186,13 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 				n += f.tag + protowire.SizeBytes(len(s))
 			}
 		case sizeStringList:
-			for _, s := range *field[[]string](base, f.offset) {
-				if f.utf8 && !validUTF8(s) {
-					return 0, false, invalidUTF8(f.fd)
-				}
-				n += f.tag + protowire.SizeBytes(len(s))
+			ss := *field[[]string](base, f.offset)
+			if f.utf8 && firstInvalidUTF8(ss) >= 0 {
+				return 0, false, invalidUTF8(f.fd)
+			}
+			n += len(ss) * f.tag
+			for _, s := range ss {
+				n += protowire.SizeBytes(len(s))
 			}
 		case sizeBytes:
 			if b := *field[[]byte](base, f.offset); len(b) > 0 {

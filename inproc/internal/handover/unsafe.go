@@ -106,6 +106,12 @@ func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
+// oneString returns a slice of the one string at s, which stays on the
+// caller's stack where the callee does not keep it (asciiPrefix).
+func oneString(s *string) []string {
+	return unsafe.Slice(s, 1)
+}
+
 // reboxSlice gives the struct at base its own pointer to a copy of the
 // slice header its field at off points to (a *[]*M of the opaque API):
 // the same elements, a header of its own, clipped as clipSlice clips. The

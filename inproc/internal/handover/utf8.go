@@ -5,25 +5,60 @@ import (
 	"unicode/utf8"
 )
 
-// validUTF8 is utf8.ValidString with a faster way through ASCII, which
-// most strings are: it ORs four 8-byte words at a time and looks at their
-// high bits once per 32 bytes, where utf8.ValidString looks every 8, then
-// takes the rest a word at a time, the last word overlapping bytes already
-// seen rather than going byte by byte. Past the first byte that is not
-// ASCII, utf8.ValidString checks the rest.
+// The UTF-8 check a socket's sender makes reads every byte of every string
+// field declared UTF-8; at a hundred bytes a string it was half of what a
+// stream of strings cost with Share. Most strings are ASCII, so the check
+// first looks for a byte with its high bit set, many strings at a time
+// (asciiPrefix: vector instructions on amd64 and arm64, words elsewhere),
+// and hands utf8.ValidString only the strings that have one.
+
+// validUTF8 reports whether s is UTF-8, as utf8.ValidString does.
 func validUTF8(s string) bool {
+	return asciiPrefix(oneString(&s)) == 1 || utf8.ValidString(s)
+}
+
+// firstInvalidUTF8 returns the index of the first string of ss that is not
+// UTF-8, or -1.
+func firstInvalidUTF8(ss []string) int {
+	for i := 0; ; i++ {
+		i += asciiPrefix(ss[i:])
+		if i == len(ss) {
+			return -1
+		}
+		if !utf8.ValidString(ss[i]) {
+			return i
+		}
+	}
+}
+
+// asciiPrefixWords is asciiPrefix in Go, for the machines with no assembly
+// of it and as the reference the assembly is tested against.
+func asciiPrefixWords(ss []string) int {
+	for i, s := range ss {
+		if !isASCII(s) {
+			return i
+		}
+	}
+	return len(ss)
+}
+
+// isASCII reports whether every byte of s is below 0x80. It ORs four
+// 8-byte words at a time and looks at their high bits once per 32 bytes,
+// then takes the rest a word at a time, the last word overlapping bytes
+// already seen rather than going byte by byte.
+func isASCII(s string) bool {
 	const hi = 0x8080808080808080
 	b, n := stringBytes(s), len(s)
 	i := 0
 	for ; i+32 <= n; i += 32 {
 		w := b[i : i+32 : i+32] // one bounds check for the four words
 		if (le64(w[0:8])|le64(w[8:16])|le64(w[16:24])|le64(w[24:32]))&hi != 0 {
-			return utf8.ValidString(s[i:])
+			return false
 		}
 	}
 	for ; i+8 <= n; i += 8 {
 		if le64(b[i:i+8])&hi != 0 {
-			return utf8.ValidString(s[i:])
+			return false
 		}
 	}
 	switch {
@@ -31,11 +66,11 @@ func validUTF8(s string) bool {
 		return true
 	case n >= 8:
 		// The last 8 bytes: those before i are ASCII already.
-		return le64(b[n-8:])&hi == 0 || utf8.ValidString(s[i:])
+		return le64(b[n-8:])&hi == 0
 	}
 	for ; i < n; i++ {
 		if s[i] >= utf8.RuneSelf {
-			return utf8.ValidString(s[i:])
+			return false
 		}
 	}
 	return true

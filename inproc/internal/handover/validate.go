@@ -242,10 +242,8 @@ func (p *utf8Plan) check(base addr) error {
 				return invalidUTF8(f.fd)
 			}
 		case kindStringList:
-			for _, s := range *field[[]string](base, f.offset) {
-				if !validUTF8(s) {
-					return invalidUTF8(f.fd)
-				}
+			if firstInvalidUTF8(*field[[]string](base, f.offset)) >= 0 {
+				return invalidUTF8(f.fd)
 			}
 		case kindMessage:
 			if sub := *field[addr](base, f.offset); sub != nil {
