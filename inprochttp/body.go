@@ -1,0 +1,155 @@
+package inprochttp
+
+import (
+	"io"
+	"net/http"
+	"slices"
+)
+
+// responseBody is the client's Response.Body: it reads the window the
+// handler writes into.
+type responseBody struct{ ex *exchange }
+
+// Read reads what the handler has flushed, waiting until there is some or
+// the response has ended. At the end, the response's Trailer holds the
+// trailers and Read returns io.EOF; if the handler panicked, the error of
+// a stream reset, once what it flushed has been read. Once the client's
+// context has ended, or the body is closed, Read fails at once.
+func (b *responseBody) Read(p []byte) (int, error) {
+	ex := b.ex
+	ex.mu.Lock()
+	for {
+		if err := ex.readEnd; err != nil {
+			ex.mu.Unlock()
+			return 0, err
+		}
+		if ex.r < ex.flushed {
+			n := copy(p, ex.buf[ex.r:ex.flushed])
+			ex.r += n
+			ex.cond.Broadcast() // room for a waiting Write
+			if ex.r < len(ex.buf) {
+				ex.mu.Unlock()
+				return n, nil
+			}
+			ex.buf, ex.r, ex.flushed = ex.buf[:0], 0, 0
+			if ex.writeEnd != io.EOF {
+				ex.mu.Unlock()
+				return n, nil
+			}
+			// The last bytes: say so now, saving the client a Read.
+			return n, ex.readEOFLocked()
+		}
+		switch {
+		case ex.writeEnd == io.EOF:
+			return 0, ex.readEOFLocked()
+		case ex.writeEnd != nil:
+			err := ex.writeEnd
+			ex.mu.Unlock()
+			return 0, err
+		case len(p) == 0:
+			ex.mu.Unlock()
+			return 0, nil
+		}
+		ex.cond.Wait()
+	}
+}
+
+// readEOFLocked ends the client's side at the body's end, with the
+// trailers delivered, and unlocks ex.mu.
+func (ex *exchange) readEOFLocked() error {
+	ex.readEnd = io.EOF
+	ex.buf = nil
+	ex.deliverTrailersLocked()
+	ex.mu.Unlock()
+	ex.stopWatching()
+	return io.EOF
+}
+
+// Close ends the exchange for the client. Before the body's end, it is
+// what a stream reset is over HTTP/2: the handler's context ends, and so
+// do its writes.
+func (b *responseBody) Close() error {
+	b.ex.clientEnd(errBodyClosed, errClientClosed)
+	return nil
+}
+
+// requestBody is the handler's Request.Body: the client's own, read on the
+// handler's goroutine as the client writes it, with no buffer between.
+type requestBody struct {
+	ex  *exchange
+	src io.ReadCloser // the client's
+}
+
+// Read reads the client's request body. At its end, the request's Trailer
+// holds the trailers the client declared. Once the client has gone, or the
+// handler has closed the body, it fails.
+func (b *requestBody) Read(p []byte) (int, error) {
+	ex := b.ex
+	ex.mu.Lock()
+	err := ex.inEnd
+	if err == nil && ex.readEnd != nil {
+		err = goneError(ex.readEnd)
+	}
+	ex.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	n, err := b.src.Read(p)
+	switch {
+	case err == nil:
+		return n, nil
+	case err == io.EOF:
+		ex.inEOF()
+		return n, io.EOF
+	}
+	return n, ex.inFailed(err)
+}
+
+// Close ends the request body for the handler; later reads fail with
+// http.ErrBodyReadAfterClose, and the client's body is closed.
+func (b *requestBody) Close() error {
+	ex := b.ex
+	ex.mu.Lock()
+	ex.inEnd = http.ErrBodyReadAfterClose
+	ex.mu.Unlock()
+	ex.closeIn()
+	return nil
+}
+
+// inEOF ends the request body at its end: the trailers the client declared
+// take their values, and its body is closed, as net/http's client closes
+// it once sent.
+func (ex *exchange) inEOF() {
+	ex.mu.Lock()
+	if ex.inEnd == nil {
+		ex.inEnd = io.EOF
+		for k, vv := range ex.creq.Trailer {
+			k = http.CanonicalHeaderKey(k)
+			if _, declared := ex.sreq.Trailer[k]; declared && len(vv) > 0 {
+				ex.sreq.Trailer[k] = slices.Clone(vv)
+			}
+		}
+	}
+	ex.mu.Unlock()
+	ex.closeIn()
+}
+
+// inFailed returns what the handler's read returns when reading the
+// client's body failed with err. Unless the exchange closed the body, the
+// client's body broke: as net/http's client resets the stream then, the
+// exchange ends, and the client gets err.
+func (ex *exchange) inFailed(err error) error {
+	ex.mu.Lock()
+	closed, end, readEnd := ex.inClosed, ex.inEnd, ex.readEnd
+	ex.mu.Unlock()
+	switch {
+	case !closed:
+		ex.clientEnd(err, err)
+		return goneError(err)
+	case end != nil:
+		return end
+	case readEnd != nil:
+		return goneError(readEnd)
+	}
+	return err
+}

@@ -1,0 +1,262 @@
+package inprochttp
+
+import (
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"sync"
+)
+
+// An exchange is one request and its response, between the client, which
+// called RoundTrip and reads the response's body, and the handler, which
+// runs on a goroutine of its own (serve) and writes the response into a
+// bounded window that the client reads. The handler reads the client's
+// request body itself, as the client writes it.
+//
+// Its lifecycle is four named signals, each set once under mu (but inEnd,
+// which the handler's Close may set after the body's end), and
+// broadcast on cond with every other change a goroutine may wait for:
+//
+//   - sent: the response's head is ready, so RoundTrip returns it;
+//   - writeEnd: the handler's response is over: io.EOF once ServeHTTP
+//     returned, a *resetError if it panicked;
+//   - readEnd: the client is done reading: io.EOF once it read the end,
+//     its context's error once that ended, errBodyClosed once it closed
+//     the body;
+//   - inEnd: the handler is done with the request body: io.EOF at its end,
+//     http.ErrBodyReadAfterClose once closed by the handler or at its
+//     return.
+//
+// The exchange ends when writeEnd and readEnd are both set. The handler's
+// context ends with the first of them; the client's request body is closed
+// once, when the handler is done with it or the client with the exchange.
+type exchange struct {
+	t    *transport
+	creq *http.Request // the client's request
+	sreq *http.Request // the handler's
+	// cancel and cancelDeadline end the handler's context.
+	cancel         context.CancelCauseFunc
+	cancelDeadline context.CancelFunc
+	// stopWatch stops the watch on the client's context, which ends the
+	// exchange when that does; nil if it never ends.
+	stopWatch func() bool
+
+	writer responseWriter // the handler's http.ResponseWriter
+	body   responseBody   // the client's Response.Body
+	in     requestBody    // the handler's Request.Body, if the client sent one
+
+	mu   sync.Mutex
+	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
+
+	sent     bool
+	writeEnd error
+	readEnd  error
+	inEnd    error
+	inClosed bool // the client's request body was closed
+
+	// The response's head, set on the handler's goroutine before it is
+	// sent; the client reads it after.
+	status   int         // 0 until the handler writes the head
+	head     bool        // the request is HEAD: the body is discarded
+	header   http.Header // the client's copy
+	declared []string    // the trailers the "Trailer" field declares
+	sniff    bool        // Content-Type is to be detected from the body
+	length   int64       // Content-Length, or -1 if not known
+	written  int64       // bytes of body written
+	trailer  http.Header // set with writeEnd io.EOF
+	resp     *http.Response
+
+	// The window of response bytes: the client may read buf[r:flushed];
+	// buf[flushed:] waits for the handler's next flush. At most
+	// windowSize bytes wait for the client.
+	buf        []byte
+	r, flushed int
+}
+
+const (
+	// windowSize is how many response bytes may wait for the client
+	// before the handler's writes wait for it to read.
+	windowSize = 256 << 10
+	// chunkSize is how many bytes the handler writes before they go to
+	// the client unflushed, as net/http's HTTP/2 server buffers them.
+	chunkSize = 4 << 10
+)
+
+// newExchange returns the exchange of the client's request creq, to be
+// served to the handler as sreq with a context of its own.
+func newExchange(t *transport, creq *http.Request, sreq *http.Request) *exchange {
+	ex := &exchange{t: t, creq: creq, length: -1, head: sreq.Method == http.MethodHead}
+	ex.cond.L = &ex.mu
+	ex.writer.ex = ex
+	ex.body.ex = ex
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ex.cancel = cancel
+	cctx := creq.Context()
+	if d, ok := cctx.Deadline(); ok {
+		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
+	}
+	if hasBody(creq) {
+		ex.in = requestBody{ex: ex, src: creq.Body}
+		sreq.Body = &ex.in
+	}
+	ex.sreq = sreq.WithContext(ctx)
+	if cctx.Done() != nil {
+		ex.stopWatch = context.AfterFunc(cctx, func() { ex.clientEnd(cctx.Err(), cctx.Err()) })
+	}
+	return ex
+}
+
+// serve runs the handler and ends its side of the exchange, however it
+// ends.
+func (ex *exchange) serve() {
+	returned := false
+	defer func() {
+		if returned {
+			ex.finish()
+			return
+		}
+		p := recover() // nil if the goroutine exited (runtime.Goexit)
+		ex.t.logPanic(ex.sreq, p)
+		ex.abort(newResetError(p))
+	}()
+	ex.t.handler.ServeHTTP(&ex.writer, ex.sreq)
+	returned = true
+}
+
+// response waits for the response's head, or for the reason there will be
+// none, and returns it.
+func (ex *exchange) response() (*http.Response, error) {
+	ex.mu.Lock()
+	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
+		ex.cond.Wait()
+	}
+	if !ex.sent {
+		err := ex.readEnd
+		if err == nil {
+			err = ex.writeEnd
+		}
+		ex.mu.Unlock()
+		ex.stopWatching()
+		return nil, err
+	}
+	resp := &http.Response{
+		Status:        statusLine(ex.status),
+		StatusCode:    ex.status,
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        ex.header,
+		Body:          &ex.body,
+		ContentLength: ex.length,
+		Request:       ex.creq,
+	}
+	if len(ex.declared) > 0 {
+		resp.Trailer = make(http.Header, len(ex.declared))
+		for _, k := range ex.declared {
+			resp.Trailer[k] = nil
+		}
+	}
+	ex.resp = resp
+	ex.mu.Unlock()
+	return resp, nil
+}
+
+// finish ends the handler's side once ServeHTTP has returned: the head
+// goes if it has not, then every byte written and the trailers.
+func (ex *exchange) finish() {
+	ex.mu.Lock()
+	if ex.status == 0 {
+		ex.writeHeaderLocked(http.StatusOK)
+	}
+	ex.trailer = trailers(ex.writer.h, ex.declared)
+	ex.writeEnd = io.EOF
+	ex.flushLocked()
+	ex.mu.Unlock()
+	ex.handlerDone()
+}
+
+// abort ends the handler's side with err, as a stream reset: what it
+// wrote but did not flush is lost.
+func (ex *exchange) abort(err error) {
+	ex.mu.Lock()
+	ex.writeEnd = err
+	ex.cond.Broadcast()
+	ex.mu.Unlock()
+	ex.handlerDone()
+}
+
+// handlerDone ends what the handler leaves once it has returned: its
+// context (as net/http's does) and the request body.
+func (ex *exchange) handlerDone() {
+	ex.endContext(nil)
+	ex.mu.Lock()
+	if ex.inEnd == nil {
+		ex.inEnd = http.ErrBodyReadAfterClose
+	}
+	ex.mu.Unlock()
+	ex.closeIn()
+}
+
+// clientEnd ends the client's side before it has read the end, with
+// readErr for its reads and cause for the handler's context, as an HTTP/2
+// client resets its stream: the handler's context ends, and so do its
+// writes and its reads of the request body.
+func (ex *exchange) clientEnd(readErr, cause error) {
+	ex.mu.Lock()
+	if ex.readEnd != nil {
+		ex.mu.Unlock()
+		return
+	}
+	ex.readEnd = readErr
+	handlerRunning := ex.writeEnd == nil
+	ex.buf = nil // the client reads no more
+	ex.r, ex.flushed = 0, 0
+	ex.cond.Broadcast()
+	ex.mu.Unlock()
+	if handlerRunning {
+		ex.endContext(cause)
+	}
+	ex.closeIn()
+	ex.stopWatching()
+}
+
+// endContext ends the handler's context with cause.
+func (ex *exchange) endContext(cause error) {
+	ex.cancel(cause)
+	if ex.cancelDeadline != nil {
+		ex.cancelDeadline()
+	}
+}
+
+// closeIn closes the client's request body, once.
+func (ex *exchange) closeIn() {
+	if !hasBody(ex.creq) {
+		return
+	}
+	ex.mu.Lock()
+	closed := ex.inClosed
+	ex.inClosed = true
+	ex.mu.Unlock()
+	if !closed {
+		ex.creq.Body.Close()
+	}
+}
+
+// stopWatching stops the watch on the client's context.
+func (ex *exchange) stopWatching() {
+	if ex.stopWatch != nil {
+		ex.stopWatch()
+	}
+}
+
+// deliverTrailersLocked sets the response's trailers, as the client reads
+// the end of its body.
+func (ex *exchange) deliverTrailersLocked() {
+	if len(ex.trailer) == 0 {
+		return
+	}
+	if ex.resp.Trailer == nil {
+		ex.resp.Trailer = make(http.Header, len(ex.trailer))
+	}
+	maps.Copy(ex.resp.Trailer, ex.trailer)
+}

@@ -1,0 +1,145 @@
+package inprochttp
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Headers cross as HTTP/2 carries them: a peer reads every key canonical
+// (HTTP/2 sends them in lower case), never sees a key without a value, nor
+// the connection-specific fields HTTP/2 forbids, nor a field with a name or
+// value HTTP could not carry. A copy is made either way, so that neither
+// side sees the other change its map.
+
+// cloneHeader returns h as a peer reads it, with room for extra more keys.
+// A field that HTTP cannot carry is an error if strict (a client's request,
+// which net/http's Transport refuses) and left out otherwise (a handler's
+// response, which net/http's server leaves out).
+func cloneHeader(h http.Header, extra int, strict bool) (http.Header, error) {
+	n := 0
+	for _, vv := range h {
+		n += len(vv)
+	}
+	values := make([]string, n) // one array for all the values, as http.Header.Clone
+	out := make(http.Header, len(h)+extra)
+	for k, vv := range h {
+		if !isToken(k) {
+			if strict {
+				return nil, fmt.Errorf("inprochttp: invalid header field name %q", k)
+			}
+			continue
+		}
+		key := http.CanonicalHeaderKey(k)
+		if connectionSpecific(key) {
+			continue
+		}
+		kept := values[:0:len(vv)]
+		for _, v := range vv {
+			if !validValue(v) {
+				if strict {
+					return nil, fmt.Errorf("inprochttp: invalid header field value for %q", k)
+				}
+				continue
+			}
+			kept = append(kept, v)
+		}
+		values = values[len(vv):]
+		if len(kept) == 0 {
+			continue
+		}
+		if prev, ok := out[key]; ok { // two keys that differ only in case
+			kept = append(prev[:len(prev):len(prev)], kept...)
+		}
+		out[key] = kept
+	}
+	return out, nil
+}
+
+// connectionSpecific reports whether the canonical key names a field
+// HTTP/2 does not carry (RFC 9113, section 8.2.2).
+func connectionSpecific(key string) bool {
+	switch key {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// validValue reports whether HTTP can carry v as a field value: no control
+// characters but tab.
+func validValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// declaredTrailers returns the canonical keys the values of a "Trailer"
+// field declare, comma-separated, leaving out those no trailer may have.
+func declaredTrailers(values []string) []string {
+	var keys []string
+	for _, v := range values {
+		for k := range strings.SplitSeq(v, ",") {
+			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+			if isToken(k) && trailerAllowed(k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// trailerAllowed reports whether the canonical key may be a trailer: not
+// one of the fields that a message's framing, routing or authentication
+// needs first (RFC 9110, section 6.5.1), those net/http refuses as
+// trailers.
+func trailerAllowed(key string) bool {
+	switch key {
+	case "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length", "Content-Range",
+		"Content-Type", "Expect", "Host", "Keep-Alive", "Max-Forwards", "Pragma", "Proxy-Authenticate",
+		"Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Te", "Trailer", "Transfer-Encoding", "Www-Authenticate":
+		return false
+	}
+	return true
+}
+
+// trailers returns the trailers of a response whose handler has returned
+// with header h: the declared keys' values, then those set under
+// http.TrailerPrefix, which replace a declared key's, as net/http's HTTP/2
+// server sends them. The handler no longer touches h, so its values are
+// not copied.
+func trailers(h http.Header, declared []string) http.Header {
+	var out http.Header
+	set := func(k string, vv []string) {
+		kept := vv
+		for i, v := range vv {
+			if !validValue(v) { // rare: copy the others
+				kept = append(vv[:i:i], vv[i+1:]...)
+				kept = slices.DeleteFunc(kept, func(v string) bool { return !validValue(v) })
+				break
+			}
+		}
+		if len(kept) == 0 {
+			return
+		}
+		if out == nil {
+			out = make(http.Header)
+		}
+		out[k] = kept
+	}
+	for _, k := range declared {
+		set(k, h[k])
+	}
+	for k, vv := range h {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			if name = http.CanonicalHeaderKey(name); isToken(name) && trailerAllowed(name) {
+				set(name, vv)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+package inprochttp
+
+import (
+	"log"
+	"net/http"
+	"runtime"
+)
+
+// An Option configures the transport [NewTransport] returns.
+type Option func(*transport)
+
+// WithErrorLog logs what net/http's server would log to its ErrorLog, a
+// handler's panic with its stack above all, to l instead of the log
+// package's standard logger.
+func WithErrorLog(l *log.Logger) Option {
+	return func(t *transport) { t.errorLog = l }
+}
+
+// logf logs to the transport's error log.
+func (t *transport) logf(format string, args ...any) {
+	if t.errorLog != nil {
+		t.errorLog.Printf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
+}
+
+// logPanic logs the panic p of the handler of r, with the stack, unless it
+// is none (runtime.Goexit) or http.ErrAbortHandler, as net/http does.
+func (t *transport) logPanic(r *http.Request, p any) {
+	if p == nil || p == http.ErrAbortHandler {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	buf = buf[:runtime.Stack(buf, false)]
+	t.logf("inprochttp: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, p, buf)
+}
