@@ -19,10 +19,10 @@
 //	http.ListenAndServe("127.0.0.1:8080", mux)
 //
 // grpc-gateway offers two ways to reach an implementation in the same
-// process. RegisterXHandlerServer calls it directly, but only for unary
-// methods, skipping interceptors and losing grpc.SendHeader's headers
-// (grpc-gateway issues #947, #1043, #1398). RegisterXHandlerClient keeps
-// everything, but needs a client connection, usually one to the
+// process. RegisterXHandlerServer calls it directly, but refuses server
+// streams (501 Not Implemented) and runs none of the server's
+// interceptors or stats handlers: the mux's own middlewares are its only
+// hook. RegisterXHandlerClient keeps everything, but needs a client connection, usually one to the
 // process's own server over loopback TCP, which pays for HTTP/2 framing
 // and serialization twice per call. Given an in-process connection, it
 // keeps everything at in-process cost. The tests check it against the

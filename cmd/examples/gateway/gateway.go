@@ -18,8 +18,8 @@ import (
 //
 // It registers with RegisterGreeterServiceHandlerClient, not
 // RegisterGreeterServiceHandlerServer, which calls the implementation
-// directly: that one skips interceptors, loses grpc.SendHeader's headers
-// and refuses server streams (grpc-gateway issues #947, #1043, #1398).
+// directly: that one refuses server streams and runs none of the
+// server's interceptors or stats handlers.
 func NewGateway(cc grpc.ClientConnInterface, opts ...runtime.ServeMuxOption) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(opts...)
 	// The context only scopes the registration: each handler calls with

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/examples/gateway"
 	greeterv1 "github.com/localgrpc/localgrpc/cmd/examples/gateway/gen/greeter/v1"
@@ -82,6 +83,29 @@ func newRig(tb testing.TB, impl greeterv1.GreeterServiceServer, opts ...localgrp
 		r.backends = append(r.backends, backend{name: name, url: serveHTTP(tb, mux), calls: calls})
 	}
 	return r
+}
+
+// backend is the rig's backend of that name.
+func (r *rig) backend(tb testing.TB, name string) backend {
+	for _, b := range r.backends {
+		if b.name == name {
+			return b
+		}
+	}
+	tb.Fatalf("no backend %s", name)
+	return backend{}
+}
+
+// handlerServer is a gateway that calls impl itself, registered with
+// RegisterGreeterServiceHandlerServer rather than over a connection,
+// served over HTTP on loopback until the test ends.
+func handlerServer(tb testing.TB, impl greeterv1.GreeterServiceServer) backend {
+	tb.Helper()
+	mux := runtime.NewServeMux()
+	if err := greeterv1.RegisterGreeterServiceHandlerServer(context.Background(), mux, impl); err != nil {
+		tb.Fatal(err)
+	}
+	return backend{name: "handler-server", url: serveHTTP(tb, mux)}
 }
 
 // serveHTTP serves h over HTTP on a loopback port until the test ends,
