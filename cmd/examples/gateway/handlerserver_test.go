@@ -17,9 +17,13 @@ func TestHandlerServerLosesWhatInprocKeeps(t *testing.T) {
 	direct, inproc := handlerServer(t, gateway.Greeter{}), r.backend(t, "inproc")
 	unary, stream := calls[0].req, calls[1].req
 
-	if got := r.send(t.Context(), t, direct, unary); got.status != http.StatusOK || len(rec.calls) != 0 {
+	got := r.send(t.Context(), t, direct, unary)
+	if got.status != http.StatusOK || len(rec.calls) != 0 {
 		t.Errorf("handler-server: status %d, %d calls intercepted; want 200 and none", got.status, len(rec.calls))
 	}
+	// What it no longer loses, at the grpc-gateway go.mod pins: the
+	// header of grpc.SendHeader.
+	wantHeader(t, got.header, "Grpc-Metadata-X-Greeter", "localgrpc")
 	if got := r.send(t.Context(), t, direct, stream); got.status != http.StatusNotImplemented {
 		t.Errorf("handler-server: a stream's status %d, want 501", got.status)
 	}
