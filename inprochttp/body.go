@@ -27,17 +27,26 @@ func (b *responseBody) Read(p []byte) (int, error) {
 			n := copy(p, ex.buf[ex.r:ex.flushed])
 			ex.r += n
 			ex.cond.Broadcast() // room for a waiting Write
-			if ex.r < len(ex.buf) {
-				ex.mu.Unlock()
-				return n, nil
+			drained := ex.r == len(ex.buf)
+			if drained {
+				ex.buf, ex.r, ex.flushed = ex.buf[:0], 0, 0
 			}
-			ex.buf, ex.r, ex.flushed = ex.buf[:0], 0, 0
-			if ex.writeEnd != io.EOF {
-				ex.mu.Unlock()
-				return n, nil
+			if ex.remain >= 0 {
+				if int64(n) > ex.remain {
+					// As net/http's client, which trusts Content-Length.
+					n = int(ex.remain)
+					ex.mu.Unlock()
+					ex.clientEnd(errTooLong, errTooLong)
+					return n, errTooLong
+				}
+				ex.remain -= int64(n)
 			}
-			// The last bytes: say so now, saving the client a Read.
-			return n, ex.readEOFLocked()
+			if drained && ex.writeEnd == io.EOF {
+				// The last bytes: say so now, saving the client a Read.
+				return n, ex.readEOFLocked()
+			}
+			ex.mu.Unlock()
+			return n, nil
 		}
 		switch {
 		case ex.writeEnd == io.EOF:
@@ -55,14 +64,19 @@ func (b *responseBody) Read(p []byte) (int, error) {
 }
 
 // readEOFLocked ends the client's side at the body's end, with the
-// trailers delivered, and unlocks ex.mu.
+// trailers delivered, and unlocks ex.mu. A body shorter than its
+// Content-Length ends with io.ErrUnexpectedEOF.
 func (ex *exchange) readEOFLocked() error {
-	ex.readEnd = io.EOF
+	err := io.EOF
+	if ex.remain > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	ex.readEnd = err
 	ex.buf = nil
 	ex.deliverTrailersLocked()
 	ex.mu.Unlock()
 	ex.stopWatching()
-	return io.EOF
+	return err
 }
 
 // Close ends the exchange for the client. Before the body's end, it is

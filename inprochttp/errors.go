@@ -13,6 +13,9 @@ var (
 	// errClientClosed is the cause of the handler's context when the
 	// client closed the response body before its end.
 	errClientClosed = errors.New("inprochttp: the client closed the response body")
+	// errTooLong is what the client's read returns of a body longer than
+	// its Content-Length.
+	errTooLong = errors.New("inprochttp: the handler wrote more than the declared Content-Length; truncated")
 	// errHandlerReturned is what writes return once ServeHTTP has
 	// returned.
 	errHandlerReturned = errors.New("inprochttp: write after the handler returned")

@@ -64,8 +64,13 @@ type exchange struct {
 	sniff    bool        // Content-Type is to be detected from the body
 	length   int64       // Content-Length, or -1 if not known
 	written  int64       // bytes of body written
+	ended    bool        // the head was sent at the end: no body, no trailers
 	trailer  http.Header // set with writeEnd io.EOF
-	resp     *http.Response
+
+	// The client's response, and how many bytes of its body are left to
+	// read if its length is known, or -1.
+	resp   *http.Response
+	remain int64
 
 	// The window of response bytes: the client may read buf[r:flushed];
 	// buf[flushed:] waits for the handler's next flush. At most
@@ -125,13 +130,21 @@ func (ex *exchange) serve() {
 }
 
 // response waits for the response's head, or for the reason there will be
-// none, and returns it.
+// none, and returns it, as net/http's HTTP/2 client makes it of the head.
 func (ex *exchange) response() (*http.Response, error) {
 	ex.mu.Lock()
 	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
 		ex.cond.Wait()
 	}
-	if !ex.sent {
+	if ex.readEnd == nil && ex.creq.Context().Err() != nil {
+		// Its context ended as the head came: the client gets its
+		// context's error, as it would a moment later.
+		ex.mu.Unlock()
+		ex.clientEnd(ex.creq.Context().Err(), ex.creq.Context().Err())
+		ex.mu.Lock()
+	}
+	if ex.readEnd != nil || !ex.sent {
+		// The client's end comes first: the head may have come after it.
 		err := ex.readEnd
 		if err == nil {
 			err = ex.writeEnd
@@ -156,7 +169,21 @@ func (ex *exchange) response() (*http.Response, error) {
 			resp.Trailer[k] = nil
 		}
 	}
-	ex.resp = resp
+	if ex.length < 0 && ex.ended && !ex.head {
+		resp.ContentLength = 0
+	}
+	ex.resp, ex.remain = resp, resp.ContentLength
+	if ex.head || (ex.ended && resp.ContentLength <= 0) {
+		// Nothing follows the head.
+		resp.Body = http.NoBody
+		ex.readEnd = io.EOF
+		done := ex.writeEnd != nil
+		ex.mu.Unlock()
+		if done {
+			ex.stopWatching()
+		}
+		return resp, nil
+	}
 	ex.mu.Unlock()
 	return resp, nil
 }
@@ -193,8 +220,12 @@ func (ex *exchange) handlerDone() {
 	if ex.inEnd == nil {
 		ex.inEnd = http.ErrBodyReadAfterClose
 	}
+	clientDone := ex.readEnd != nil
 	ex.mu.Unlock()
 	ex.closeIn()
+	if clientDone {
+		ex.stopWatching()
+	}
 }
 
 // clientEnd ends the client's side before it has read the end, with
@@ -203,15 +234,13 @@ func (ex *exchange) handlerDone() {
 // writes and its reads of the request body.
 func (ex *exchange) clientEnd(readErr, cause error) {
 	ex.mu.Lock()
-	if ex.readEnd != nil {
-		ex.mu.Unlock()
-		return
+	if ex.readEnd == nil {
+		ex.readEnd = readErr
+		ex.buf = nil // the client reads no more
+		ex.r, ex.flushed = 0, 0
+		ex.cond.Broadcast()
 	}
-	ex.readEnd = readErr
 	handlerRunning := ex.writeEnd == nil
-	ex.buf = nil // the client reads no more
-	ex.r, ex.flushed = 0, 0
-	ex.cond.Broadcast()
 	ex.mu.Unlock()
 	if handlerRunning {
 		ex.endContext(cause)

@@ -79,14 +79,14 @@ func validValue(v string) bool {
 }
 
 // declaredTrailers returns the canonical keys the values of a "Trailer"
-// field declare, comma-separated, leaving out those no trailer may have.
+// field declare, comma-separated: those the client's Response.Trailer
+// lists, whether or not they may be trailers.
 func declaredTrailers(values []string) []string {
 	var keys []string
 	for _, v := range values {
 		for k := range strings.SplitSeq(v, ",") {
-			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
-			if isToken(k) && trailerAllowed(k) {
-				keys = append(keys, k)
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, http.CanonicalHeaderKey(k))
 			}
 		}
 	}
@@ -132,7 +132,9 @@ func trailers(h http.Header, declared []string) http.Header {
 		out[k] = kept
 	}
 	for _, k := range declared {
-		set(k, h[k])
+		if isToken(k) && trailerAllowed(k) {
+			set(k, h[k])
+		}
 	}
 	for k, vv := range h {
 		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {

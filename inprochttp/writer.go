@@ -109,11 +109,19 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	switch {
 	case !bodyAllowed(ex.status):
 		return 0, http.ErrBodyNotAllowed
-	case ex.length >= 0 && ex.written+int64(len(p)) > ex.length:
+	case ex.sent && ex.length >= 0 && ex.written+int64(len(p)) > ex.length:
 		return 0, http.ErrContentLength
 	case ex.head:
+		// A HEAD response has no body, but what is written before the
+		// head is sent still gives its Content-Type and Content-Length.
+		if !ex.sent {
+			ex.buf = append(ex.buf, p[:min(len(p), chunkSize-len(ex.buf))]...)
+		}
 		ex.written += int64(len(p))
-		return len(p), nil // a HEAD response's body is discarded
+		if !ex.sent && ex.written >= chunkSize {
+			ex.flushLocked()
+		}
+		return len(p), nil
 	}
 	n := 0
 	for n < len(p) {
@@ -121,6 +129,9 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		if room <= 0 {
 			// The client must see what waits, or it would wait for us.
 			ex.flushLocked()
+			if testHookWindowFull != nil {
+				testHookWindowFull(ex)
+			}
 			ex.cond.Wait()
 			if err := ex.writeErrLocked(); err != nil {
 				ex.written += int64(n)
@@ -139,6 +150,10 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	}
 	return n, nil
 }
+
+// testHookWindowFull, if set, is called with ex.mu held as a write waits
+// for room.
+var testHookWindowFull func(*exchange)
 
 // appendLocked makes room in buf for k more bytes, which fit in the
 // window: it moves the unread bytes to the front, or grows buf, up to the
@@ -202,6 +217,9 @@ func (ex *exchange) flushLocked() {
 	if !ex.sent {
 		ex.sendHeadLocked()
 	}
+	if ex.head {
+		ex.buf = ex.buf[:0] // no one reads it
+	}
 	ex.flushed = len(ex.buf)
 	ex.cond.Broadcast()
 }
@@ -209,15 +227,16 @@ func (ex *exchange) flushLocked() {
 // sendHeadLocked completes the head as net/http's HTTP/2 server does when
 // it sends it: a Content-Type detected from the first bytes if the handler
 // set none, a Content-Length if the handler has returned having written
-// the whole body.
+// the whole body; and notes whether the head ends the response.
 func (ex *exchange) sendHeadLocked() {
 	if ex.sniff && len(ex.buf) > 0 {
 		ex.header["Content-Type"] = []string{http.DetectContentType(ex.buf)}
 	}
-	if ex.length < 0 && ex.writeEnd != nil && bodyAllowed(ex.status) && !ex.head {
+	if ex.length < 0 && ex.writeEnd != nil && bodyAllowed(ex.status) && (len(ex.buf) > 0 || !ex.head) {
 		ex.length = int64(len(ex.buf))
 		ex.header["Content-Length"] = []string{strconv.Itoa(len(ex.buf))}
 	}
+	ex.ended = ex.writeEnd != nil && len(ex.buf) == 0 && len(ex.trailer) == 0
 	ex.sent = true
 }
 

@@ -1,0 +1,298 @@
+package inprochttp_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// bound is how long anything the tests wait for may take: long enough for
+// a busy machine, short enough to fail a hang.
+const bound = 10 * time.Second
+
+// waitFor fails t if ch is not closed within bound.
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(bound):
+		t.Fatalf("%s: not within %v", what, bound)
+	}
+}
+
+// The handler reads each request line while the client reads the answer
+// to the last one: both bodies stream at once.
+func TestFullDuplex(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.(http.Flusher).Flush() // the head, before any request line
+			lines := bufio.NewScanner(r.Body)
+			for lines.Scan() {
+				io.WriteString(w, strings.ToUpper(lines.Text())+"\n")
+				w.(http.Flusher).Flush()
+			}
+		}))
+		pr, pw := io.Pipe()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/duplex", pr)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers := bufio.NewReader(resp.Body)
+		for _, word := range []string{"one", "two", "three"} {
+			if _, err := io.WriteString(pw, word+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := answers.ReadString('\n')
+			if err != nil || got != strings.ToUpper(word)+"\n" {
+				t.Fatalf("answer to %q: %q, %v", word, got, err)
+			}
+		}
+		pw.Close()
+		if rest, err := drain(resp.Body); rest != "" || err != nil {
+			t.Errorf("after the last request: %q, %v", rest, err)
+		}
+	})
+}
+
+// blockingHandler flushes the head if flushFirst, then ignores its
+// context until release is closed; ctxEnded is closed when its context
+// ends, and started when it is running.
+type blockingHandler struct {
+	flushFirst bool
+	started    chan struct{}
+	ctxEnded   chan struct{}
+	release    chan struct{}
+	ctxErr     error // read once ctxEnded is closed
+}
+
+func newBlockingHandler(t *testing.T, flushFirst bool) *blockingHandler {
+	h := &blockingHandler{flushFirst, make(chan struct{}), make(chan struct{}), make(chan struct{}), nil}
+	t.Cleanup(func() {
+		select {
+		case <-h.release:
+		default:
+			close(h.release)
+		}
+	})
+	return h
+}
+
+func (h *blockingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.flushFirst {
+		io.WriteString(w, "first")
+		w.(http.Flusher).Flush()
+	}
+	close(h.started)
+	<-r.Context().Done()
+	h.ctxErr = r.Context().Err()
+	close(h.ctxEnded)
+	<-h.release // ignores its context: the client must not wait for it
+}
+
+// A client that cancels gets its error at once, before the head or while
+// reading the body, though the handler ignores its context; the handler's
+// context ends.
+func TestCancel(t *testing.T) {
+	for _, afterHead := range []bool{false, true} {
+		name := "before-head"
+		if afterHead {
+			name = "after-head"
+		}
+		t.Run(name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				h := newBlockingHandler(t, afterHead)
+				hc, base := tr.client(t, h)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/block", nil)
+				done := make(chan struct{})
+				var err error
+				go func() {
+					defer close(done)
+					var resp *http.Response
+					if resp, err = hc.Do(req); err != nil {
+						return
+					}
+					defer resp.Body.Close()
+					buf := make([]byte, len("first"))
+					if _, err = io.ReadFull(resp.Body, buf); err != nil {
+						return
+					}
+					_, err = resp.Body.Read(buf)
+				}()
+				waitFor(t, h.started, "the handler's start")
+				cancel()
+				waitFor(t, done, "the client's return after cancel")
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("the client got %v, want context.Canceled", err)
+				}
+				waitFor(t, h.ctxEnded, "the handler's context's end")
+				if !errors.Is(h.ctxErr, context.Canceled) {
+					t.Errorf("the handler's context ended with %v", h.ctxErr)
+				}
+			})
+		})
+	}
+}
+
+// A client's deadline ends the exchange and the handler's context.
+func TestDeadline(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		h := newBlockingHandler(t, false)
+		hc, base := tr.client(t, h)
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/block", nil)
+		start := time.Now()
+		_, err := hc.Do(req)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("the client got %v, want context.DeadlineExceeded", err)
+		}
+		if took := time.Since(start); took > bound {
+			t.Errorf("the client returned after %v", took)
+		}
+		waitFor(t, h.ctxEnded, "the handler's context's end")
+	})
+}
+
+// The handler's context carries the client's deadline in-process, and ends
+// with DeadlineExceeded then.
+func TestDeadlineCarried(t *testing.T) {
+	deadline := time.Now().Add(100 * time.Millisecond)
+	type seen struct {
+		deadline time.Time
+		ok       bool
+		err      error
+	}
+	saw := make(chan seen, 1)
+	release := make(chan struct{})
+	defer close(release)
+	hc, base := inprocClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, ok := r.Context().Deadline()
+		<-r.Context().Done()
+		saw <- seen{d, ok, r.Context().Err()}
+		<-release
+	}))
+	ctx, cancel := context.WithDeadline(t.Context(), deadline)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
+	if _, err := hc.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the client got %v", err)
+	}
+	s := <-saw
+	if !s.ok || !s.deadline.Equal(deadline) {
+		t.Errorf("the handler's deadline is %v, %v; want the client's, %v", s.deadline, s.ok, deadline)
+	}
+	if !errors.Is(s.err, context.DeadlineExceeded) && !errors.Is(s.err, context.Canceled) {
+		t.Errorf("the handler's context ended with %v", s.err)
+	}
+}
+
+// A client that closes the body before its end ends the handler's context
+// and its writes, as an HTTP/2 stream reset does.
+func TestCloseBodyEarly(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		ended := make(chan struct{})
+		var writeErr, ctxErr error
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(ended)
+			chunk := strings.Repeat("x", 1024)
+			for writeErr == nil {
+				_, writeErr = io.WriteString(w, chunk)
+				if writeErr == nil {
+					writeErr = http.NewResponseController(w).Flush()
+				}
+			}
+			<-r.Context().Done()
+			ctxErr = r.Context().Err()
+		}))
+		resp, err := hc.Get(base + "/stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, 4096)); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		waitFor(t, ended, "the handler's end")
+		if writeErr == nil || !errors.Is(ctxErr, context.Canceled) {
+			t.Errorf("the handler's write: %v; its context: %v", writeErr, ctxErr)
+		}
+		if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
+			t.Error("a read after Close succeeded")
+		}
+	})
+}
+
+// A client whose request body fails gets that error, and the handler's
+// read and context end, as when an HTTP/2 client resets its stream.
+func TestRequestBodyFails(t *testing.T) {
+	broken := errors.New("the request body broke")
+	forEach(t, func(t *testing.T, tr transport) {
+		ended := make(chan struct{})
+		var readErr, ctxErr error
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(ended)
+			_, readErr = io.ReadAll(r.Body)
+			<-r.Context().Done()
+			ctxErr = r.Context().Err()
+		}))
+		body := io.MultiReader(strings.NewReader("some"), errReader{broken})
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/x", io.NopCloser(body))
+		if _, err := hc.Do(req); !errors.Is(err, broken) {
+			t.Errorf("the client got %v, want %v", err, broken)
+		}
+		waitFor(t, ended, "the handler's end")
+		if readErr == nil || !errors.Is(ctxErr, context.Canceled) {
+			t.Errorf("the handler's read: %v; its context: %v", readErr, ctxErr)
+		}
+	})
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// Abandoned exchanges leave no goroutine once their context ends: a
+// response never read nor closed, a stream of requests never finished.
+func TestAbandoned(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.(http.Flusher).Flush()
+			buf := make([]byte, 64)
+			for { // an endless stream, answering each request
+				n, err := r.Body.Read(buf)
+				if err != nil {
+					return
+				}
+				w.Write(buf[:n])
+				if _, err := io.WriteString(w, strings.Repeat("x", 1<<10)); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		for range 10 {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/x", pr)
+			go io.WriteString(pw, "request")
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp // neither read nor closed
+		}
+		cancel()
+	})
+	goleak.VerifyNone(t)
+}

@@ -1,0 +1,390 @@
+package inprochttp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// An exchangeCase is a request and a handler whose exchange must look the
+// same on every transport, to the client and to the handler.
+type exchangeCase struct {
+	name    string
+	request func(base string) *http.Request // a GET of /x if nil
+	handler func(w http.ResponseWriter, r *http.Request, saw func(key string, value any))
+}
+
+// An outcome is what one exchange looked like, from both ends.
+type outcome struct {
+	Err           string // "" for none; else "error", with ", INTERNAL_ERROR" for a reset
+	Status        string
+	Proto         string
+	Header        http.Header
+	ContentLength int64
+	Body          string
+	BodyErr       string // as Err, for the body's read
+	Trailer       http.Header
+	Informational []string   // 1xx responses: code and header
+	Saw           []sawValue // what the handler saw, in order
+}
+
+type sawValue struct {
+	Key   string
+	Value any
+}
+
+var exchangeCases = []exchangeCase{
+	{
+		name: "request",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/a%2Fb/c?q=1&r=%20", nil)
+			req.Header.Set("X-One", "1")
+			req.Header["x-lower"] = []string{"lower"}
+			req.Header.Add("X-Two", "a")
+			req.Header.Add("X-Two", "b")
+			req.Header.Set("Connection", "keep-alive") // connection-specific: not carried
+			req.Header.Set("Content-Length", "12")     // not the body's: replaced
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("method", r.Method)
+			saw("proto", fmt.Sprint(r.Proto, r.ProtoMajor, r.ProtoMinor))
+			saw("host", r.Host)
+			saw("url", fmt.Sprintf("%q %q %q", r.URL.Path, r.URL.RawPath, r.URL.RawQuery))
+			saw("requestURI", r.RequestURI)
+			saw("contentLength", r.ContentLength)
+			saw("header", r.Header)
+			n, err := r.Body.Read(make([]byte, 1))
+			saw("body", fmt.Sprint(n, err))
+			saw("trailer", r.Trailer)
+			saw("tls", r.TLS == nil)
+			_, hasDeadline := r.Context().Deadline()
+			saw("deadline", hasDeadline)
+		},
+	},
+	{
+		name: "text",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, "hello, world") // Content-Type sniffed, Content-Length counted
+		},
+	},
+	{
+		name: "empty",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {},
+	},
+	{
+		name: "flushed-empty",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("X-Before", "yes")
+			w.(http.Flusher).Flush()
+			w.Header().Set("X-After", "no") // too late
+		},
+	},
+	{
+		name: "status-and-header",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			h := w.Header()
+			h.Set("X-A", "1")
+			h.Add("X-Multi", "a")
+			h.Add("X-Multi", "b")
+			h["x-lower"] = []string{"canonical on arrival"}
+			h.Set("Connection", "close")      // connection-specific: not carried
+			h.Set("X-Bad", "line\nbreak")     // cannot be carried: left out
+			h["X-Empty"] = nil                // no value: not carried
+			h.Set("Content-Type", "text/x-a") // not sniffed
+			w.WriteHeader(http.StatusCreated)
+			h.Set("X-A", "changed after WriteHeader") // too late
+			io.WriteString(w, "created")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, ", and more")
+		},
+	},
+	{
+		name: "no-content-type",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["Content-Type"] = nil // asks for no sniffing
+			io.WriteString(w, "<html>")
+		},
+	},
+	{
+		name: "declared-trailers",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Trailer", "X-T1, x-t2, Content-Length")
+			io.WriteString(w, "body")
+			w.Header().Set("X-T1", "one")
+			w.Header().Set("X-Undeclared", "not sent")
+			// X-T2 declared and never set: not sent; Content-Length may
+			// not be a trailer.
+		},
+	},
+	{
+		name: "prefix-trailers",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Trailer", "X-Both")
+			io.WriteString(w, "body")
+			w.(http.Flusher).Flush()
+			w.Header().Set("X-Both", "declared")
+			w.Header().Set(http.TrailerPrefix+"X-Both", "prefix wins")
+			w.Header().Add(http.TrailerPrefix+"X-Late", "v1")
+			w.Header().Add(http.TrailerPrefix+"X-Late", "v2")
+			w.Header()[http.TrailerPrefix+"x-lower"] = []string{"canonical"}
+			w.Header().Set(http.TrailerPrefix+"Host", "not a trailer")
+		},
+	},
+	{
+		name: "trailers-only",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set(http.TrailerPrefix+"Grpc-Status", "5")
+		},
+	},
+	{
+		name: "no-content",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.WriteHeader(http.StatusNoContent)
+			_, err := io.WriteString(w, "x")
+			saw("write", errors.Is(err, http.ErrBodyNotAllowed))
+		},
+	},
+	{
+		name: "not-modified",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.WriteHeader(http.StatusNotModified)
+		},
+	},
+	{
+		name: "head",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodHead, base+"/x", nil)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			n, err := io.WriteString(w, "discarded")
+			saw("write", fmt.Sprint(n, err))
+		},
+	},
+	{
+		name: "content-length",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+			_, err := io.WriteString(w, "!")
+			saw("write beyond", err != nil)
+		},
+	},
+	{
+		name: "post",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("payload"))
+			req.Header.Set("Content-Type", "text/plain")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("contentLength", r.ContentLength)
+			saw("header", r.Header)
+			b, err := io.ReadAll(r.Body)
+			saw("body", fmt.Sprint(string(b), err))
+			n, err := r.Body.Read(make([]byte, 1))
+			saw("read after the end", fmt.Sprint(n, err))
+			io.Copy(w, strings.NewReader(strings.ToUpper(string(b))))
+		},
+	},
+	{
+		name: "post-empty",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", http.NoBody)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("contentLength", r.ContentLength)
+			saw("header", r.Header)
+			b, err := io.ReadAll(r.Body)
+			saw("body", fmt.Sprint(string(b), err))
+		},
+	},
+	{
+		name: "request-trailers",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPut, base+"/x", nil)
+			req.Trailer = http.Header{"X-Sum": nil, "X-Unset": nil}
+			req.Body = io.NopCloser(&trailingReader{r: strings.NewReader("streamed, length unknown"), set: func() { req.Trailer.Set("X-Sum", "42") }})
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("contentLength", r.ContentLength)
+			saw("trailer before", r.Trailer.Clone())
+			b, err := io.ReadAll(r.Body)
+			saw("body", fmt.Sprint(string(b), err))
+			saw("trailer after", r.Trailer)
+		},
+	},
+	{
+		name: "early-hints",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Link", "</style.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header().Set("X-Final", "yes")
+			io.WriteString(w, "ok")
+		},
+	},
+	{
+		name: "large",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			chunk := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
+			for range 20 {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					saw("write", err)
+					return
+				}
+			}
+		},
+	},
+	{
+		name: "panic-before-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, "unflushed: lost")
+			panic("boom")
+		},
+	},
+	{
+		name: "panic-after-flush",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, "flushed")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "unflushed: lost")
+			panic("boom")
+		},
+	},
+	{
+		name: "abort-handler",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, "flushed")
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		},
+	},
+	{
+		name: "response-controller",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			rc := http.NewResponseController(w)
+			saw("full duplex", rc.EnableFullDuplex())
+			io.WriteString(w, "a")
+			saw("flush", rc.Flush())
+			_, _, err := rc.Hijack()
+			saw("hijack", err != nil)
+		},
+	},
+}
+
+// trailingReader reads r, and calls set as it returns io.EOF, as a client
+// that computes its trailers from its body does.
+type trailingReader struct {
+	r   io.Reader
+	set func()
+}
+
+func (t *trailingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err == io.EOF {
+		t.set()
+	}
+	return n, err
+}
+
+// TestSameExchange runs every exchangeCase on every transport and checks
+// that the in-process one looks as net/http's HTTP/2 server over a socket
+// does, to the client and to the handler.
+func TestSameExchange(t *testing.T) {
+	for _, c := range exchangeCases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []outcome
+			for _, tr := range transports {
+				got = append(got, run(t, tr, c))
+			}
+			want := got[len(got)-1] // the socket's
+			for i, o := range got[:len(got)-1] {
+				if !reflect.DeepEqual(o, want) {
+					t.Errorf("%s and %s differ:\n%s", transports[i].name, transports[len(got)-1].name, diff(o, want))
+				}
+			}
+		})
+	}
+}
+
+// run runs c on tr and returns the outcome.
+func run(t *testing.T, tr transport, c exchangeCase) outcome {
+	var o outcome
+	var mu sync.Mutex
+	saw := func(key string, value any) {
+		mu.Lock()
+		defer mu.Unlock()
+		o.Saw = append(o.Saw, sawValue{key, value})
+	}
+	hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.handler(w, r, saw) }))
+	req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+	if c.request != nil {
+		req = c.request(base)
+	}
+	var informational []string
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		informational = append(informational, fmt.Sprint(code, h))
+		return nil
+	}}
+	req = req.WithContext(httptrace.WithClientTrace(t.Context(), trace))
+	resp, err := hc.Do(req)
+	if err != nil {
+		o.Err = errorKind(err)
+	} else {
+		o.Status, o.Proto, o.ContentLength = resp.Status, resp.Proto, resp.ContentLength
+		o.Header = resp.Header.Clone()
+		delete(o.Header, "Date") // the socket's alone
+		body, err := drain(resp.Body)
+		o.Body, o.BodyErr, o.Trailer = body, errorKind(err), resp.Trailer
+	}
+	o.Informational = informational
+	mu.Lock()
+	defer mu.Unlock()
+	return o
+}
+
+// errorKind is what the tests compare of an error: whether there is one,
+// and whether it is an HTTP/2 stream reset with INTERNAL_ERROR.
+func errorKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case strings.Contains(err.Error(), "INTERNAL_ERROR"):
+		return "error, INTERNAL_ERROR"
+	}
+	return "error"
+}
+
+// diff lists the fields in which a and b differ.
+func diff(a, b outcome) string {
+	var out []string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
+		if !reflect.DeepEqual(fa, fb) {
+			out = append(out, fmt.Sprintf("  %s:\n    %#v\n    %#v", va.Type().Field(i).Name, fa, fb))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var (
+	_ = context.Background
+	_ = maps.Keys[http.Header]
+	_ = slices.Sorted[string]
+)
