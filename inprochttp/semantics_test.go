@@ -1,16 +1,13 @@
 package inprochttp_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +76,7 @@ var exchangeCases = []exchangeCase{
 		},
 	},
 	{
-		name: "empty",
+		name:    "empty",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {},
 	},
 	{
@@ -382,9 +379,3 @@ func diff(a, b outcome) string {
 	}
 	return strings.Join(out, "\n")
 }
-
-var (
-	_ = context.Background
-	_ = maps.Keys[http.Header]
-	_ = slices.Sorted[string]
-)
