@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// A backend is one gateway in front of the rig's server: the gateway's
-// base URL, and the address its gRPC client calls.
+// A backend is one gateway in front of the rig's server, named by how
+// its gRPC client reaches the server.
 type backend struct {
 	name string // inproc, unix or tcp: how the gateway reaches the server
 	url  string // http://127.0.0.1:PORT, where the gateway serves REST
@@ -37,10 +37,6 @@ type rig struct {
 	backends []backend
 	client   *http.Client
 }
-
-// backendNames are the rig's backends in order, so that benchmarks and
-// tests name them alike.
-var backendNames = []string{"unix", "inproc", "tcp"}
 
 func newRig(tb testing.TB, impl greeterv1.GreeterServiceServer, opts ...localgrpc.ServerOption) *rig {
 	tb.Helper()
@@ -67,7 +63,7 @@ func newRig(tb testing.TB, impl greeterv1.GreeterServiceServer, opts ...localgrp
 	// Registered before the HTTP servers' cleanups, so run after them:
 	// their connections are closed by then.
 	tb.Cleanup(transport.CloseIdleConnections)
-	for _, name := range backendNames {
+	for _, name := range []string{"unix", "inproc", "tcp"} { // the oracle first
 		calls := new(atomic.Int64)
 		cc, err := localgrpc.NewClient(addrs[name],
 			localgrpc.WithClientUnaryInterceptor(countUnary(calls)),
