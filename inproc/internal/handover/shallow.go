@@ -44,10 +44,13 @@ type shallowPlan struct {
 	//   - scalars: fields that point to a scalar (explicit presence), of
 	//     which it gets its own box;
 	//   - oneofs: interface fields, whose wrapper struct it gets a copy of.
+	//   (The moves clip slices as they copy them: slices is for the
+	//   fields copied through reflection.)
 	slices  []uintptr
 	boxes   []uintptr
 	scalars []scalarField
 	oneofs  []*oneofField
+	ownsTop bool // any of the four is not empty
 	// extensions is the offset of the message's extensions, if any
 	// (hasExtensions): a message with some set takes the wire with Share.
 	extensions    uintptr
@@ -60,16 +63,49 @@ type scalarField struct {
 	kind   reflect.Kind
 }
 
-// A move copies size bytes at offset; pointer says they are one pointer.
+// A move copies one value at offset: plain data of 1, 2, 4, 8 or 16 bytes,
+// one pointer, or a string's, an interface's or a slice's header, whose
+// words are moved together (a top-level slice with its capacity clipped:
+// see shallowPlan.slices).
 type move struct {
-	offset  uintptr
-	size    uint8
-	pointer bool
+	offset uintptr
+	kind   moveKind
+}
+
+type moveKind uint8
+
+const (
+	move1 moveKind = iota
+	move2
+	move4
+	move8
+	move16 // two words of plain data
+	movePointer
+	moveString
+	moveInterface
+	moveSlice
+	moveClippedSlice
+)
+
+// plainMove is the move of size bytes of plain data.
+func plainMove(offset, size uintptr) move {
+	switch size {
+	case 1:
+		return move{offset: offset, kind: move1}
+	case 2:
+		return move{offset: offset, kind: move2}
+	case 4:
+		return move{offset: offset, kind: move4}
+	case 8:
+		return move{offset: offset, kind: move8}
+	}
+	panic("handover: no move of this size")
 }
 
 // maxMoves bounds a plan's length, for types of no bounded shape (a long
 // array): past it, fields are copied through reflection. Generated
-// messages stay far below it: a string field takes two moves.
+// messages stay far below it: a field takes one move, or two for a long
+// plain one.
 const maxMoves = 512
 
 // fieldAt is a field of a struct: where it is and its type.
@@ -130,15 +166,36 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			p.scalars = append(p.scalars, scalarField{offset: f.Offset, kind: f.Type.Elem().Kind()})
 		}
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
-		if ok {
+		switch {
+		case !ok:
+		case f.Type.Kind() == reflect.Slice:
+			moves = append(moves, move{offset: f.Offset, kind: moveClippedSlice})
+		default:
 			moves, ok = appendMoves(moves, f.Type, f.Offset)
 		}
 	}
 	p.extensions, p.hasExtensions = extensionsField(st)
-	if ok && len(moves) <= maxMoves {
-		p.moves, p.fields = moves, nil
+	if moves = mergePlain(moves); ok && len(moves) <= maxMoves {
+		// The moves clip the slices as they copy them.
+		p.moves, p.fields, p.slices = moves, nil, nil
 	}
+	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs) > 0
 	return p
+}
+
+// mergePlain merges each two 8-byte moves of plain data that follow each
+// other into one of 16 bytes.
+func mergePlain(moves []move) []move {
+	merged := moves[:0]
+	for i := 0; i < len(moves); i++ {
+		m := moves[i]
+		if m.kind == move8 && i+1 < len(moves) && moves[i+1].kind == move8 && moves[i+1].offset == m.offset+8 {
+			m.kind = move16
+			i++
+		}
+		merged = append(merged, m)
+	}
+	return merged
 }
 
 // appendMoves appends the moves that copy a value of type t at offset;
@@ -154,20 +211,20 @@ func appendMoves(moves []move, t reflect.Type, offset uintptr) ([]move, bool) {
 			for size&(size-1) != 0 {
 				size &= size - 1 // 7 → 4, 6 → 4, 3 → 2
 			}
-			moves = append(moves, move{offset: offset, size: uint8(size)})
+			moves = append(moves, plainMove(offset, size))
 			offset, n = offset+size, n-size
 		}
 		return moves, len(moves) <= maxMoves
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func:
-		return append(moves, move{offset: offset, size: uint8(word), pointer: true}), true
+		return append(moves, move{offset: offset, kind: movePointer}), true
 	case reflect.String:
-		return append(moves, move{offset: offset, size: uint8(word), pointer: true}, move{offset: offset + word, size: uint8(word)}), true
+		return append(moves, move{offset: offset, kind: moveString}), true
 	case reflect.Slice:
-		return append(moves, move{offset: offset, size: uint8(word), pointer: true}, move{offset: offset + word, size: uint8(word)}, move{offset: offset + 2*word, size: uint8(word)}), true
+		return append(moves, move{offset: offset, kind: moveSlice}), true
 	case reflect.Interface:
-		return append(moves, move{offset: offset, size: uint8(word), pointer: true}, move{offset: offset + word, size: uint8(word), pointer: true}), true
+		return append(moves, move{offset: offset, kind: moveInterface}), true
 	case reflect.Struct:
 		ok := true
 		for i := 0; ok && i < t.NumField(); i++ {
@@ -185,7 +242,7 @@ func appendMoves(moves []move, t reflect.Type, offset uintptr) ([]move, bool) {
 	case 0:
 		return moves, true
 	case 1, 2, 4, 8:
-		return append(moves, move{offset: offset, size: uint8(t.Size())}), true
+		return append(moves, plainMove(offset, t.Size())), true
 	}
 	return nil, false
 }
@@ -222,7 +279,9 @@ func (p *shallowPlan) copy(d, s addr) {
 		}
 	}
 	p.clearSizeCaches(d)
-	p.ownTopLevel(d)
+	if p.ownsTop {
+		p.ownTopLevel(d)
+	}
 }
 
 // ownTopLevel gives the receiver's message at d its own of what protobuf

@@ -71,17 +71,29 @@ func newOf(st reflect.Type) (any, addr) {
 // word is the size of a pointer, the unit of moves.
 const word = unsafe.Sizeof(uintptr(0))
 
-// do makes the move from the struct at s to the struct at d.
+// do makes the move from the struct at s to the struct at d. A pointer
+// is stored as one, with the write barrier the compiler puts in.
 func (m move) do(d, s addr) {
 	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
-	switch {
-	case m.pointer:
-		*(*unsafe.Pointer)(d) = *(*unsafe.Pointer)(s) // with its write barrier
-	case m.size == 8:
+	switch m.kind {
+	case moveClippedSlice:
+		v := *(*[]byte)(s) // only the header is read: any element type
+		*(*[]byte)(d) = v[:len(v):len(v)]
+	case moveString:
+		*(*string)(d) = *(*string)(s)
+	case movePointer:
+		*(*unsafe.Pointer)(d) = *(*unsafe.Pointer)(s)
+	case move16:
+		*(*[2]uint64)(d) = *(*[2]uint64)(s)
+	case move8:
 		*(*uint64)(d) = *(*uint64)(s)
-	case m.size == 4:
+	case moveSlice:
+		*(*[]byte)(d) = *(*[]byte)(s)
+	case moveInterface:
+		*(*any)(d) = *(*any)(s)
+	case move4:
 		*(*uint32)(d) = *(*uint32)(s)
-	case m.size == 2:
+	case move2:
 		*(*uint16)(d) = *(*uint16)(s)
 	default:
 		*(*uint8)(d) = *(*uint8)(s)
