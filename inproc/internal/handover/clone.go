@@ -1,10 +1,5 @@
 package handover
 
-import (
-	"bytes"
-	"slices"
-)
-
 // A message whose size plan knows every field is deep-copied by its
 // plans: its top level, then new backing arrays for its bytes, its lists
 // and its unknown fields. Strings are shared, as Go never changes a
@@ -36,13 +31,13 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 		switch f.kind {
 		case sizeBytes, sizeUnknown:
 			if b := *field[[]byte](dst, f.offset); len(b) > 0 {
-				*field[[]byte](dst, f.offset) = bytes.Clone(b)
+				*field[[]byte](dst, f.offset) = exactCopy(b)
 			} else {
 				*field[[]byte](dst, f.offset) = nil
 			}
 		case sizeStringList:
 			if l := *field[[]string](dst, f.offset); len(l) > 0 {
-				*field[[]string](dst, f.offset) = slices.Clone(l)
+				*field[[]string](dst, f.offset) = exactCopy(l)
 			} else {
 				*field[[]string](dst, f.offset) = nil
 			}
@@ -63,6 +58,15 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 			*field[[]addr](dst, f.offset) = copies
 		}
 	}
+}
+
+// exactCopy returns a copy of s in an array of its length. slices.Clone
+// and bytes.Clone append to an empty slice, which goes through growslice
+// and rounds the capacity up: a third of a one-string message's copy.
+func exactCopy[E any](s []E) []E {
+	c := make([]E, len(s))
+	copy(c, s)
+	return c
 }
 
 // copyOf returns a new copy of the message at src, of p's struct.
