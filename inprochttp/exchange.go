@@ -115,6 +115,7 @@ func newExchange(t *transport, creq *http.Request, sreq *http.Request) *exchange
 // serve runs the handler and ends its side of the exchange, however it
 // ends.
 func (ex *exchange) serve() {
+	growStack()
 	returned := false
 	defer func() {
 		if returned {
