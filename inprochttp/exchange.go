@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"sync"
 )
 
@@ -35,6 +36,7 @@ type exchange struct {
 	t    *transport
 	creq *http.Request // the client's request
 	sreq *http.Request // the handler's
+	url  url.URL       // the handler's request's
 	// cancel and cancelDeadline end the handler's context.
 	cancel         context.CancelCauseFunc
 	cancelDeadline context.CancelFunc
@@ -60,6 +62,7 @@ type exchange struct {
 	status   int         // 0 until the handler writes the head
 	head     bool        // the request is HEAD: the body is discarded
 	header   http.Header // the client's copy
+	spare    []string    // values for what sendHeadLocked adds to header
 	declared []string    // the trailers the "Trailer" field declares
 	sniff    bool        // Content-Type is to be detected from the body
 	length   int64       // Content-Length, or -1 if not known
@@ -88,16 +91,24 @@ const (
 	chunkSize = 4 << 10
 )
 
-// newExchange returns the exchange of the client's request creq, to be
-// served to the handler as sreq with a context of its own.
-func newExchange(t *transport, creq *http.Request, sreq *http.Request) *exchange {
-	ex := &exchange{t: t, creq: creq, length: -1, head: sreq.Method == http.MethodHead}
+// newExchange returns the exchange of the client's request creq, with the
+// handler's request, or why there can be none.
+func newExchange(t *transport, creq *http.Request) (*exchange, error) {
+	ex := &exchange{t: t, creq: creq, length: -1}
+	var sreq http.Request
+	if err := serverRequest(creq, &sreq, &ex.url); err != nil {
+		return nil, err
+	}
+	cctx := creq.Context()
+	if err := cctx.Err(); err != nil {
+		return nil, err // as over a socket, nothing is sent
+	}
+	ex.head = sreq.Method == http.MethodHead
 	ex.cond.L = &ex.mu
 	ex.writer.ex = ex
 	ex.body.ex = ex
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ex.cancel = cancel
-	cctx := creq.Context()
 	if d, ok := cctx.Deadline(); ok {
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
@@ -109,7 +120,7 @@ func newExchange(t *transport, creq *http.Request, sreq *http.Request) *exchange
 	if cctx.Done() != nil {
 		ex.stopWatch = context.AfterFunc(cctx, func() { ex.clientEnd(cctx.Err(), cctx.Err()) })
 	}
-	return ex
+	return ex, nil
 }
 
 // serve runs the handler and ends its side of the exchange, however it
@@ -282,11 +293,11 @@ func (ex *exchange) stopWatching() {
 // deliverTrailersLocked sets the response's trailers, as the client reads
 // the end of its body.
 func (ex *exchange) deliverTrailersLocked() {
-	if len(ex.trailer) == 0 {
-		return
+	switch {
+	case len(ex.trailer) == 0:
+	case ex.resp.Trailer == nil:
+		ex.resp.Trailer = ex.trailer // no one else has it
+	default:
+		maps.Copy(ex.resp.Trailer, ex.trailer)
 	}
-	if ex.resp.Trailer == nil {
-		ex.resp.Trailer = make(http.Header, len(ex.trailer))
-	}
-	maps.Copy(ex.resp.Trailer, ex.trailer)
 }

@@ -13,21 +13,23 @@ import (
 // value HTTP could not carry. A copy is made either way, so that neither
 // side sees the other change its map.
 
-// cloneHeader returns h as a peer reads it, with room for extra more keys.
-// A field that HTTP cannot carry is an error if strict (a client's request,
-// which net/http's Transport refuses) and left out otherwise (a handler's
-// response, which net/http's server leaves out).
-func cloneHeader(h http.Header, extra int, strict bool) (http.Header, error) {
+// cloneHeader returns h as a peer reads it, with room for extra more keys,
+// and extra spare values for them (see setOne). A field that HTTP cannot
+// carry is an error if strict (a client's request, which net/http's
+// Transport refuses) and left out otherwise (a handler's response, which
+// net/http's server leaves out).
+func cloneHeader(h http.Header, extra int, strict bool) (http.Header, []string, error) {
 	n := 0
 	for _, vv := range h {
 		n += len(vv)
 	}
-	values := make([]string, n) // one array for all the values, as http.Header.Clone
+	values := make([]string, n+extra) // one array for all the values, as http.Header.Clone
+	spare := values[n:]
 	out := make(http.Header, len(h)+extra)
 	for k, vv := range h {
 		if !isToken(k) {
 			if strict {
-				return nil, fmt.Errorf("inprochttp: invalid header field name %q", k)
+				return nil, nil, fmt.Errorf("inprochttp: invalid header field name %q", k)
 			}
 			continue
 		}
@@ -39,7 +41,7 @@ func cloneHeader(h http.Header, extra int, strict bool) (http.Header, error) {
 		for _, v := range vv {
 			if !validValue(v) {
 				if strict {
-					return nil, fmt.Errorf("inprochttp: invalid header field value for %q", k)
+					return nil, nil, fmt.Errorf("inprochttp: invalid header field value for %q", k)
 				}
 				continue
 			}
@@ -54,7 +56,20 @@ func cloneHeader(h http.Header, extra int, strict bool) (http.Header, error) {
 		}
 		out[key] = kept
 	}
-	return out, nil
+	return out, spare, nil
+}
+
+// setOne sets h's key to the single value v, in the first of the spare
+// values if there is one left, which it takes.
+func setOne(h http.Header, key, v string, spare *[]string) {
+	s := *spare
+	if len(s) == 0 {
+		h[key] = []string{v}
+		return
+	}
+	s[0] = v
+	h[key] = s[:1:1]
+	*spare = s[1:]
 }
 
 // connectionSpecific reports whether the canonical key names a field

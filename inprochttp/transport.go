@@ -40,10 +40,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req == nil {
 		return nil, errors.New("inprochttp: nil Request")
 	}
-	sreq, err := serverRequest(req)
-	if err == nil {
-		err = req.Context().Err() // as over a socket, nothing is sent
-	}
+	ex, err := newExchange(t, req)
 	if err != nil {
 		// A RoundTripper closes the body, even on errors.
 		if req.Body != nil {
@@ -51,46 +48,44 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	ex := newExchange(t, req, sreq)
 	go ex.serve()
 	return ex.response()
 }
 
-// serverRequest returns the request the handler gets for the client's req,
-// as net/http's HTTP/2 server would read it, without its context and
-// body, which the exchange gives it; or why req cannot be sent, in the
-// words of net/http's Transport.
-func serverRequest(req *http.Request) (*http.Request, error) {
+// serverRequest fills sreq with the request the handler gets for the
+// client's req, as net/http's HTTP/2 server would read it, with target as
+// its URL, but for its context and body, which the exchange gives it; or
+// says why req cannot be sent, in the words of net/http's Transport.
+func serverRequest(req, sreq *http.Request, target *url.URL) error {
 	u := req.URL
 	switch {
 	case u == nil:
-		return nil, errors.New("inprochttp: nil Request.URL")
+		return errors.New("inprochttp: nil Request.URL")
 	case req.Header == nil:
-		return nil, errors.New("inprochttp: nil Request.Header")
+		return errors.New("inprochttp: nil Request.Header")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("inprochttp: unsupported protocol scheme %q: the URL must be http or https", u.Scheme)
+		return fmt.Errorf("inprochttp: unsupported protocol scheme %q: the URL must be http or https", u.Scheme)
 	case u.Host == "" && req.Host == "":
-		return nil, errors.New("inprochttp: no Host in request URL")
+		return errors.New("inprochttp: no Host in request URL")
 	}
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
 	} else if !isToken(method) {
-		return nil, fmt.Errorf("inprochttp: invalid method %q", method)
+		return fmt.Errorf("inprochttp: invalid method %q", method)
 	}
 	header, err := requestHeader(req, method)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	host := req.Host
 	if host == "" {
 		host = u.Host
 	}
 	// The server sees the request target alone, as it arrives in :path.
-	target := new(url.URL)
 	*target = *u
 	target.Scheme, target.Host, target.User, target.Fragment, target.RawFragment = "", "", nil, "", ""
-	sreq := &http.Request{
+	*sreq = http.Request{
 		Method:        method,
 		URL:           target,
 		Proto:         "HTTP/2.0",
@@ -109,7 +104,7 @@ func serverRequest(req *http.Request) (*http.Request, error) {
 			sreq.Trailer[http.CanonicalHeaderKey(k)] = nil
 		}
 	}
-	return sreq, nil
+	return nil
 }
 
 // hasBody reports whether req has a body to send.
@@ -134,7 +129,7 @@ func contentLength(req *http.Request) int64 {
 // User-Agent as net/http's HTTP/2 client sends them. A field a client
 // could not send is an error.
 func requestHeader(req *http.Request, method string) (http.Header, error) {
-	h, err := cloneHeader(req.Header, 2, true)
+	h, spare, err := cloneHeader(req.Header, 2, true)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +139,12 @@ func requestHeader(req *http.Request, method string) (http.Header, error) {
 	delete(h, "Content-Length")
 	switch cl := contentLength(req); {
 	case cl > 0:
-		h["Content-Length"] = []string{strconv.FormatInt(cl, 10)}
+		setOne(h, "Content-Length", strconv.FormatInt(cl, 10), &spare)
 	case cl == 0 && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch):
-		h["Content-Length"] = []string{"0"}
+		setOne(h, "Content-Length", "0", &spare)
 	}
 	if _, ok := h["User-Agent"]; !ok {
-		h["User-Agent"] = []string{defaultUserAgent}
+		setOne(h, "User-Agent", defaultUserAgent, &spare)
 	}
 	return h, nil
 }

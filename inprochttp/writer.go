@@ -61,7 +61,7 @@ func (w *responseWriter) informational(code int) {
 	if trace == nil || trace.Got1xxResponse == nil {
 		return
 	}
-	h, _ := cloneHeader(w.h, 0, false)
+	h, _, _ := cloneHeader(w.h, 0, false)
 	if err := trace.Got1xxResponse(code, textproto.MIMEHeader(h)); err != nil {
 		w.ex.clientEnd(err, err) // as net/http's client ends the request
 	}
@@ -194,7 +194,7 @@ func (ex *exchange) writeHeaderLocked(code int) {
 	h := ex.writer.h
 	_, hasType := h["Content-Type"]
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
-	ex.header, _ = cloneHeader(h, 2, false)
+	ex.header, ex.spare, _ = cloneHeader(h, 2, false)
 	if t, ok := ex.header["Trailer"]; ok {
 		ex.declared = declaredTrailers(t)
 		delete(ex.header, "Trailer") // the client sees the keys in Response.Trailer
@@ -230,11 +230,11 @@ func (ex *exchange) flushLocked() {
 // the whole body; and notes whether the head ends the response.
 func (ex *exchange) sendHeadLocked() {
 	if ex.sniff && len(ex.buf) > 0 {
-		ex.header["Content-Type"] = []string{http.DetectContentType(ex.buf)}
+		setOne(ex.header, "Content-Type", http.DetectContentType(ex.buf), &ex.spare)
 	}
 	if ex.length < 0 && ex.writeEnd != nil && bodyAllowed(ex.status) && (len(ex.buf) > 0 || !ex.head) {
 		ex.length = int64(len(ex.buf))
-		ex.header["Content-Length"] = []string{strconv.Itoa(len(ex.buf))}
+		setOne(ex.header, "Content-Length", strconv.Itoa(len(ex.buf)), &ex.spare)
 	}
 	ex.ended = ex.writeEnd != nil && len(ex.buf) == 0 && len(ex.trailer) == 0
 	ex.sent = true
