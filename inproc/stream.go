@@ -448,6 +448,7 @@ func (c *clientStream) RecvMsg(m any) error {
 	if err := handover.Receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
 		return s.finishClient(err)
 	}
+	handover.Release(p.v, s.info.copy.mode(), &s.method.responses)
 	if s.cstats.hs != nil {
 		s.cstats.inPayload(s.clientCtx, m, int(p.n))
 	}
@@ -564,6 +565,7 @@ func (ss *serverStream) recv(m any) error {
 	if err := handover.Receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {
 		return ss.fail(err)
 	}
+	handover.Release(p.v, ss.info.copy.mode(), &ss.method.requests)
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadIn(false, m, int(p.n)))
 	}

@@ -9,9 +9,28 @@ package handover
 // clone returns a deep copy of the message at src, of tp's type, which
 // is flat.
 func (tp *typedPlan) clone(src addr) any {
+	if v := tp.spares.Get(); v != nil {
+		tp.deepCopy(dataWord(v), src)
+		return v
+	}
 	v, at := newOf(tp.t.Elem())
 	tp.deepCopy(at, src)
 	return v
+}
+
+// Release gives back v, what Send returned with mode and slot once
+// Receive has given it to its receiver, for a copy of a later message to
+// reuse: with Clone, a message of a flat type is a copy Send made, whose
+// top level Receive copied and nothing refers to any more. Only a caller
+// that receives v once may release it (a stream's receiver; not a unary
+// handler, which may decode its request twice).
+func Release(v any, mode Mode, slot *Slot) {
+	if mode != Clone {
+		return
+	}
+	if tp := slot.last.Load(); tp != nil && tp.flat && tp.of(v) != nil {
+		tp.spares.Put(v)
+	}
 }
 
 // deepCopy copies the message at src to the one at dst.

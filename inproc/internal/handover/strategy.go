@@ -2,6 +2,7 @@ package handover
 
 import (
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	gproto "google.golang.org/protobuf/proto"
@@ -55,6 +56,9 @@ type typedPlan struct {
 	// generated fast clone: the plans copy as a socket delivers (an empty
 	// bytes field comes out nil), where CloneVT keeps it as it was.
 	flat bool
+	// spares: copies a receiver has taken its top level from (see
+	// Release), for clone to copy the next message into.
+	spares sync.Pool
 	// fast: t has vtprotobuf's CloneMessageVT, used where the plans do not
 	// know every field.
 	fast bool
