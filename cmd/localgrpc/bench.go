@@ -72,15 +72,17 @@ Series, Thanos's Store API on gogoproto messages (their own Marshal, Unmarshal
 and Size): 10,000 series of one sample or 1,000 of 120, one series per message,
 where iter is Thanos's own in-process client. The impls without a connection
 (chan, iter, direct, floor) take no part in FanOut and Batching, and of them only
-iter in Series.
+iter in Series; connect-go's take part in ListStrings, Unary and PingPong.
 
 Impls: grpc-go over TCP (localhost), unix and abstract sockets and bufconn;
 fullstorydev/grpchan, copying (grpchan) or sharing (grpchan-share) messages;
 hand-written goroutine+channel (chan) and iter.Pull2 (iter) clients; the handler
 called directly (direct); the least any channel keeping inproc's contract must
 pay (floor: for ListStrings the generated Recv's new message and field copy, for
-Unary a go statement and one channel hand-off back); and this project's inproc
-channel in each copy mode (clone, share) and execution mode (isolated, inline).
+Unary a go statement and one channel hand-off back); this project's inproc
+channel in each copy mode (clone, share) and execution mode (isolated, inline);
+and connect-go's handlers and clients (gRPC protocol, no compression) in-process
+through inprochttp (connect-inproc) and over a unix socket (connect-unix).
 
 Each case runs --count times, a round of every case at a time so that a noisy
 machine's drift spreads over all of them; each run is a benchmark of --benchtime,

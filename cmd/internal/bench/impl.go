@@ -50,6 +50,8 @@ var impls = []impl{
 	{name: "inproc-share-isolated", serve: serveInproc(inproc.Share, inproc.Isolated)},
 	{name: "inproc-clone-inline", serve: serveInproc(inproc.Clone, inproc.Inline)},
 	{name: "inproc-share-inline", serve: serveInproc(inproc.Share, inproc.Inline)},
+	{name: "connect-inproc", connect: connectInprocClients, skip: connectSkips},
+	{name: "connect-unix", connect: connectUnixClients, skip: connectSkips},
 }
 
 const (

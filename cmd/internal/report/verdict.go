@@ -31,6 +31,7 @@ const (
 	kindTCP                     // grpc-go over localhost TCP: the reference for sockets
 	kindSocket                  // across processes on one machine: unix and abstract sockets
 	kindFloor                   // the least a channel keeping inproc's contract pays
+	kindHTTP                    // connect-go's handlers, compared with the same over a socket (versus)
 )
 
 // An implInfo is what the verdict knows of an impl: its kind, what a
@@ -60,6 +61,8 @@ var implKinds = []implInfo{
 	{"iter", kindOther, "", nil},
 	{"direct", kindOther, "", nil},
 	{"floor", kindFloor, "the least a channel keeping inproc's contract pays through generated code", nil},
+	{"connect-inproc", kindHTTP, "connect-go in-process through inprochttp", []string{"connect-unix"}},
+	{"connect-unix", kindHTTP, "connect-go over a unix socket", nil},
 }
 
 // KnownImpl says whether the verdict knows what the impl name is for.
@@ -101,7 +104,8 @@ func describe(name string) string {
 // instead when the baseline is itself an inproc mode, which says nothing
 // of calling within a process against calling without), inproc's other
 // modes with the default, grpchan with the inproc modes that copy or
-// share as it does, and the sockets with localhost.
+// share as it does, connect-go in-process with connect-go over a socket,
+// and the sockets with localhost.
 func (r *Report) Conclude() []string {
 	var v []string
 	def, modes := r.ranOf(kindDefault), r.ranOf(kindMode)
@@ -143,6 +147,13 @@ func (r *Report) Conclude() []string {
 			v = append(v, fmt.Sprintf("Against another in-process channel, %s %s.", ours[0], r.against(ours, rival)))
 		default:
 			v = append(v, fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(ours, " and "), r.against(ours, rival)))
+		}
+	}
+	for _, impl := range r.ranOf(kindHTTP) {
+		for _, ref := range infoOf(impl).versus {
+			if r.ran(ref) {
+				v = append(v, fmt.Sprintf("For connect-go's handlers, or any other http.Handler, %s %s.", describe(impl), r.against([]string{impl}, ref)))
+			}
 		}
 	}
 	if b := r.batching(); b != "" {

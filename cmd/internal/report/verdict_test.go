@@ -82,6 +82,19 @@ func TestVerdictEveryImpl(t *testing.T) {
 	})
 }
 
+// connect-go in-process is compared with connect-go over a socket, in a
+// paragraph of its own.
+func TestVerdictConnect(t *testing.T) {
+	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
+		unaryBench: {"localhost": 50000, "connect-inproc": 10000, "connect-unix": 40000},
+	})
+	checkVerdict(t, got, []string{
+		"This run has no inproc impl, so it says nothing of calls within one process.",
+		"For connect-go's handlers, or any other http.Handler, connect-inproc (connect-go in-process through inprochttp) is 4.0× faster than " +
+			"connect-unix (connect-go over a unix socket) in this run (Unary: 4.0×).",
+	})
+}
+
 // A run filtered to a few impls: the verdict speaks of those alone.
 func TestVerdictFiltered(t *testing.T) {
 	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
