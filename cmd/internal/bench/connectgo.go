@@ -147,7 +147,9 @@ type connectBidiServer struct {
 func (s *connectBidiServer) Recv() (*echov1.EchoRequest, error) { return s.stream.Receive() }
 
 // connectListClient is the workloads' ListStrings client on connect-go's.
-type connectListClient struct{ c listv1connect.ListStringsClient }
+type connectListClient struct {
+	c listv1connect.ListStringsClient
+}
 
 func (c connectListClient) List(ctx context.Context, in *listv1.ListRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[listv1.ListResponse], error) {
 	s, err := c.c.List(ctx, connect.NewRequest(in))
