@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/examples/gateway"
 	greeterv1 "github.com/localgrpc/localgrpc/cmd/examples/gateway/gen/greeter/v1"
@@ -31,27 +32,30 @@ func Example() {
 
 	srv := localgrpc.NewServer()
 	greeterv1.RegisterGreeterServiceServer(srv, gateway.Greeter{})
-	if err := srv.Listen("inproc:greeter-example", sock); err != nil {
+	if err := srv.Listen("inproc:greeter", sock); err != nil {
 		log.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
+	go func() { served <- srv.Serve(ctx) }() // until stop
 	defer func() {
 		stop()
 		<-served
 	}()
 
-	// The gateway's client connection is in-process.
-	cc, err := localgrpc.NewClient("inproc:greeter-example")
+	// The gateway's client connection is in-process: no socket, no
+	// HTTP/2, no serialization; interceptors, metadata, deadlines and
+	// streams as over a socket.
+	cc, err := localgrpc.NewClient("inproc:greeter")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cc.Close()
-	mux, err := gateway.NewGateway(cc)
-	if err != nil {
+	mux := runtime.NewServeMux()
+	if err := greeterv1.RegisterGreeterServiceHandlerClient(ctx, mux, greeterv1.NewGreeterServiceClient(cc)); err != nil {
 		log.Fatal(err)
 	}
+
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"github.com/localgrpc/localgrpc/cmd/examples/gateway"
 )
 
-// Why NewGateway takes a client connection: grpc-gateway's other way in,
+// Why the gateway is given a client connection: grpc-gateway's other way in,
 // RegisterGreeterServiceHandlerServer, calls the implementation directly,
 // so the server's interceptors never see the call, and it refuses
 // streams; the in-process connection keeps both.
