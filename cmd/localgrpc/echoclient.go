@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inprochttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding/gzip"
@@ -77,6 +79,34 @@ func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
 		}
 		return stackClient{grpcStack{cc, echov1.NewEchoClient(cc), opts}}, nil
 	}
+	if _, err := connectOptions(stack, compress); err != nil {
+		return nil, err
+	}
+	hc, base, err := localgrpc.HTTPClient(addr)
+	if err != nil {
+		return nil, err
+	}
+	return newConnectClient(stack, hc, base, compress)
+}
+
+// newInprocHTTPClient returns a client of stack, a connect-go one, for the
+// connect-go server h, called in-process through inprochttp.
+func newInprocHTTPClient(stack string, h http.Handler, compress bool) (echoClient, error) {
+	return newConnectClient(stack, &http.Client{Transport: inprochttp.NewTransport(h)}, "http://inproc", compress)
+}
+
+// newConnectClient returns a client of stack, a connect-go one, for the
+// server hc reaches at base.
+func newConnectClient(stack string, hc *http.Client, base string, compress bool) (echoClient, error) {
+	opts, err := connectOptions(stack, compress)
+	if err != nil {
+		return nil, err
+	}
+	return stackClient{connectStack{hc.CloseIdleConnections, echov1connect.NewEchoClient(hc, base, opts...)}}, nil
+}
+
+// connectOptions are the client options of stack, a connect-go one.
+func connectOptions(stack string, compress bool) ([]connect.ClientOption, error) {
 	var opts []connect.ClientOption
 	switch stack {
 	case clientConnect:
@@ -94,11 +124,7 @@ func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
 		// that compresses does not for us.
 		opts = append(opts, connect.WithAcceptCompression("gzip", nil, nil))
 	}
-	hc, base, err := localgrpc.HTTPClient(addr)
-	if err != nil {
-		return nil, err
-	}
-	return stackClient{connectStack{hc.CloseIdleConnections, echov1connect.NewEchoClient(hc, base, opts...)}}, nil
+	return opts, nil
 }
 
 // one takes the single request of a method that is not client streaming.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,10 +37,12 @@ func newMeasureCmd() *cobra.Command {
 		Use:   "measure [flags]",
 		Short: "Measure every Echo server, client and address against one another",
 		Long: `Measure starts the Echo API on grpc-go and on connect-go itself, on TCP, a unix
-socket, an abstract socket and (grpc-go) in-process, and calls every method
-with every client that can call each server: grpc-go, and connect-go in the
-Connect, gRPC and gRPC-Web protocols (a grpc-go server speaks gRPC alone; the
-in-process channel takes grpc-go clients). For each it makes --warmup calls,
+socket, an abstract socket and in-process, and calls every method with every
+client that can call each server: grpc-go, and connect-go in the Connect, gRPC
+and gRPC-Web protocols (a grpc-go server speaks gRPC alone; in-process,
+grpc-go's server is reached through its in-process channel by grpc-go clients,
+and connect-go's handler through inprochttp by connect-go's clients, with no
+socket and no HTTP/2 framing). For each it makes --warmup calls,
 then -n calls, -c at a time, and prints the matrix of the mean time per call,
 then of the p99, as markdown, or every statistic as CSV (--format csv), with
 the machine and versions measured on. Collect and update send --count
@@ -50,7 +53,7 @@ garbage collector as well as the machine's processors. --server-process
 measures as the Echo API's reference measured, with servers and clients in
 separate processes: each server on sockets runs in a child process (this
 binary, run again), the clients here. In-process calls cannot leave the
-process, so the inproc row is measured in one process either way. The output
+process, so the inproc rows are measured in one process either way. The output
 says which way each row was measured.`,
 		Example: `  localgrpc measure
   localgrpc measure --server-process
@@ -81,16 +84,21 @@ var measuredKinds = []string{"inproc", "abstract", "unix", "tcp"}
 var kindName = map[localgrpc.AddressKind]string{localgrpc.Inproc: "inproc", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
 
 // pairing is a row of the matrix: a client calling a server at an
-// address of a kind, served by the process pid.
+// address of a kind, served by the process pid; or, for connect-go
+// in-process, the server's handler, which its clients call through
+// inprochttp.
 type pairing struct {
 	server, client, kind, addr string
 	pid                        int
+	handler                    http.Handler
 }
 
-// servedAt is where a server serves: its address, and its process's pid.
+// servedAt is where a server serves: its address, and its process's pid;
+// or, in-process, its handler if it is connect-go's.
 type servedAt struct {
-	addr string
-	pid  int
+	addr    string
+	pid     int
+	handler http.Handler
 }
 
 // pairings are the rows the servers at addrs (by stack, then kind) allow.
@@ -106,7 +114,7 @@ func pairings(addrs map[string]map[string]servedAt) []pairing {
 				if !pairs(server, client, kind) {
 					continue
 				}
-				rows = append(rows, pairing{server, client, kind, at.addr, at.pid})
+				rows = append(rows, pairing{server, client, kind, at.addr, at.pid, at.handler})
 			}
 		}
 	}
@@ -114,11 +122,11 @@ func pairings(addrs map[string]map[string]servedAt) []pairing {
 }
 
 // pairs reports whether client can call server on an address of kind: a
-// grpc-go server takes the gRPC protocol alone, and in-process calls take
-// grpc-go clients.
+// grpc-go server takes the gRPC protocol alone; in-process, grpc-go's
+// takes grpc-go clients and connect-go's connect-go clients.
 func pairs(server, client, kind string) bool {
 	if kind == "inproc" {
-		return client == clientGRPC
+		return (server == stackGRPC) == (client == clientGRPC)
 	}
 	return server == stackConnect || client == clientGRPC || client == clientConnectGRPC
 }
@@ -172,7 +180,12 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		if measureRowHook != nil {
 			measureRowHook(row)
 		}
-		client, err := newEchoClient(row.client, row.addr, f.compress)
+		var client echoClient
+		if row.handler != nil {
+			client, err = newInprocHTTPClient(row.client, row.handler, f.compress)
+		} else {
+			client, err = newEchoClient(row.client, row.addr, f.compress)
+		}
 		if err != nil {
 			return failure{err}
 		}
@@ -223,7 +236,8 @@ var measureRowHook func(pairing)
 // address, each its own, and returns them by stack and kind once every
 // server listens, with a function that stops them all. With
 // --server-process each stack's server on sockets is a child process, and
-// grpc-go's in-process server a server of its own here.
+// each in-process server a server of its own here. connect-go's is served
+// in-process by its handler, which its clients call through inprochttp.
 func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() error, error) {
 	dir, err := os.MkdirTemp("", "localgrpc-measure-")
 	if err != nil {
@@ -246,7 +260,7 @@ func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() er
 			if err != nil {
 				return err
 			}
-			addrs[stack][kindName[parsed.Kind]] = servedAt{a, pid}
+			addrs[stack][kindName[parsed.Kind]] = servedAt{a, pid, nil}
 		}
 		return nil
 	}
@@ -256,6 +270,10 @@ func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() er
 		var here []string // addresses served in this process
 		if stack == stackGRPC {
 			here = append(here, "inproc:"+unique)
+		} else {
+			h, stop := f.connectInproc()
+			stops = append(stops, stop)
+			addrs[stack]["inproc"] = servedAt{"inproc", os.Getpid(), h}
 		}
 		if f.serverProcess {
 			p, served, err := startServerProcess(stack, f.compress, sockets)
@@ -286,6 +304,18 @@ func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() er
 		}
 	}
 	return addrs, stopAll, nil
+}
+
+// connectInproc returns the handler of a connect-go Echo server to be
+// called in-process, as serve --stack connect would serve it on sockets,
+// with a function that stops it.
+func (f *measureFlags) connectInproc() (http.Handler, func() error) {
+	sf := serveFlags{compress: f.compress, drain: defaultDrain}
+	s := sf.connectServer(slog.New(slog.DiscardHandler))
+	return s.handler, func() error {
+		s.drain()
+		return nil
+	}
 }
 
 // serveHere serves Echo with stack in this process on the addresses

@@ -67,7 +67,7 @@ func (m measurement) processes() string {
 			children = append(children, fmt.Sprintf("%s in pid %d", row.server, row.pid))
 		}
 	}
-	return fmt.Sprintf("The servers on sockets ran in child processes (server process: child; %s), the clients in this one (pid %d); in-process calls cannot leave the process, so the inproc server ran in the clients' process (server process: same).", strings.Join(children, ", "), m.pid)
+	return fmt.Sprintf("The servers on sockets ran in child processes (server process: child; %s), the clients in this one (pid %d); in-process calls cannot leave the process, so the inproc servers ran in the clients' process (server process: same).", strings.Join(children, ", "), m.pid)
 }
 
 // writeMarkdown writes the environment, then a matrix of the mean time per

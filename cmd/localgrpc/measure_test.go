@@ -16,6 +16,9 @@ import (
 // that can call each server, on every kind of address it serves.
 var wantPairings = []string{
 	"| grpc | grpc | inproc |",
+	"| connect | connect | inproc |",
+	"| connect | connect-grpc | inproc |",
+	"| connect | connect-grpc-web | inproc |",
 	"| grpc | grpc | abstract |",
 	"| grpc | connect-grpc | abstract |",
 	"| connect | grpc | abstract |",
@@ -61,7 +64,7 @@ func TestMeasureMarkdown(t *testing.T) {
 // --warmup 1 -m "a b", and with --server-process if serverProcess.
 func checkMeasureMarkdown(t *testing.T, stdout, stderr string, serverProcess bool) {
 	t.Helper()
-	if !strings.Contains(stderr, "\nran 76 of 76 runs in ") {
+	if !strings.Contains(stderr, "\nran 88 of 88 runs in ") {
 		t.Errorf("stderr does not end with the progress's summary:\n%s", stderr)
 	}
 	lines := strings.Split(stdout, "\n")

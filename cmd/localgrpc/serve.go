@@ -192,6 +192,9 @@ type echoServer struct {
 	serve  func() error // returns nil once drain has begun
 	addrs  func() []string
 	drain  func() // stops gracefully, ending what is left after the drain timeout
+	// handler is what a connect-go server serves, to be called
+	// in-process through inprochttp; nil for grpc-go's.
+	handler http.Handler
 }
 
 func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
@@ -245,5 +248,6 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 			defer cancel()
 			srv.Shutdown(ctx)
 		},
+		handler: srv.Handler(),
 	}
 }

@@ -210,6 +210,11 @@ func (s *Server) close() {
 	close(s.done)
 }
 
+// Handler is what the server serves, its services, health checking and
+// reflection, as an http.Handler, to be served other ways too: in-process
+// through inprochttp, for one.
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
 // Addrs are the addresses the server listens on, with TCP port 0 resolved,
 // once Listen has returned.
 func (s *Server) Addrs() []string {
