@@ -17,10 +17,10 @@ import (
 // a trailer (x-greetings, how many were sent). grpc-gateway forwards the
 // header as Grpc-Metadata-X-Greeter, and a unary call's trailer, to a
 // client that asked for trailers (TE: trailers), as the HTTP trailer
-// Grpc-Trailer-X-Greetings; it forwards no trailers of streams. A request without a name, or with a count
-// below 1, fails with InvalidArgument and a google.rpc.BadRequest naming
-// the field, which grpc-gateway maps to HTTP 400 with the details in the
-// body.
+// Grpc-Trailer-X-Greetings; it forwards no trailers of streams. A
+// request without a name, or with a count below 1, fails with
+// InvalidArgument and a google.rpc.BadRequest naming the field, which
+// grpc-gateway maps to HTTP 400 with the details in the body.
 type Greeter struct {
 	greeterv1.UnimplementedGreeterServiceServer
 }
