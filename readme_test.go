@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestReadmeSnippetsAreExamples checks that every Go snippet of the README
-// is, line for line, part of an Example of the library, so that the
+// is, line for line, part of an Example of the library or of
+// cmd/examples, so that the
 // snippets compile as written and follow the API when it changes.
 func TestReadmeSnippetsAreExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
@@ -24,8 +26,12 @@ func TestReadmeSnippetsAreExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inCmd, err := filepath.Glob("cmd/examples/*/*example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var examples []string
-	for _, f := range append(files, more...) {
+	for _, f := range slices.Concat(files, more, inCmd) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
