@@ -11,8 +11,8 @@ import (
 
 // TestReadmeSnippetsAreExamples checks that every Go snippet of the README
 // is, line for line, part of an Example of the library or of
-// cmd/examples, so that the
-// snippets compile as written and follow the API when it changes.
+// cmd/examples, so that the snippets compile as written and follow the API
+// when it changes.
 func TestReadmeSnippetsAreExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
