@@ -26,7 +26,11 @@ func (b *responseBody) Read(p []byte) (int, error) {
 		if ex.r < ex.flushed {
 			n := copy(p, ex.buf[ex.r:ex.flushed])
 			ex.r += n
-			ex.cond.Broadcast() // room for a waiting Write
+			if ex.waitingForRoom && len(ex.buf)-ex.r <= windowSize/2 {
+				// Room for a waiting write, enough that it need not
+				// wait again at once, as HTTP/2 returns its window.
+				ex.cond.Broadcast()
+			}
 			drained := ex.r == len(ex.buf)
 			if drained {
 				ex.buf, ex.r, ex.flushed = ex.buf[:0], 0, 0

@@ -40,9 +40,6 @@ type exchange struct {
 	// cancel and cancelDeadline end the handler's context.
 	cancel         context.CancelCauseFunc
 	cancelDeadline context.CancelFunc
-	// stopWatch stops the watch on the client's context, which ends the
-	// exchange when that does; nil if it never ends.
-	stopWatch func() bool
 
 	writer responseWriter // the handler's http.ResponseWriter
 	body   responseBody   // the client's Response.Body
@@ -50,6 +47,11 @@ type exchange struct {
 
 	mu   sync.Mutex
 	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
+
+	// stopWatch stops the watch on the client's context, which ends the
+	// exchange when that does; nil if it never ends. Under mu, as the
+	// watch may fire as it is set.
+	stopWatch func() bool
 
 	sent     bool
 	writeEnd error
@@ -77,9 +79,11 @@ type exchange struct {
 
 	// The window of response bytes: the client may read buf[r:flushed];
 	// buf[flushed:] waits for the handler's next flush. At most
-	// windowSize bytes wait for the client.
-	buf        []byte
-	r, flushed int
+	// windowSize bytes wait for the client; a write that would go beyond
+	// waits for room, and says so in waitingForRoom.
+	buf            []byte
+	r, flushed     int
+	waitingForRoom bool
 }
 
 const (
@@ -118,7 +122,9 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	}
 	ex.sreq = sreq.WithContext(ctx)
 	if cctx.Done() != nil {
+		ex.mu.Lock()
 		ex.stopWatch = context.AfterFunc(cctx, func() { ex.clientEnd(cctx.Err(), cctx.Err()) })
+		ex.mu.Unlock()
 	}
 	return ex, nil
 }
@@ -148,11 +154,11 @@ func (ex *exchange) response() (*http.Response, error) {
 	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
 		ex.cond.Wait()
 	}
-	if ex.readEnd == nil && ex.creq.Context().Err() != nil {
+	if err := ex.creq.Context().Err(); ex.readEnd == nil && err != nil {
 		// Its context ended as the head came: the client gets its
 		// context's error, as it would a moment later.
 		ex.mu.Unlock()
-		ex.clientEnd(ex.creq.Context().Err(), ex.creq.Context().Err())
+		ex.clientEnd(err, err)
 		ex.mu.Lock()
 	}
 	if ex.readEnd != nil || !ex.sent {
@@ -285,8 +291,11 @@ func (ex *exchange) closeIn() {
 
 // stopWatching stops the watch on the client's context.
 func (ex *exchange) stopWatching() {
-	if ex.stopWatch != nil {
-		ex.stopWatch()
+	ex.mu.Lock()
+	stop := ex.stopWatch
+	ex.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 }
 

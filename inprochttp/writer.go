@@ -42,12 +42,13 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	ex := w.ex
 	ex.mu.Lock()
-	written := ex.status != 0 || ex.writeEnd != nil
-	if !written && code >= 200 {
+	over, written := ex.writeEnd != nil, ex.status != 0
+	if !over && !written && code >= 200 {
 		ex.writeHeaderLocked(code)
 	}
 	ex.mu.Unlock()
 	switch {
+	case over: // a call from a goroutine the handler left behind
 	case written:
 		ex.t.logf("inprochttp: superfluous response.WriteHeader call")
 	case code < 200:
@@ -132,7 +133,9 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 			if testHookWindowFull != nil {
 				testHookWindowFull(ex)
 			}
+			ex.waitingForRoom = true
 			ex.cond.Wait()
+			ex.waitingForRoom = false
 			if err := ex.writeErrLocked(); err != nil {
 				ex.written += int64(n)
 				return n, err
