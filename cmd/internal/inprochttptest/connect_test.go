@@ -63,17 +63,21 @@ func request(text string) *connect.Request[echov1.EchoRequest] {
 	return req
 }
 
+// answered is the outcome of a call answered by one response, or err.
+func answered(resp *connect.Response[echov1.EchoResponse], err error) outcome {
+	var o outcome
+	if err != nil {
+		o.seen(err, http.Header{}, http.Header{})
+		return o
+	}
+	o.Msgs = []string{resp.Msg.GetText()}
+	o.seen(nil, resp.Header(), resp.Trailer())
+	return o
+}
+
 func unary(text string) func(context.Context, echov1connect.EchoClient) outcome {
 	return func(ctx context.Context, c echov1connect.EchoClient) outcome {
-		var o outcome
-		resp, err := c.Get(ctx, request(text))
-		if err != nil {
-			o.seen(err, http.Header{}, http.Header{})
-			return o
-		}
-		o.Msgs = []string{resp.Msg.GetText()}
-		o.seen(nil, resp.Header(), resp.Trailer())
-		return o
+		return answered(c.Get(ctx, request(text)))
 	}
 }
 
@@ -96,7 +100,6 @@ func serverStream(text string) func(context.Context, echov1connect.EchoClient) o
 
 func clientStream(texts ...string) func(context.Context, echov1connect.EchoClient) outcome {
 	return func(ctx context.Context, c echov1connect.EchoClient) outcome {
-		var o outcome
 		s := c.Collect(ctx)
 		s.RequestHeader().Set("X-Echo", "echoed")
 		for _, t := range texts {
@@ -104,14 +107,7 @@ func clientStream(texts ...string) func(context.Context, echov1connect.EchoClien
 				break // CloseAndReceive tells why
 			}
 		}
-		resp, err := s.CloseAndReceive()
-		if err != nil {
-			o.seen(err, http.Header{}, http.Header{})
-			return o
-		}
-		o.Msgs = []string{resp.Msg.GetText()}
-		o.seen(nil, resp.Header(), resp.Trailer())
-		return o
+		return answered(s.CloseAndReceive())
 	}
 }
 
