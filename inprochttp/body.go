@@ -76,7 +76,7 @@ func (ex *exchange) readEOFLocked() error {
 		err = io.ErrUnexpectedEOF
 	}
 	ex.readEnd = err
-	ex.buf = nil
+	ex.dropWindowLocked()
 	ex.deliverTrailersLocked()
 	ex.mu.Unlock()
 	ex.stopWatching()

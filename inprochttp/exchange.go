@@ -254,8 +254,7 @@ func (ex *exchange) clientEnd(readErr, cause error) {
 	ex.mu.Lock()
 	if ex.readEnd == nil {
 		ex.readEnd = readErr
-		ex.buf = nil // the client reads no more
-		ex.r, ex.flushed = 0, 0
+		ex.dropWindowLocked()
 		ex.cond.Broadcast()
 	}
 	handlerRunning := ex.writeEnd == nil

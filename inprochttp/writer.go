@@ -158,27 +158,6 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 // for room.
 var testHookWindowFull func(*exchange)
 
-// appendLocked makes room in buf for k more bytes, which fit in the
-// window: it moves the unread bytes to the front, or grows buf, up to the
-// window's size.
-func (ex *exchange) appendLocked(k int) {
-	if len(ex.buf)+k <= cap(ex.buf) {
-		return
-	}
-	if ex.r > 0 {
-		n := copy(ex.buf, ex.buf[ex.r:])
-		ex.buf = ex.buf[:n]
-		ex.flushed -= ex.r
-		ex.r = 0
-		if n+k <= cap(ex.buf) {
-			return
-		}
-	}
-	grown := make([]byte, len(ex.buf), min(max(2*cap(ex.buf), len(ex.buf)+k, 512), windowSize))
-	copy(grown, ex.buf)
-	ex.buf = grown
-}
-
 // writeErrLocked is why the handler can write no more, if it cannot.
 func (ex *exchange) writeErrLocked() error {
 	switch {
