@@ -7,13 +7,18 @@ import (
 )
 
 // An Option configures the transport [NewTransport] returns.
-type Option func(*transport)
+type Option interface{ apply(*transport) }
+
+// optionFunc is an Option that is a function.
+type optionFunc func(*transport)
+
+func (f optionFunc) apply(t *transport) { f(t) }
 
 // WithErrorLog logs what net/http's server would log to its ErrorLog, a
 // handler's panic with its stack above all, to l instead of the log
 // package's standard logger.
 func WithErrorLog(l *log.Logger) Option {
-	return func(t *transport) { t.errorLog = l }
+	return optionFunc(func(t *transport) { t.errorLog = l })
 }
 
 // logf logs to the transport's error log.

@@ -22,7 +22,7 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 	}
 	t := &transport{handler: h}
 	for _, o := range opts {
-		o(t)
+		o.apply(t)
 	}
 	return t
 }
