@@ -15,14 +15,17 @@ import (
 // http or https and a host reaches h; the host is only a name, which the
 // handler sees as the request's Host.
 //
-// NewTransport panics if h is nil, as [http.Handle] does.
+// NewTransport panics if h is nil, as [http.Handle] does; nil options are
+// ignored.
 func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 	if h == nil {
 		panic("inprochttp: NewTransport: nil handler")
 	}
 	t := &transport{handler: h}
 	for _, o := range opts {
-		o.apply(t)
+		if o != nil {
+			o.apply(t)
+		}
 	}
 	return t
 }
