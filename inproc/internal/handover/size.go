@@ -187,13 +187,20 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 			}
 		case sizeStringList:
 			ss := *field[[]string](base, f.offset)
-			if f.utf8 && firstInvalidUTF8(ss) >= 0 {
+			bytes := 0
+			for i := range ss {
+				l := len(ss[i])
+				bytes += l
+				if l < 0x80 { // a length prefix of one byte, as most strings' are
+					n++
+				} else {
+					n += protowire.SizeVarint(uint64(l))
+				}
+			}
+			if f.utf8 && firstInvalidUTF8Of(ss, bytes) >= 0 {
 				return 0, false, invalidUTF8(f.fd)
 			}
-			n += len(ss) * f.tag
-			for _, s := range ss {
-				n += protowire.SizeBytes(len(s))
-			}
+			n += len(ss)*f.tag + bytes
 		case sizeBytes:
 			if b := *field[[]byte](base, f.offset); len(b) > 0 {
 				n += f.tag + protowire.SizeBytes(len(b))

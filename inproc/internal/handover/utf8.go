@@ -37,6 +37,24 @@ func validUTF8(s string) bool {
 // UTF-8, or -1. It hands asciiPrefix the strings a chunk at a time, and a
 // string longer than a chunk to validUTF8.
 func firstInvalidUTF8(ss []string) int {
+	return firstInvalidUTF8Of(ss, -1)
+}
+
+// firstInvalidUTF8Of is firstInvalidUTF8 for a caller that has counted the
+// bytes of ss already (or -1 if not): a list of one chunk or less goes to
+// asciiPrefix whole.
+func firstInvalidUTF8Of(ss []string, bytes int) int {
+	if bytes >= 0 && bytes <= asciiChunk {
+		for i := 0; ; i++ {
+			i += asciiPrefix(ss[i:])
+			if i == len(ss) {
+				return -1
+			}
+			if !utf8.ValidString(ss[i]) {
+				return i
+			}
+		}
+	}
 	for i := 0; i < len(ss); {
 		end, n := i, 0
 		for end < len(ss) && n+len(ss[end]) <= asciiChunk {
