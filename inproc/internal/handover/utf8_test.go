@@ -42,6 +42,9 @@ func checkUTF8(t *testing.T, s string, split uint8) {
 		if got := firstInvalidUTF8(ss); got != want {
 			t.Fatalf("firstInvalidUTF8(%q) = %d, want %d", ss, got, want)
 		}
+		if got := firstInvalidUTF8Of(ss, len(c)); got != want {
+			t.Fatalf("firstInvalidUTF8Of(%q, %d) = %d, want %d", ss, len(c), got, want)
+		}
 	}
 }
 
