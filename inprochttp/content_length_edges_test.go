@@ -1,0 +1,173 @@
+package inprochttp_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// contentLengthCases are responses whose Content-Length, declared or
+// counted, must reach the client as net/http's HTTP/2 server sends it.
+var contentLengthCases = []exchangeCase{
+	{
+		// net/http buffers 4 KiB in a bufio.Writer, which sends a chunk
+		// only once a write does not fit: 4096 bytes fit, so the head
+		// waits for the handler's return and carries the length.
+		name: "exactly-4KiB-one-write",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, strings.Repeat("a", 4096))
+		},
+	},
+	{
+		name: "exactly-4KiB-four-writes",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			for range 4 {
+				io.WriteString(w, strings.Repeat("a", 1024))
+			}
+		},
+	},
+	{
+		name: "head-exactly-4KiB",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodHead, base+"/x", nil)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, strings.Repeat("a", 4096))
+		},
+	},
+	{
+		// Two values: net/http's server sends the first.
+		name: "declared-twice",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["Content-Length"] = []string{"5", "7"}
+			io.WriteString(w, "hello")
+			w.(http.Flusher).Flush()
+		},
+	},
+	// Cases that hold: pinned.
+	{
+		name: "4KiB-and-one",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, strings.Repeat("a", 4097))
+		},
+	},
+	{
+		name: "more-than-declared-before-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "5")
+			n, err := io.WriteString(w, "hello world") // accepted: the head is not out yet
+			saw("write", fmt.Sprint(n, err != nil))
+		},
+	},
+	{
+		name: "more-than-declared-after-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "5")
+			w.(http.Flusher).Flush()
+			n, err := io.WriteString(w, "hello world")
+			saw("write", fmt.Sprint(n, err != nil))
+		},
+	},
+	{
+		name: "less-than-declared",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "10")
+			io.WriteString(w, "hello")
+		},
+	},
+	{
+		name: "less-than-declared-flushed",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "10")
+			io.WriteString(w, "hello")
+			w.(http.Flusher).Flush()
+		},
+	},
+	{
+		name: "invalid",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "-1")
+			io.WriteString(w, "hello")
+			w.(http.Flusher).Flush()
+		},
+	},
+	{
+		name: "not-modified-with-length",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusNotModified)
+		},
+	},
+	{
+		name: "no-content-with-length",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusNoContent)
+		},
+	},
+	{
+		name: "head-declared",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodHead, base+"/x", nil)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "100")
+		},
+	},
+	{
+		name: "head-two-writes-past-4KiB",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodHead, base+"/x", nil)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, strings.Repeat("a", 3000))
+			io.WriteString(w, strings.Repeat("a", 3000))
+		},
+	},
+	{
+		name: "head-small",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodHead, base+"/x", nil)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, "<html>")
+		},
+	},
+	{
+		name: "panic-after-declared-body",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "2")
+			io.WriteString(w, "ok")
+			w.(http.Flusher).Flush()
+			panic("boom")
+		},
+	},
+	{
+		name: "content-encoding-not-sniffed",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Encoding", "gzip")
+			io.WriteString(w, "<html>")
+		},
+	},
+}
+
+// TestContentLengthEdges runs each of contentLengthCases in-process and
+// over a unix socket to net/http's HTTP/2 server, and compares.
+func TestContentLengthEdges(t *testing.T) {
+	for _, c := range contentLengthCases {
+		t.Run(c.name, func(t *testing.T) {
+			got := run(t, transports[0], c)
+			want := run(t, transports[1], c)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("in-process and net/http differ:\n%s", diff(got, want))
+			}
+		})
+	}
+}
