@@ -1,0 +1,166 @@
+package inprochttp_test
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// requestHeaderCases are requests whose header net/http's HTTP/2 client
+// and server change on the way; the handler must see what it would see
+// over a socket.
+var requestHeaderCases = []exchangeCase{
+	{
+		// The client splits cookies into crumbs, the server joins them
+		// with "; " (RFC 9113, section 8.2.3): a handler's
+		// Header.Get("Cookie") sees them all.
+		name: "cookies-joined",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Add("Cookie", "a=1")
+			req.Header.Add("Cookie", "b=2; c=3")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("cookie", r.Header.Get("Cookie"))
+			saw("header", r.Header)
+		},
+	},
+	{
+		// Only the first User-Agent is sent.
+		name: "user-agent-first",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header["User-Agent"] = []string{"first", "second"}
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
+	{
+		// An empty User-Agent is net/http's documented way to send none.
+		name: "user-agent-empty",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("User-Agent", "")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
+	{
+		// The server takes Expect: 100-continue for itself: the handler
+		// does not see it, and its first read sends 100 Continue, which
+		// the client's trace sees.
+		name: "expect-continue",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("payload"))
+			req.Header.Set("Expect", "100-continue")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+			b := make([]byte, 7)
+			n, _ := r.Body.Read(b)
+			saw("read", string(b[:n]))
+		},
+	},
+	{
+		// The client sends an internationalized host in punycode.
+		name: "host-idn",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Host = "bücher.example"
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("host", r.Host)
+		},
+	},
+	// Cases that hold: pinned.
+	{
+		name: "te-trailers",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Te", "trailers")
+			req.Header.Set("Keep-Alive", "timeout=5")
+			req.Header.Set("Proxy-Connection", "keep-alive")
+			req.Header.Set("Connection", "close")
+			req.Header.Set("Host", "ignored")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+			saw("host", r.Host)
+		},
+	},
+	{
+		name: "cookie-one-value",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Cookie", "a=1; b=2")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
+}
+
+// TestRequestHeaderEdges runs each of requestHeaderCases in-process and
+// over a unix socket to net/http's HTTP/2 server, and compares.
+func TestRequestHeaderEdges(t *testing.T) {
+	for _, c := range requestHeaderCases {
+		t.Run(c.name, func(t *testing.T) {
+			got := run(t, transports[0], c)
+			want := run(t, transports[1], c)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("in-process and net/http differ:\n%s", diff(got, want))
+			}
+		})
+	}
+}
+
+// TestRequestRefused: requests net/http's HTTP/2 client refuses to send,
+// or its server refuses to serve (400), never reach the handler.
+func TestRequestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		modify func(*http.Request)
+	}{
+		{"upgrade", func(r *http.Request) { r.Header.Set("Upgrade", "websocket") }},
+		{"connection-upgrade", func(r *http.Request) { r.Header.Set("Connection", "Upgrade") }},
+		{"transfer-encoding-gzip", func(r *http.Request) { r.Header.Set("Transfer-Encoding", "gzip") }},
+		{"te-gzip", func(r *http.Request) { r.Header.Set("Te", "gzip") }},
+		{"host-crlf", func(r *http.Request) { r.Host = "inproc\r\nX-Injected: yes" }},
+		{"host-space", func(r *http.Request) { r.Host = "in proc" }},
+		{"trailer-content-length", func(r *http.Request) { r.Trailer = http.Header{"Content-Length": nil} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				var ran atomic.Bool
+				var host atomic.Value
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					ran.Store(true)
+					host.Store(r.Host)
+				}))
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/x", strings.NewReader("body"))
+				tc.modify(req)
+				resp, err := hc.Do(req)
+				if err == nil {
+					drain(resp.Body)
+					if resp.StatusCode != http.StatusBadRequest {
+						t.Errorf("the request was served: %s", resp.Status)
+					}
+				}
+				if ran.Load() {
+					t.Errorf("the handler ran (Host %q)", host.Load())
+				}
+			})
+		})
+	}
+}
