@@ -1,0 +1,240 @@
+package inprochttp_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requestBodyCases are the ways a client gives (or not) a request body;
+// the handler must see each as it would over a socket.
+var requestBodyCases = []exchangeCase{
+	{
+		name: "get-nil-body",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.ContentLength = 5 // no body: ignored
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		name: "put-nil-body",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPut, base+"/x", nil)
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		name: "post-nobody-with-length",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", http.NoBody)
+			req.ContentLength = 5
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		name: "post-unknown-length",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", io.NopCloser(strings.NewReader("unknown")))
+			req.ContentLength = -1
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		name: "post-zero-length-with-body",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", io.NopCloser(strings.NewReader("zero means unknown")))
+			req.ContentLength = 0
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		name: "get-with-body",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", strings.NewReader("a GET body"))
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		name: "max-bytes-reader",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("more than three"))
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			r.Body = http.MaxBytesReader(w, r.Body, 3)
+			b, err := io.ReadAll(r.Body)
+			var mbe *http.MaxBytesError
+			saw("read", fmt.Sprint(string(b), errors.As(err, &mbe)))
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+		},
+	},
+	{
+		name: "body-never-read",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader(strings.Repeat("x", 1<<20)))
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			io.WriteString(w, "not read")
+		},
+	},
+	{
+		name: "body-closed-by-handler",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("abc"))
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			r.Body.Close()
+			n, err := r.Body.Read(make([]byte, 3))
+			saw("read", fmt.Sprint(n, err != nil))
+		},
+	},
+}
+
+func sawRequestBody(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+	saw("contentLength", r.ContentLength)
+	saw("content-length", r.Header["Content-Length"])
+	b, err := io.ReadAll(r.Body)
+	saw("body", fmt.Sprint(string(b), err))
+}
+
+// TestRequestBodyVariants runs each of requestBodyCases in-process and
+// over a unix socket to net/http's HTTP/2 server, and compares.
+func TestRequestBodyVariants(t *testing.T) {
+	for _, c := range requestBodyCases {
+		t.Run(c.name, func(t *testing.T) {
+			got := run(t, transports[0], c)
+			want := run(t, transports[1], c)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("in-process and net/http differ:\n%s", diff(got, want))
+			}
+		})
+	}
+}
+
+// A handler's goroutine that reads the request body after the handler
+// returned gets an error, not the client's bytes.
+func TestRequestBodyReadAfterReturn(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		kept := make(chan io.Reader, 1)
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			kept <- r.Body
+		}))
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/x", pr)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(resp.Body)
+		body := <-kept
+		go pw.Write([]byte("late")) // fails once the transport closes the pipe
+		done := make(chan error, 1)
+		go func() {
+			_, err := body.Read(make([]byte, 4))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("a read of the request body after the handler returned succeeded")
+			}
+		case <-time.After(bound):
+			t.Fatal("a read of the request body after the handler returned waits")
+		}
+	})
+}
+
+// The response body's Read after Close fails, before the body's end.
+func TestResponseReadAfterClose(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "abc")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		resp, err := hc.Get(base + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		resp.Body.Close() // twice: no panic
+		if n, err := resp.Body.Read(make([]byte, 4)); err == nil || err == io.EOF || n != 0 {
+			t.Errorf("Read after Close: %d, %v", n, err)
+		}
+	})
+}
+
+// http.Client.Timeout ends the exchange at once, before the head or in
+// the body, though the handler ignores its context; the handler's
+// context ends.
+func TestClientTimeout(t *testing.T) {
+	for _, afterHead := range []bool{false, true} {
+		t.Run(fmt.Sprintf("afterHead=%v", afterHead), func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				h := newBlockingHandler(t, afterHead)
+				hc, base := tr.client(t, h)
+				hc.Timeout = 100 * time.Millisecond
+				start := time.Now()
+				resp, err := hc.Get(base + "/x")
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				var timeout interface{ Timeout() bool }
+				if !errors.As(err, &timeout) || !timeout.Timeout() {
+					t.Errorf("the client got %v, want a timeout", err)
+				}
+				if took := time.Since(start); took > bound {
+					t.Errorf("the client returned after %v", took)
+				}
+				waitFor(t, h.ctxEnded, "the handler's context's end")
+			})
+		})
+	}
+}
+
+// Redirects: http.Client replays a 307's body through GetBody, and
+// without GetBody returns the 307 itself.
+func TestRedirectWithBody(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			if r.URL.Path == "/a" {
+				http.Redirect(w, r, "/b", http.StatusTemporaryRedirect)
+				return
+			}
+			fmt.Fprintf(w, "%s %s %q %d", r.Method, r.URL.Path, b, r.ContentLength)
+		}))
+		resp, err := hc.Post(base+"/a", "text/plain", strings.NewReader("payload"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := drain(resp.Body); err != nil || got != `POST /b "payload" 7` {
+			t.Errorf("with GetBody: %s %q %v", resp.Status, got, err)
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+"/a", io.NopCloser(strings.NewReader("payload")))
+		resp, err = hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(resp.Body)
+		if resp.StatusCode != http.StatusTemporaryRedirect {
+			t.Errorf("without GetBody: %s", resp.Status)
+		}
+	})
+}
