@@ -1,6 +1,7 @@
 package inprochttp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptrace"
@@ -9,17 +10,21 @@ import (
 )
 
 // responseWriter is the handler's http.ResponseWriter. It is an
-// http.Flusher, and http.ResponseController finds FlushError and
-// EnableFullDuplex on it; it has no deadlines and cannot be hijacked, as
-// net/http's HTTP/2 writer cannot.
+// http.Flusher and an http.CloseNotifier, and http.ResponseController
+// finds FlushError, EnableFullDuplex and the deadlines' setters on it; it
+// cannot be hijacked, as net/http's HTTP/2 writer cannot.
 type responseWriter struct {
 	ex *exchange
 	h  http.Header // the handler's own, snapshotted when the head is written
+	// closeNotify is CloseNotify's channel, made at its first call;
+	// under ex.mu.
+	closeNotify chan bool
 }
 
 var (
 	_ http.ResponseWriter = (*responseWriter)(nil)
 	_ http.Flusher        = (*responseWriter)(nil)
+	_ http.CloseNotifier  = (*responseWriter)(nil)
 )
 
 // Header returns the header map the response's head is taken from when it
@@ -35,37 +40,81 @@ func (w *responseWriter) Header() http.Header {
 // WriteHeader sets the response's status and takes its header from
 // Header; they reach the client at the first flush. A 1xx status is
 // informational: the client's httptrace.ClientTrace.Got1xxResponse sees
-// it. A code outside 100-999 panics, as net/http's does.
+// it. Once the head is written, WriteHeader does nothing, whatever the
+// code; before, a code outside 100-999 panics, as net/http's does.
 func (w *responseWriter) WriteHeader(code int) {
-	if code < 100 || code > 999 {
-		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
-	}
 	ex := w.ex
 	ex.mu.Lock()
 	over, written := ex.writeEnd != nil, ex.status != 0
-	if !over && !written && code >= 200 {
+	if over || written {
+		ex.mu.Unlock()
+		if !over {
+			ex.t.logf("inprochttp: superfluous response.WriteHeader call")
+		}
+		return // over: a call from a goroutine the handler left behind
+	}
+	if code < 100 || code > 999 {
+		ex.mu.Unlock()
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if code >= 200 {
 		ex.writeHeaderLocked(code)
 	}
 	ex.mu.Unlock()
-	switch {
-	case over: // a call from a goroutine the handler left behind
-	case written:
-		ex.t.logf("inprochttp: superfluous response.WriteHeader call")
-	case code < 200:
-		w.informational(code)
+	if code < 200 {
+		ex.informational(code, w.h)
 	}
 }
 
-// informational hands a 1xx response to the client's trace.
-func (w *responseWriter) informational(code int) {
-	trace := httptrace.ContextClientTrace(w.ex.creq.Context())
-	if trace == nil || trace.Got1xxResponse == nil {
+// informational hands a 1xx response with header h to the client's trace,
+// as net/http sends it: without the final response's Content-Length.
+func (ex *exchange) informational(code int, h http.Header) {
+	trace := httptrace.ContextClientTrace(ex.creq.Context())
+	if trace == nil {
 		return
 	}
-	h, _, _ := cloneHeader(w.h, 0, false)
-	if err := trace.Got1xxResponse(code, textproto.MIMEHeader(h)); err != nil {
-		w.ex.clientEnd(err, err) // as net/http's client ends the request
+	if trace.Got1xxResponse != nil {
+		mh, _, _ := cloneHeader(h, 0, false)
+		delete(mh, "Content-Length")
+		if err := trace.Got1xxResponse(code, textproto.MIMEHeader(mh)); err != nil {
+			ex.clientEnd(err, err) // as net/http's client ends the request
+			return
+		}
 	}
+	if code == http.StatusContinue && trace.Got100Continue != nil {
+		trace.Got100Continue()
+	}
+}
+
+// sendContinue sends 100 Continue, as net/http's server does at the
+// handler's first read of a body the client sent "Expect: 100-continue"
+// with, unless the response's head has gone already.
+func (ex *exchange) sendContinue() {
+	ex.mu.Lock()
+	late := ex.sent || ex.writeEnd != nil || ex.readEnd != nil
+	ex.mu.Unlock()
+	if !late {
+		ex.informational(http.StatusContinue, nil)
+	}
+}
+
+// CloseNotify returns a channel that receives true once the exchange is
+// over for the handler (the client has gone, or the handler has
+// returned), when its context ends, as net/http's HTTP/2 writer signals
+// its stream's close. Deprecated in net/http, it is served for the
+// handlers that still use it.
+func (w *responseWriter) CloseNotify() <-chan bool {
+	ex := w.ex
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if w.closeNotify == nil {
+		ch := make(chan bool, 1)
+		w.closeNotify = ch
+		// The context always ends, at the latest as the handler
+		// returns, so this runs once and is done.
+		context.AfterFunc(ex.sreq.Context(), func() { ch <- true })
+	}
+	return w.closeNotify
 }
 
 // Write writes p to the response's body, writing the head first if it has
