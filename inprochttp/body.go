@@ -1,6 +1,7 @@
 package inprochttp
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -96,11 +97,17 @@ func (b *responseBody) Close() error {
 type requestBody struct {
 	ex  *exchange
 	src io.ReadCloser // the client's
+	// On the goroutine that reads:
+	length        int64 // as the client declared it, or -1
+	read          int64 // bytes read
+	needsContinue bool  // the first read sends 100 Continue
 }
 
 // Read reads the client's request body. At its end, the request's Trailer
 // holds the trailers the client declared. Once the client has gone, or the
-// handler has closed the body, it fails.
+// handler has closed the body, it fails. It gives no more than the length
+// the client declared, and fails at an end that comes before it, as
+// net/http's client and server see to.
 func (b *requestBody) Read(p []byte) (int, error) {
 	ex := b.ex
 	ex.mu.Lock()
@@ -112,13 +119,29 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if b.needsContinue {
+		b.needsContinue = false
+		ex.sendContinue()
+	}
+	if left := b.length - b.read; b.length >= 0 && int64(len(p)) > left {
+		p = p[:left+1] // a byte more tells a body longer than declared
+	}
 	n, err := b.src.Read(p)
+	b.read += int64(n)
+	if b.length >= 0 && b.read > b.length {
+		// net/http's client sends none of what it read beyond the
+		// length, fails, and resets the stream.
+		return 0, ex.inFailed(errBodyTooLong)
+	}
 	switch {
 	case err == nil:
 		return n, nil
+	case err == io.EOF && b.length >= 0 && b.read < b.length:
+		// net/http's client ends the stream there, without an error,
+		// and its server fails the handler's read.
+		return n, ex.inEndWith(fmt.Errorf("inprochttp: request declared a Content-Length of %d but only wrote %d bytes", b.length, b.read))
 	case err == io.EOF:
-		ex.inEOF()
-		return n, io.EOF
+		return n, ex.inEndWith(io.EOF)
 	}
 	return n, ex.inFailed(err)
 }
@@ -134,22 +157,24 @@ func (b *requestBody) Close() error {
 	return nil
 }
 
-// inEOF ends the request body at its end: the trailers the client declared
-// take their values, and its body is closed, as net/http's client closes
-// it once sent.
-func (ex *exchange) inEOF() {
+// inEndWith ends the request body with why, io.EOF at its end, and
+// returns it: at the end, the trailers the client declared take their
+// values. The client's body is closed, as net/http's
+// client closes it once sent.
+func (ex *exchange) inEndWith(why error) error {
 	ex.mu.Lock()
 	if ex.inEnd == nil {
-		ex.inEnd = io.EOF
+		ex.inEnd = why
 		for k, vv := range ex.creq.Trailer {
 			k = http.CanonicalHeaderKey(k)
-			if _, declared := ex.sreq.Trailer[k]; declared && len(vv) > 0 {
+			if _, declared := ex.sreq.Trailer[k]; declared && len(vv) > 0 && why == io.EOF {
 				ex.sreq.Trailer[k] = slices.Clone(vv)
 			}
 		}
 	}
 	ex.mu.Unlock()
 	ex.closeIn()
+	return why
 }
 
 // inFailed returns what the handler's read returns when reading the

@@ -16,6 +16,10 @@ var (
 	// errTooLong is what the client's read returns of a body longer than
 	// its Content-Length.
 	errTooLong = errors.New("inprochttp: the handler wrote more than the declared Content-Length; truncated")
+	// errBodyTooLong is what the client gets when its request body is
+	// longer than its ContentLength, as net/http's client refuses to
+	// send it.
+	errBodyTooLong = errors.New("inprochttp: request body larger than specified content length")
 	// errHandlerReturned is what writes return once ServeHTTP has
 	// returned.
 	errHandlerReturned = errors.New("inprochttp: write after the handler returned")

@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"sync"
 )
 
@@ -33,10 +32,10 @@ import (
 // context ends with the first of them; the client's request body is closed
 // once, when the handler is done with it or the client with the exchange.
 type exchange struct {
-	t    *transport
-	creq *http.Request // the client's request
-	sreq *http.Request // the handler's
-	url  url.URL       // the handler's request's
+	t       *transport
+	handler http.Handler  // t's, or net/http's answer to a request it refuses
+	creq    *http.Request // the client's request
+	sreq    *http.Request // the handler's
 	// cancel and cancelDeadline end the handler's context.
 	cancel         context.CancelCauseFunc
 	cancelDeadline context.CancelFunc
@@ -98,10 +97,14 @@ const (
 // newExchange returns the exchange of the client's request creq, with the
 // handler's request, or why there can be none.
 func newExchange(t *transport, creq *http.Request) (*exchange, error) {
-	ex := &exchange{t: t, creq: creq, length: -1}
+	ex := &exchange{t: t, handler: t.handler, creq: creq, length: -1}
 	var sreq http.Request
-	if err := serverRequest(creq, &sreq, &ex.url); err != nil {
+	arrived, err := serverRequest(creq, &sreq)
+	if err != nil {
 		return nil, err
+	}
+	if arrived.refused != nil {
+		ex.handler = badRequest(arrived.refused)
 	}
 	cctx := creq.Context()
 	if err := cctx.Err(); err != nil {
@@ -117,7 +120,7 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
 	if hasBody(creq) {
-		ex.in = requestBody{ex: ex, src: creq.Body}
+		ex.in = requestBody{ex: ex, src: creq.Body, length: sreq.ContentLength, needsContinue: arrived.needsContinue}
 		sreq.Body = &ex.in
 	}
 	ex.sreq = sreq.WithContext(ctx)
@@ -143,8 +146,16 @@ func (ex *exchange) serve() {
 		ex.t.logPanic(ex.sreq, p)
 		ex.abort(newResetError(p))
 	}()
-	ex.t.handler.ServeHTTP(&ex.writer, ex.sreq)
+	ex.handler.ServeHTTP(&ex.writer, ex.sreq)
 	returned = true
+}
+
+// badRequest is what net/http's HTTP/2 server serves in place of the
+// handler to a request it refuses for why.
+func badRequest(why error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, why.Error(), http.StatusBadRequest)
+	})
 }
 
 // response waits for the response's head, or for the reason there will be

@@ -1,0 +1,377 @@
+package inprochttp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// A request crosses as HTTP/2 carries it: net/http's client checks it and
+// encodes its head (golang.org/x/net/internal/httpcommon's EncodeHeaders,
+// which net/http bundles), and its server builds the handler's request from
+// what arrives (NewServerRequest and http2serverConn.newWriterAndRequest).
+// Doing both here, without the wire between, keeps what a handler sees what
+// it would see over a socket: the URL parsed from :path, one Cookie field,
+// no Expect, a punycode Host, and so on.
+
+// An arrival is what the server notes of a request besides the handler's
+// http.Request.
+type arrival struct {
+	// needsContinue: the client sent "Expect: 100-continue", so the
+	// handler's first read of the body sends 100 Continue.
+	needsContinue bool
+	// refused, if not nil, is why net/http's server answers 400 Bad
+	// Request in place of the handler.
+	refused error
+}
+
+// serverRequest fills sreq with the request the handler gets for the
+// client's req, but for its context and body, which the exchange gives it;
+// or says why req cannot be sent, in the words of net/http's Transport.
+func serverRequest(req, sreq *http.Request) (arrival, error) {
+	u := req.URL
+	switch {
+	case u == nil:
+		return arrival{}, errors.New("inprochttp: nil Request.URL")
+	case req.Header == nil:
+		return arrival{}, errors.New("inprochttp: nil Request.Header")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return arrival{}, fmt.Errorf("inprochttp: unsupported protocol scheme %q: the URL must be http or https", u.Scheme)
+	case u.Host == "":
+		return arrival{}, errors.New("inprochttp: no Host in request URL")
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	} else if !isToken(method) {
+		return arrival{}, fmt.Errorf("inprochttp: invalid method %q", method)
+	}
+	if err := checkConnHeaders(req.Header); err != nil {
+		return arrival{}, err
+	}
+	host, err := requestHost(req)
+	if err != nil {
+		return arrival{}, err
+	}
+	// A CONNECT (not the extended one, which this does not carry) names
+	// its target in :authority alone, and the server's URL is that host.
+	target, requestURI := &url.URL{Host: host}, host
+	if method != http.MethodConnect {
+		path, err := pseudoPath(u, host)
+		if err != nil {
+			return arrival{}, err
+		}
+		if target, err = url.ParseRequestURI(path); err != nil {
+			// net/http's server resets the stream.
+			return arrival{}, fmt.Errorf("inprochttp: stream error: the server cannot parse :path %q; PROTOCOL_ERROR", path)
+		}
+		requestURI = path
+	}
+	trailer, err := requestTrailer(req)
+	if err != nil {
+		return arrival{}, err
+	}
+	header, arrived, err := requestHeader(req, method)
+	if err != nil {
+		return arrival{}, err
+	}
+	// The "Trailer" field the client sends declares req.Trailer's keys,
+	// and the server takes it out of the header.
+	if declared, ok := header["Trailer"]; ok {
+		delete(header, "Trailer")
+		trailer = declareTrailers(trailer, declared)
+	}
+	*sreq = http.Request{
+		Method:        method,
+		URL:           target,
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        header,
+		Body:          http.NoBody,
+		ContentLength: contentLength(req),
+		Host:          host,
+		RemoteAddr:    "inproc",
+		RequestURI:    requestURI,
+		Trailer:       trailer,
+	}
+	return arrived, nil
+}
+
+// requestHost is the :authority net/http's client sends for req: its Host
+// or its URL's, in punycode, refused if it is no valid Host.
+func requestHost(req *http.Request) (string, error) {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	host, err := punycodeHostPort(host)
+	if err != nil {
+		return "", fmt.Errorf("inprochttp: invalid Host %q: %w", host, err)
+	}
+	if !validHost(host) {
+		return "", errors.New("inprochttp: invalid Host header")
+	}
+	return host, nil
+}
+
+// pseudoPath is the :path net/http's client sends for u: its RequestURI,
+// without the scheme and host an Opaque "//host/path" brings.
+func pseudoPath(u *url.URL, host string) (string, error) {
+	path := u.RequestURI()
+	if validPseudoPath(path) {
+		return path, nil
+	}
+	if p := strings.TrimPrefix(path, u.Scheme+"://"+host); validPseudoPath(p) {
+		return p, nil
+	}
+	if u.Opaque != "" {
+		return "", fmt.Errorf("inprochttp: invalid request :path %q from URL.Opaque = %q", path, u.Opaque)
+	}
+	return "", fmt.Errorf("inprochttp: invalid request :path %q", path)
+}
+
+// validPseudoPath reports whether v may be a :path: absolute, or "*".
+func validPseudoPath(v string) bool {
+	return (len(v) > 0 && v[0] == '/') || v == "*"
+}
+
+// checkConnHeaders refuses the connection-specific fields of h that
+// net/http's HTTP/2 client refuses rather than leaves out: it leaves out
+// "Transfer-Encoding: chunked" and "Connection: close" or "keep-alive",
+// which mean nothing in HTTP/2, and refuses an upgrade or another coding.
+func checkConnHeaders(h http.Header) error {
+	if vv := h["Upgrade"]; len(vv) > 0 && vv[0] != "" && vv[0] != "chunked" {
+		return fmt.Errorf("inprochttp: invalid Upgrade request header: %q", vv)
+	}
+	if vv := h["Transfer-Encoding"]; len(vv) > 0 && (len(vv) > 1 || vv[0] != "" && vv[0] != "chunked") {
+		return fmt.Errorf("inprochttp: invalid Transfer-Encoding request header: %q", vv)
+	}
+	if vv := h["Connection"]; len(vv) > 0 && (len(vv) > 1 || vv[0] != "" && !asciiEqualFold(vv[0], "close") && !asciiEqualFold(vv[0], "keep-alive")) {
+		return fmt.Errorf("inprochttp: invalid Connection request header: %q", vv)
+	}
+	return nil
+}
+
+// requestTrailer is the server's Request.Trailer for the trailers req
+// declares: its keys, without values until the body's end; or why
+// net/http's client refuses them.
+func requestTrailer(req *http.Request) (http.Header, error) {
+	if len(req.Trailer) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(req.Trailer))
+	for k, vv := range req.Trailer {
+		if !isToken(k) {
+			return nil, fmt.Errorf("inprochttp: invalid HTTP trailer name %q", k)
+		}
+		for _, v := range vv {
+			if !validValue(v) {
+				return nil, fmt.Errorf("inprochttp: invalid HTTP trailer value for header %q", k)
+			}
+		}
+		k = http.CanonicalHeaderKey(k)
+		switch k {
+		case "Transfer-Encoding", "Trailer", "Content-Length":
+			return nil, fmt.Errorf("inprochttp: invalid Trailer key %q", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return declareTrailers(nil, keys), nil
+}
+
+// declareTrailers adds to trailer the keys the values of a "Trailer" field
+// list, as net/http's server does: those a body's framing needs are left
+// out.
+func declareTrailers(trailer http.Header, values []string) http.Header {
+	for _, v := range values {
+		for k := range strings.SplitSeq(v, ",") {
+			switch k = http.CanonicalHeaderKey(strings.TrimSpace(k)); k {
+			case "Transfer-Encoding", "Trailer", "Content-Length":
+			default:
+				if trailer == nil {
+					trailer = make(http.Header)
+				}
+				trailer[k] = nil
+			}
+		}
+	}
+	return trailer
+}
+
+// hasBody reports whether req has a body to send.
+func hasBody(req *http.Request) bool {
+	return req.Body != nil && req.Body != http.NoBody
+}
+
+// contentLength is the length of req's body: 0 if it has none, -1 if
+// unknown (a client's 0 with a body means unknown).
+func contentLength(req *http.Request) int64 {
+	switch {
+	case !hasBody(req):
+		return 0
+	case req.ContentLength == 0:
+		return -1
+	}
+	return req.ContentLength
+}
+
+// requestHeader is req's header as the handler gets it, and what the
+// server notes of it: canonical keys; Host and the connection-specific
+// fields left out; Content-Length and User-Agent as net/http's HTTP/2
+// client sends them; cookies as its client splits and its server joins
+// them; "Expect: 100-continue" taken by the server. A field a client could
+// not send is an error.
+func requestHeader(req *http.Request, method string) (http.Header, arrival, error) {
+	var arrived arrival
+	h, spare, err := cloneHeader(req.Header, 2, true)
+	if err != nil {
+		return nil, arrived, err
+	}
+	delete(h, "Host")
+	// Content-Length is the body's, whatever the header says; a known
+	// length is sent, and 0 for the methods that take a body.
+	delete(h, "Content-Length")
+	switch cl := contentLength(req); {
+	case cl > 0:
+		setOne(h, "Content-Length", strconv.FormatInt(cl, 10), &spare)
+	case cl == 0 && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch):
+		setOne(h, "Content-Length", "0", &spare)
+	}
+	// At most one User-Agent, none if it is empty or named without a
+	// value, net/http's if it is not named.
+	switch ua, ok := h["User-Agent"]; {
+	case ok && ua[0] == "":
+		delete(h, "User-Agent")
+	case ok:
+		h["User-Agent"] = ua[:1:1]
+	case !mentions(req.Header, "User-Agent"):
+		setOne(h, "User-Agent", defaultUserAgent, &spare)
+	}
+	if vv, ok := h["Cookie"]; ok {
+		if joined := joinCookies(vv); joined == nil {
+			delete(h, "Cookie")
+		} else {
+			h["Cookie"] = joined
+		}
+	}
+	if vv, ok := h["Expect"]; ok && containsToken(vv, "100-continue") {
+		delete(h, "Expect")
+		arrived.needsContinue = true
+	}
+	if te := h["Te"]; len(te) > 0 && (len(te) > 1 || te[0] != "trailers" && te[0] != "") {
+		arrived.refused = errors.New(`request header "TE" may only be "trailers" in HTTP/2`)
+	}
+	return h, arrived, nil
+}
+
+// defaultUserAgent is net/http's, which its HTTP/2 client sends when the
+// request names none.
+const defaultUserAgent = "Go-http-client/2.0"
+
+// mentions reports whether h has key, in any case.
+func mentions(h http.Header, key string) bool {
+	if _, ok := h[key]; ok {
+		return true
+	}
+	for k := range h {
+		if asciiEqualFold(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// joinCookies returns the Cookie values vv as the server reads them: the
+// client sends each cookie-pair as a field of its own (RFC 9113, section
+// 8.2.3), and the server joins them with "; ". nil if there are none.
+func joinCookies(vv []string) []string {
+	if len(vv) == 1 && !strings.Contains(vv[0], ";") {
+		return vv
+	}
+	var crumbs []string
+	for _, v := range vv {
+		for {
+			p := strings.IndexByte(v, ';')
+			if p < 0 {
+				break
+			}
+			crumbs = append(crumbs, v[:p])
+			for p++; p < len(v) && v[p] == ' '; p++ {
+			}
+			v = v[p:]
+		}
+		if v != "" {
+			crumbs = append(crumbs, v)
+		}
+	}
+	if len(crumbs) <= 1 {
+		return crumbs
+	}
+	return []string{strings.Join(crumbs, "; ")}
+}
+
+// containsToken reports whether one of the comma-separated elements of
+// values is token, in any case.
+func containsToken(values []string, token string) bool {
+	for _, v := range values {
+		for e := range strings.SplitSeq(v, ",") {
+			if asciiEqualFold(strings.Trim(e, " \t"), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiEqualFold is strings.EqualFold in ASCII alone, as HTTP compares
+// names and tokens: "ſ" is no "s" there.
+func asciiEqualFold(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if lowerASCII(s[i]) != lowerASCII(t[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII is b in lower case, if it is an ASCII letter.
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// validHost reports whether h may be a Host, as net/http's client checks
+// it: the bytes of a host, a port, an IPv6 literal with its zone, no more.
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; c >= 0x80 || !hostChars[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// hostChars are the bytes of a valid Host.
+var hostChars = func() (t [128]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for _, c := range "!$%&'()*+,-.:;=[]_~" {
+		t[c] = true
+	}
+	return t
+}()
