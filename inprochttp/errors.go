@@ -16,6 +16,9 @@ var (
 	// errTooLong is what the client's read returns of a body longer than
 	// its Content-Length.
 	errTooLong = errors.New("inprochttp: the handler wrote more than the declared Content-Length; truncated")
+	// errHeadDone is the cause of the handler's context when the client
+	// has the head of its HEAD response and wants no more.
+	errHeadDone = errors.New("inprochttp: the client has the head of its HEAD response")
 	// errBodyTooLong is what the client gets when its request body is
 	// longer than its ContentLength, as net/http's client refuses to
 	// send it.

@@ -210,6 +210,12 @@ func (ex *exchange) response() (*http.Response, error) {
 		ex.mu.Unlock()
 		if done {
 			ex.stopWatching()
+		} else {
+			// A HEAD whose handler runs on: net/http's client resets
+			// the stream once it has the head, which ends the
+			// handler's context and its request body.
+			ex.endContext(errHeadDone)
+			ex.closeIn()
 		}
 		return resp, nil
 	}

@@ -168,7 +168,7 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 			ex.buf = append(ex.buf, p[:min(len(p), chunkSize-len(ex.buf))]...)
 		}
 		ex.written += int64(len(p))
-		if !ex.sent && ex.written >= chunkSize {
+		if !ex.sent && ex.written > chunkSize {
 			ex.flushLocked()
 		}
 		return len(p), nil
@@ -197,7 +197,11 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		n += k
 	}
 	ex.written += int64(n)
-	if len(ex.buf)-ex.flushed >= chunkSize {
+	if len(ex.buf)-ex.flushed > chunkSize {
+		// What net/http's 4 KiB bufio.Writer does with a write that
+		// does not fit: a chunk full to the last byte still waits, so
+		// a response of 4 KiB that ends with the handler has its
+		// Content-Length.
 		ex.flushLocked()
 	}
 	return n, nil
@@ -230,9 +234,11 @@ func (ex *exchange) writeHeaderLocked(code int) {
 		ex.declared = declaredTrailers(t)
 		delete(ex.header, "Trailer") // the client sees the keys in Response.Trailer
 	}
+	// The first Content-Length is sent, if it is a length.
 	if cl, ok := ex.header["Content-Length"]; ok {
-		if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil && n >= 0 && len(cl) == 1 {
-			ex.length = n
+		if n, err := strconv.ParseUint(cl[0], 10, 63); err == nil {
+			ex.length = int64(n)
+			ex.header["Content-Length"] = cl[:1:1]
 		} else {
 			delete(ex.header, "Content-Length")
 		}
