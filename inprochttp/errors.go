@@ -38,14 +38,15 @@ func goneError(why error) error {
 	return fmt.Errorf("inprochttp: the client ended the exchange: %w", why)
 }
 
-// A resetError is what the client gets when the handler panicked: as
-// net/http's HTTP/2 server resets the stream with INTERNAL_ERROR then, its
+// A resetError is what the client gets when the handler panicked or its
+// write deadline passed: as net/http's HTTP/2 server resets the stream
+// with INTERNAL_ERROR then, its
 // words are those of the error an HTTP/2 client reports for that reset,
 // so that clients that classify resets by them (connect-go: CodeInternal)
 // classify this one alike.
 type resetError struct {
 	why   string
-	cause error // http.ErrAbortHandler, or nil
+	cause error // http.ErrAbortHandler, os.ErrDeadlineExceeded, or nil
 }
 
 // newResetError is the resetError of a handler that panicked with p; p is

@@ -20,7 +20,8 @@ import (
 //
 //   - sent: the response's head is ready, so RoundTrip returns it;
 //   - writeEnd: the handler's response is over: io.EOF once ServeHTTP
-//     returned, a *resetError if it panicked;
+//     returned, a *resetError if it panicked or its write deadline
+//     passed (then the handler may still run, its writes failing);
 //   - readEnd: the client is done reading: io.EOF once it read the end,
 //     its context's error once that ended, errBodyClosed once it closed
 //     the body;
@@ -51,6 +52,8 @@ type exchange struct {
 	// exchange when that does; nil if it never ends. Under mu, as the
 	// watch may fire as it is set.
 	stopWatch func() bool
+	// deadlines are the handler's, nil until it sets one.
+	deadlines *deadlines
 
 	sent     bool
 	writeEnd error
@@ -227,24 +230,53 @@ func (ex *exchange) response() (*http.Response, error) {
 // goes if it has not, then every byte written and the trailers.
 func (ex *exchange) finish() {
 	ex.mu.Lock()
+	if ex.writeEnd != nil { // reset as the handler ran
+		ex.mu.Unlock()
+		ex.handlerDone()
+		return
+	}
 	if ex.status == 0 {
 		ex.writeHeaderLocked(http.StatusOK)
 	}
 	ex.trailer = trailers(ex.writer.h, ex.declared)
-	ex.writeEnd = io.EOF
+	ex.endWriteLocked(io.EOF)
 	ex.flushLocked()
 	ex.mu.Unlock()
 	ex.handlerDone()
 }
 
-// abort ends the handler's side with err, as a stream reset: what it
-// wrote but did not flush is lost.
+// abort ends the handler's side with err once it has returned, as a
+// stream reset.
 func (ex *exchange) abort(err error) {
-	ex.mu.Lock()
-	ex.writeEnd = err
-	ex.cond.Broadcast()
-	ex.mu.Unlock()
+	ex.reset(err)
 	ex.handlerDone()
+}
+
+// reset ends the handler's response with err, as net/http's server resets
+// the stream, whether or not the handler has returned: what it wrote but
+// did not flush is lost, the client gets err once it has read the rest,
+// and the handler's context, writes and request body end.
+func (ex *exchange) reset(err error) {
+	ex.mu.Lock()
+	if ex.writeEnd != nil {
+		ex.mu.Unlock()
+		return
+	}
+	ex.endWriteLocked(err)
+	if ex.inEnd == nil {
+		ex.inEnd = err
+	}
+	ex.mu.Unlock()
+	ex.endContext(err)
+	ex.closeIn()
+}
+
+// endWriteLocked sets writeEnd: the handler's deadlines, which only
+// bound its response, stop with it.
+func (ex *exchange) endWriteLocked(err error) {
+	ex.writeEnd = err
+	ex.stopDeadlinesLocked()
+	ex.cond.Broadcast()
 }
 
 // handlerDone ends what the handler leaves once it has returned: its

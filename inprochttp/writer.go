@@ -3,6 +3,7 @@ package inprochttp
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
@@ -214,8 +215,10 @@ var testHookWindowFull func(*exchange)
 // writeErrLocked is why the handler can write no more, if it cannot.
 func (ex *exchange) writeErrLocked() error {
 	switch {
-	case ex.writeEnd != nil:
+	case ex.writeEnd == io.EOF:
 		return errHandlerReturned
+	case ex.writeEnd != nil: // reset
+		return ex.writeEnd
 	case ex.readEnd != nil:
 		return goneError(ex.readEnd)
 	}
