@@ -17,12 +17,15 @@
 //     read by the handler as the client writes it, while the client reads
 //     the response: full duplex, so a handler can read the next request of
 //     a bidirectional stream while the client reads the last response.
-//   - The response writer is an [http.Flusher] and works with
-//     [http.ResponseController] (Flush, EnableFullDuplex). As on net/http,
-//     writes are buffered until the handler flushes, writes 4 KiB or
-//     returns; the response's head reaches the client with the first of
-//     these, as [http.ResponseWriter.WriteHeader] or the first write left
-//     it.
+//   - The response writer is an [http.Flusher] and an
+//     [http.CloseNotifier], and works with [http.ResponseController]
+//     (Flush, EnableFullDuplex, SetReadDeadline, SetWriteDeadline: a
+//     passed write deadline resets the response as net/http's does, a
+//     passed read deadline fails the handler's reads of the request body
+//     and closes the client's). As on net/http, writes are buffered until
+//     the handler flushes, writes more than 4 KiB or returns; the
+//     response's head reaches the client with the first of these, as
+//     [http.ResponseWriter.WriteHeader] or the first write left it.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
 //     its body has been read to the end.
@@ -46,9 +49,15 @@
 // What a socket has and this has not: TLS (the request's TLS is nil, for
 // https URLs too), a peer address (the request's RemoteAddr is "inproc"),
 // a Date response header, transparent compression, and the deprecated
-// Request.Cancel channel. Headers are passed as HTTP/2 would pass them:
-// keys canonical, connection-specific fields (Connection, Keep-Alive,
-// Transfer-Encoding, Upgrade) left out.
+// Request.Cancel channel. Requests cross as net/http's HTTP/2 client sends
+// them and its server reads them: what that client refuses (an Upgrade, a
+// Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but
+// "trailers" is answered 400, the URL is parsed from the path sent, the
+// Host is in punycode, headers have canonical keys, connection-specific
+// fields (Connection, Keep-Alive, Transfer-Encoding, Upgrade) are left
+// out, cookies are joined in one field, one User-Agent is kept, and
+// "Expect: 100-continue" is answered at the handler's first read of the
+// body. The handler reads no more of the body than its ContentLength.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may
