@@ -9,7 +9,12 @@ import (
 
 // responseBody is the client's Response.Body: it reads the window the
 // handler writes into.
-type responseBody struct{ ex *exchange }
+type responseBody struct {
+	ex *exchange
+	// closed: the client closed it, which its reads see even after the
+	// body's end, as net/http's client's do. Under ex.mu.
+	closed bool
+}
 
 // Read reads what the handler has flushed, waiting until there is some or
 // the response has ended. At the end, the response's Trailer holds the
@@ -19,6 +24,10 @@ type responseBody struct{ ex *exchange }
 func (b *responseBody) Read(p []byte) (int, error) {
 	ex := b.ex
 	ex.mu.Lock()
+	if b.closed {
+		ex.mu.Unlock()
+		return 0, errBodyClosed
+	}
 	for {
 		if err := ex.readEnd; err != nil {
 			ex.mu.Unlock()
@@ -88,6 +97,9 @@ func (ex *exchange) readEOFLocked() error {
 // what a stream reset is over HTTP/2: the handler's context ends, and so
 // do its writes.
 func (b *responseBody) Close() error {
+	b.ex.mu.Lock()
+	b.closed = true
+	b.ex.mu.Unlock()
 	b.ex.clientEnd(errBodyClosed, errClientClosed)
 	return nil
 }

@@ -179,6 +179,28 @@ func TestResponseReadAfterClose(t *testing.T) {
 	})
 }
 
+// The response body's Read after Close fails, after the body's end too,
+// as net/http's HTTP/2 client's does: a closed body reads nothing, not
+// even io.EOF.
+func TestResponseReadAfterCloseAtEnd(t *testing.T) {
+	forEach(t, func(t *testing.T, tr transport) {
+		hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "abc")
+		}))
+		resp, err := hc.Get(base + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "abc" {
+			t.Fatalf("ReadAll: %q, %v", b, err)
+		}
+		resp.Body.Close()
+		if n, err := resp.Body.Read(make([]byte, 4)); err == nil || err == io.EOF || n != 0 {
+			t.Errorf("Read after Close: %d, %v", n, err)
+		}
+	})
+}
+
 // http.Client.Timeout ends the exchange at once, before the head or in
 // the body, though the handler ignores its context; the handler's
 // context ends.
