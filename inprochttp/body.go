@@ -170,12 +170,16 @@ func (b *requestBody) Close() error {
 }
 
 // inEndWith ends the request body with why, io.EOF at its end, and
-// returns it: at the end, the trailers the client declared take their
-// values. The client's body is closed, as net/http's
-// client closes it once sent.
+// returns how it ended: at the end, the trailers the client declared take
+// their values. An end that came first stands: a read the read deadline
+// (or the handler's Close) cut short ends as that did, not as the
+// client's body then says, which may be a clean io.EOF. The client's body
+// is closed, as net/http's client closes it once sent.
 func (ex *exchange) inEndWith(why error) error {
 	ex.mu.Lock()
-	if ex.inEnd == nil {
+	if ex.inEnd != nil {
+		why = ex.inEnd
+	} else {
 		ex.inEnd = why
 		for k, vv := range ex.creq.Trailer {
 			k = http.CanonicalHeaderKey(k)
