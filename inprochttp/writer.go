@@ -74,6 +74,15 @@ func (ex *exchange) informational(code int, h http.Header) {
 	if trace == nil {
 		return
 	}
+	ex.mu.Lock()
+	gone := ex.readEnd != nil
+	ex.mu.Unlock()
+	if gone {
+		// The client's request is over: net/http's client drops what
+		// arrives on a stream it reset, and a trace called now would
+		// race with a caller that took its request for done.
+		return
+	}
 	if trace.Got1xxResponse != nil {
 		mh, _, _ := cloneHeader(h, 0, false)
 		delete(mh, "Content-Length")
