@@ -46,13 +46,12 @@ func (w *responseWriter) Header() http.Header {
 func (w *responseWriter) WriteHeader(code int) {
 	ex := w.ex
 	ex.mu.Lock()
-	over, written := ex.writeEnd != nil, ex.status != 0
-	if over || written {
+	if ex.writeEnd != nil || ex.status != 0 {
+		// Over (a call from a goroutine the handler left behind), or
+		// written: net/http's HTTP/2 writer ignores it and logs
+		// nothing (the "superfluous" log is its HTTP/1 writer's).
 		ex.mu.Unlock()
-		if !over {
-			ex.t.logf("inprochttp: superfluous response.WriteHeader call")
-		}
-		return // over: a call from a goroutine the handler left behind
+		return
 	}
 	if code < 100 || code > 999 {
 		ex.mu.Unlock()
