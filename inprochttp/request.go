@@ -108,14 +108,16 @@ func requestHost(req *http.Request) (string, error) {
 	if host == "" {
 		host = req.URL.Host
 	}
-	host, err := punycodeHostPort(host)
+	// The error names the Host the client gave, not the empty string
+	// that comes back with it.
+	ascii, err := punycodeHostPort(host)
 	if err != nil {
 		return "", fmt.Errorf("inprochttp: invalid Host %q: %w", host, err)
 	}
-	if !validHost(host) {
+	if !validHost(ascii) {
 		return "", errors.New("inprochttp: invalid Host header")
 	}
-	return host, nil
+	return ascii, nil
 }
 
 // pseudoPath is the :path net/http's client sends for u: its RequestURI,
