@@ -351,29 +351,3 @@ func lowerASCII(b byte) byte {
 	}
 	return b
 }
-
-// validHost reports whether h may be a Host, as net/http's client checks
-// it: the bytes of a host, a port, an IPv6 literal with its zone, no more.
-func validHost(h string) bool {
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; c >= 0x80 || !hostChars[c] {
-			return false
-		}
-	}
-	return true
-}
-
-// hostChars are the bytes of a valid Host.
-var hostChars = func() (t [128]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	for _, c := range "!$%&'()*+,-.:;=[]_~" {
-		t[c] = true
-	}
-	return t
-}()

@@ -53,36 +53,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return ex.response()
 }
 
-// isToken reports whether s is a non-empty RFC 9110 token, as methods and
-// header field names must be.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 || !tokenChars[c] {
-			return false
-		}
-	}
-	return true
-}
-
-// tokenChars are the characters of a token.
-var tokenChars = func() (t [128]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
-
 // statusLine is a response's Status for code, as HTTP/2 clients make it.
 func statusLine(code int) string {
 	if code == http.StatusOK {
