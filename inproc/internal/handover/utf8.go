@@ -45,15 +45,7 @@ func firstInvalidUTF8(ss []string) int {
 // asciiPrefix whole.
 func firstInvalidUTF8Of(ss []string, bytes int) int {
 	if bytes >= 0 && bytes <= asciiChunk {
-		for i := 0; ; i++ {
-			i += asciiPrefix(ss[i:])
-			if i == len(ss) {
-				return -1
-			}
-			if !utf8.ValidString(ss[i]) {
-				return i
-			}
-		}
+		return firstInvalidInChunk(ss)
 	}
 	for i := 0; i < len(ss); {
 		end, n := i, 0
@@ -65,22 +57,28 @@ func firstInvalidUTF8Of(ss []string, bytes int) int {
 			if !validUTF8(ss[i]) {
 				return i
 			}
-			i++
-			continue
-		}
-		k := i + asciiPrefix(ss[i:end])
-		if k < end && !utf8.ValidString(ss[k]) {
-			return k
-		}
-		if k < end {
-			i = k + 1
-			continue
+			end = i + 1
+		} else if k := firstInvalidInChunk(ss[i:end]); k >= 0 {
+			return i + k
 		}
 		if i = end; i < len(ss) {
 			runtime.Gosched()
 		}
 	}
 	return -1
+}
+
+// firstInvalidInChunk is firstInvalidUTF8 for strings of one chunk in all.
+func firstInvalidInChunk(ss []string) int {
+	for i := 0; ; i++ {
+		i += asciiPrefix(ss[i:])
+		if i == len(ss) {
+			return -1
+		}
+		if !utf8.ValidString(ss[i]) {
+			return i
+		}
+	}
 }
 
 // asciiPrefixWords is asciiPrefix in Go, for the machines with no assembly
