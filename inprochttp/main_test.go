@@ -43,6 +43,11 @@ func inprocClient(t *testing.T, h http.Handler) (*http.Client, string) {
 // unixClient serves h with net/http's HTTP/2 server (h2c) on a unix socket
 // bound by localgrpc.Listen and reaches it with localgrpc.HTTPClient.
 func unixClient(t *testing.T, h http.Handler) (*http.Client, string) {
+	return unixClientLogging(t, h, testLog(t))
+}
+
+// unixClientLogging is unixClient with the server's error log.
+func unixClientLogging(t *testing.T, h http.Handler, errorLog *log.Logger) (*http.Client, string) {
 	dir, err := os.MkdirTemp("", "inprochttp-") // short: socket paths are limited
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +60,7 @@ func unixClient(t *testing.T, h http.Handler) (*http.Client, string) {
 	}
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: h, Protocols: &protocols, ErrorLog: testLog(t)}
+	srv := &http.Server{Handler: h, Protocols: &protocols, ErrorLog: errorLog}
 	var served sync.WaitGroup
 	served.Go(func() {
 		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {

@@ -2,15 +2,11 @@ package inprochttp_test
 
 import (
 	"bytes"
-	"errors"
 	"log"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/inprochttp"
 )
 
@@ -49,35 +45,7 @@ func TestSuperfluousWriteHeaderLogsNothing(t *testing.T) {
 			return &http.Client{Transport: inprochttp.NewTransport(h, inprochttp.WithErrorLog(errorLog))}, "http://localhost"
 		},
 		"unix": func(t *testing.T, errorLog *log.Logger) (*http.Client, string) {
-			dir, err := os.MkdirTemp("", "inprochttp-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			addr := "unix:" + filepath.Join(dir, "s.sock")
-			l, err := localgrpc.Listen(addr, 0o600)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var protocols http.Protocols
-			protocols.SetUnencryptedHTTP2(true)
-			srv := &http.Server{Handler: h, Protocols: &protocols, ErrorLog: errorLog}
-			var served sync.WaitGroup
-			served.Go(func() {
-				if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-					t.Errorf("Serve: %v", err)
-				}
-			})
-			hc, base, err := localgrpc.HTTPClient(addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				hc.CloseIdleConnections()
-				srv.Close()
-				served.Wait()
-			})
-			return hc, base
+			return unixClientLogging(t, h, errorLog)
 		},
 	}
 	for _, name := range []string{"inproc", "unix"} {
