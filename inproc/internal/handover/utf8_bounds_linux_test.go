@@ -17,17 +17,7 @@ func TestASCIIPrefixBounds(t *testing.T) { eachASCIIPath(t, asciiPrefixBounds) }
 
 func asciiPrefixBounds(t *testing.T) {
 	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skipf("no anonymous mapping: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Munmap(mem) })
-	for _, g := range [][]byte{mem[:page], mem[3*page:]} {
-		if err := syscall.Mprotect(g, syscall.PROT_NONE); err != nil {
-			t.Skipf("cannot protect a guard page: %v", err)
-		}
-	}
-	inside := mem[page : 3*page] // two readable pages
+	inside := guardedPages(t, 2)
 	fill := func() {
 		for i := range inside {
 			inside[i] = 0xff

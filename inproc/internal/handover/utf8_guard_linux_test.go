@@ -14,18 +14,7 @@ func TestASCIIPrefixStaysInside(t *testing.T) { eachASCIIPath(t, asciiPrefixStay
 
 func asciiPrefixStaysInside(t *testing.T) {
 	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skipf("no anonymous mapping to guard with: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Munmap(mem) })
-	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
-		t.Skipf("cannot protect a guard page: %v", err)
-	}
-	if err := syscall.Mprotect(mem[2*page:], syscall.PROT_NONE); err != nil {
-		t.Skipf("cannot protect a guard page: %v", err)
-	}
-	inside := mem[page : 2*page]
+	inside := guardedPages(t, 1)
 	for i := range inside {
 		inside[i] = 'a'
 	}
@@ -40,4 +29,22 @@ func asciiPrefixStaysInside(t *testing.T) {
 			}
 		}
 	}
+}
+
+// guardedPages returns n pages of memory with a page on each side that the
+// process may not read, unmapped when t ends; it skips t where the
+// machine cannot make them.
+func guardedPages(t *testing.T, n int) []byte {
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, (n+2)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skipf("no anonymous mapping to guard with: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	for _, g := range [][]byte{mem[:page], mem[(n+1)*page:]} {
+		if err := syscall.Mprotect(g, syscall.PROT_NONE); err != nil {
+			t.Skipf("cannot protect a guard page: %v", err)
+		}
+	}
+	return mem[page : (n+1)*page]
 }
