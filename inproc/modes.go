@@ -40,14 +40,21 @@ const (
 	// through; a gogoproto message's own code assigns new ones, so its
 	// are shared), lists and bytes a capacity clipped to their length (an
 	// append reallocates rather than writes into the sender's array), the
-	// opaque API's repeated fields headers of their own. A message that
-	// only its wire encoding carries as a socket would
-	// is copied as with Clone: one with extensions set (the receiver's
+	// opaque API's repeated fields headers of their own, maps a copy of
+	// their own (of their entries: a map of n entries costs n insertions;
+	// message values are shared). Its values are as a socket delivers
+	// them: an empty list, map, or bytes without presence comes out nil,
+	// and a oneof holding a typed nil wrapper unset; below the top level,
+	// the sender's nested messages are the receiver's as they are. A
+	// message that only its wire encoding carries as a socket would is
+	// copied as with Clone: one with extensions set (the receiver's
 	// registry decides what they decode to), lazy fields, unknown fields
 	// or nil messages in lists, maps or oneofs, a dynamic message, one
-	// nested past a hundred levels. A message that brings its own Marshal,
-	// Unmarshal and Size (gogoproto's) is measured by its Size alone: an
-	// error that only its Marshal or Unmarshal would report is not.
+	// nested past a hundred levels, a legacy one with a Marshal of its own
+	// but not also Unmarshal and Size (protobuf encodes it by that
+	// Marshal). A message that brings its own Marshal, Unmarshal and Size
+	// (gogoproto's) is measured by its Size alone: an error that only its
+	// Marshal or Unmarshal would report is not.
 	//
 	// gRPC already forbids changing a message after SendMsg, but over a
 	// socket the rule is harmless to break, because SendMsg serializes the

@@ -16,6 +16,12 @@ type selfCoder interface {
 	Reset()
 }
 
+// A legacyMarshaler is a legacy message with a Marshal of its own, which
+// protobuf calls to encode it, whatever else it has.
+type legacyMarshaler interface {
+	Marshal() ([]byte, error)
+}
+
 // sendSelfCoding is Send for m, a selfCoder of tp's type. Its own Marshal
 // checks no UTF-8, and neither does this, as over a socket; required
 // fields are checked as protobuf's Marshal checks them after it.

@@ -2,10 +2,12 @@ package handover
 
 import (
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	gproto "google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // A shallowPlan copies the top level of a generated message except its
@@ -44,13 +46,20 @@ type shallowPlan struct {
 	//   - scalars: fields that point to a scalar (explicit presence), of
 	//     which it gets its own box;
 	//   - oneofs: interface fields, whose wrapper struct it gets a copy of.
-	//   (The moves clip slices as they copy them: slices is for the
-	//   fields copied through reflection.)
+	//   (The moves clip slices as they copy them, and give a list, or
+	//   bytes without presence, that is empty as nil, as a socket gives
+	//   it: slices is for the fields copied through reflection.)
+	//   - maps, which it gets a copy of (their entries shared), as it
+	//     gets a map of its own from a socket.
 	slices  []uintptr
 	boxes   []uintptr
 	scalars []scalarField
 	oneofs  []*oneofField
-	ownsTop bool // any of the four is not empty
+	maps    []fieldAt
+	ownsTop bool // any of the five is not empty
+	// oneofBytes: the plan is a oneof's wrapper of bytes, whose nil a
+	// socket delivers as empty (the case is set, and the field too).
+	oneofBytes bool
 	// extensions is the offset of the message's extensions, if any
 	// (hasExtensions): a message with some set takes the wire with Share.
 	extensions    uintptr
@@ -85,6 +94,7 @@ const (
 	moveInterface
 	moveSlice
 	moveClippedSlice
+	moveList // clipped, and nil if empty (see emptyIsAbsent)
 )
 
 // plainMove is the move of size bytes of plain data.
@@ -140,6 +150,7 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 	// box; a self-coding message's own code assigns new ones, as plain Go
 	// does, so that only the fields it appends to need clipping.
 	selfCoding := reflect.PointerTo(st).Implements(selfCoderType) && !reflect.PointerTo(st).Implements(protoMessageType)
+	md := descriptorOf(st)
 	moves, ok := []move{}, true
 	for i := range st.NumField() {
 		f := st.Field(i)
@@ -164,10 +175,14 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			p.boxes = append(p.boxes, f.Offset)
 		case k == reflect.Pointer && isScalar(f.Type.Elem().Kind()) && !selfCoding:
 			p.scalars = append(p.scalars, scalarField{offset: f.Offset, kind: f.Type.Elem().Kind()})
+		case k == reflect.Map:
+			p.maps = append(p.maps, fieldAt{offset: f.Offset, typ: f.Type})
 		}
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
 		switch {
 		case !ok:
+		case f.Type.Kind() == reflect.Slice && emptyIsAbsent(f, md):
+			moves = append(moves, move{offset: f.Offset, kind: moveList})
 		case f.Type.Kind() == reflect.Slice:
 			moves = append(moves, move{offset: f.Offset, kind: moveClippedSlice})
 		default:
@@ -179,8 +194,42 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		// The moves clip the slices as they copy them.
 		p.moves, p.fields, p.slices = moves, nil, nil
 	}
-	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs) > 0
+	p.oneofBytes = isOneofBytes(st)
+	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs)+len(p.maps) > 0 || p.oneofBytes
 	return p
+}
+
+// descriptorOf returns the descriptor of the message st is the struct of,
+// or nil if it is none (a oneof's wrapper).
+func descriptorOf(st reflect.Type) protoreflect.MessageDescriptor {
+	if pm := protoMessage(reflect.New(st).Interface()); pm != nil {
+		return pm.ProtoReflect().Descriptor()
+	}
+	return nil
+}
+
+// emptyIsAbsent reports whether the slice field sf, of the message md
+// (nil if unknown), is one a socket delivers as nil when it is empty: a
+// list, the unknown fields, or bytes without presence, none of which is
+// sent empty. Bytes with presence are sent empty, and arrive so.
+func emptyIsAbsent(sf reflect.StructField, md protoreflect.MessageDescriptor) bool {
+	if sf.Type.Elem().Kind() != reflect.Uint8 || isUnknownFields(sf) {
+		return true
+	}
+	if md == nil {
+		return false
+	}
+	fd, _ := protoField(sf, md)
+	return fd != nil && !fd.HasPresence()
+}
+
+// isOneofBytes reports whether st is a oneof's wrapper of a bytes field.
+func isOneofBytes(st reflect.Type) bool {
+	if st.NumField() != 1 || st.Field(0).Type != reflect.TypeFor[[]byte]() {
+		return false
+	}
+	tag := st.Field(0).Tag.Get("protobuf")
+	return strings.HasPrefix(tag, "bytes,") && strings.HasSuffix(tag, ",oneof")
 }
 
 // mergePlain merges each two 8-byte moves of plain data that follow each
@@ -300,6 +349,28 @@ func (p *shallowPlan) ownTopLevel(d addr) {
 	for _, f := range p.oneofs {
 		ownWrapper(d, f)
 	}
+	for _, f := range p.maps {
+		ownMap(d, f)
+	}
+	if p.oneofBytes && *field[[]byte](d, 0) == nil {
+		*field[[]byte](d, 0) = []byte{}
+	}
+}
+
+// ownMap gives the message at d a copy of the map field f, or nil if it
+// is empty, as a socket delivers it: the copy's keys and values are the
+// sender's (messages among them are shared, as nested messages are).
+func ownMap(d addr, f fieldAt) {
+	v := valueAt(f.typ, d, f.offset)
+	if v.Len() == 0 {
+		v.SetZero()
+		return
+	}
+	own := reflect.MakeMapWithSize(f.typ, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		own.SetMapIndex(it.Key(), it.Value())
+	}
+	v.Set(own)
 }
 
 // isScalar reports whether a value of kind k is a scalar protobuf field
@@ -351,7 +422,13 @@ func wrapperPlanFor(d addr, f *oneofField, tab addr) *wrapperPlan {
 // oneof field f holds, if set.
 func ownWrapper(d addr, f *oneofField) {
 	tab, data := interfaceWords(d, f.offset)
-	if tab == nil || data == nil {
+	switch {
+	case tab == nil:
+		return
+	case data == nil:
+		// A typed nil wrapper: protobuf sends nothing for it, and the
+		// receiver's generated getters would dereference it.
+		clearInterface(d, f.offset)
 		return
 	}
 	wp := f.last.Load()

@@ -181,7 +181,7 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 		case sizeString:
 			if s := *field[string](base, f.offset); s != "" {
 				if f.utf8 && !validUTF8(s) {
-					return 0, false, invalidUTF8(f.fd)
+					return 0, false, errInvalidUTF8
 				}
 				n += f.tag + protowire.SizeBytes(len(s))
 			}
@@ -198,7 +198,7 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 				}
 			}
 			if f.utf8 && firstInvalidUTF8Of(ss, bytes) >= 0 {
-				return 0, false, invalidUTF8(f.fd)
+				return 0, false, errInvalidUTF8
 			}
 			n += len(ss)*f.tag + bytes
 		case sizeBytes:

@@ -29,9 +29,10 @@ import (
 //     its own Marshal, which checks no UTF-8. Share measures it by its
 //     Size; Clone encodes it once and decodes it once.
 //   - viaWire: what only the wire encoding copies as grpc-go would:
-//     dynamic messages (one Go type for every message, fields in maps)
-//     and generated messages with lazy fields, which generated getters
-//     decode atomically while the message is read.
+//     dynamic messages (one Go type for every message, fields in maps),
+//     generated messages with lazy fields, which generated getters
+//     decode atomically while the message is read, and legacy messages
+//     with a Marshal of their own but not a selfCoder's other methods.
 //
 // A message whose unknown fields are not empty goes through its wire
 // encoding whatever its strategy, so that its receiver parses them as a
@@ -165,6 +166,7 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	st := t.Elem()
 	_, v2 := m.(gproto.Message)
 	_, self := m.(selfCoder)
+	_, ownMarshal := m.(legacyMarshaler)
 	switch {
 	case isGenerated(st) && generatedStruct(st, md):
 		if hasLazyFields(st) {
@@ -176,6 +178,12 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	case !v2 && self:
 		tp.how = selfCoding
 		tp.shareCopies = hasLegacyExtensions(st)
+	case !v2 && ownMarshal:
+		// Its Marshal without the rest of a selfCoder's methods: protobuf
+		// encodes it by that Marshal, whose errors are the sender's and
+		// which checks no UTF-8, and it crosses as it encodes.
+		tp.byType = true
+		return tp
 	case !v2:
 		tp.how = planned // a legacy message, wrapped by reflection
 		tp.shareCopies = hasLegacyExtensions(st)

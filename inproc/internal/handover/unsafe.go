@@ -79,6 +79,12 @@ func (m move) do(d, s addr) {
 	case moveClippedSlice:
 		v := *(*[]byte)(s) // only the header is read: any element type
 		*(*[]byte)(d) = v[:len(v):len(v)]
+	case moveList:
+		if v := *(*[]byte)(s); len(v) > 0 {
+			*(*[]byte)(d) = v[:len(v):len(v)]
+		} else {
+			*(*[]byte)(d) = nil
+		}
 	case moveString:
 		*(*string)(d) = *(*string)(s)
 	case movePointer:
@@ -126,11 +132,15 @@ func oneString(s *string) []string {
 
 // reboxSlice gives the struct at base its own pointer to a copy of the
 // slice header its field at off points to (a *[]*M of the opaque API):
-// the same elements, a header of its own, clipped as clipSlice clips. The
-// header is read as a []byte, whose first word is a pointer whatever the
-// elements are.
+// the same elements, a header of its own, clipped as clipSlice clips; or
+// nil for an empty list, as a socket gives it. The header is read as a
+// []byte, whose first word is a pointer whatever the elements are.
 func reboxSlice(base addr, off uintptr) {
-	if box := *field[*[]byte](base, off); box != nil {
+	switch box := *field[*[]byte](base, off); {
+	case box == nil:
+	case len(*box) == 0:
+		*field[*[]byte](base, off) = nil
+	default:
 		own := (*box)[:len(*box):len(*box)]
 		*field[*[]byte](base, off) = &own
 	}
@@ -184,6 +194,12 @@ func interfaceWords(base addr, off uintptr) (tab, data addr) {
 // the struct at base to p, a value of the type its other word names.
 func setInterfaceData(base addr, off uintptr, p addr) {
 	field[[2]addr](base, off)[1] = p // with its write barrier
+}
+
+// clearInterface sets the interface field at off in the struct at base
+// to nil.
+func clearInterface(base addr, off uintptr) {
+	*field[[2]addr](base, off) = [2]addr{}
 }
 
 // extensionsSet reports whether the extension map at off in the struct at

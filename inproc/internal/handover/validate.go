@@ -1,7 +1,7 @@
 package handover
 
 import (
-	"fmt"
+	"errors"
 	"reflect"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -235,15 +235,15 @@ func (p *utf8Plan) check(base addr) error {
 		switch f.kind {
 		case kindString:
 			if !validUTF8(*field[string](base, f.offset)) {
-				return invalidUTF8(f.fd)
+				return errInvalidUTF8
 			}
 		case kindStringPtr:
 			if sp := *field[*string](base, f.offset); sp != nil && !validUTF8(*sp) {
-				return invalidUTF8(f.fd)
+				return errInvalidUTF8
 			}
 		case kindStringList:
 			if firstInvalidUTF8(*field[[]string](base, f.offset)) >= 0 {
-				return invalidUTF8(f.fd)
+				return errInvalidUTF8
 			}
 		case kindMessage:
 			if sub := *field[addr](base, f.offset); sub != nil {
@@ -337,7 +337,7 @@ func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 	switch {
 	case fd.Kind() == protoreflect.StringKind:
 		if enforceUTF8(fd) && !validUTF8(v.String()) {
-			return invalidUTF8(fd)
+			return errInvalidUTF8
 		}
 	case fd.Message() != nil:
 		m := v.Message()
@@ -354,6 +354,7 @@ func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 	return nil
 }
 
-func invalidUTF8(fd protoreflect.FieldDescriptor) error {
-	return fmt.Errorf("proto: field %v contains invalid UTF-8", fd.FullName())
-}
+// errInvalidUTF8 is the error protobuf's Marshal gives for a string that
+// is not UTF-8, for the generated and legacy messages checked here: that
+// of its fast path, which names no field.
+var errInvalidUTF8 = errors.New("string field contains invalid UTF-8")
