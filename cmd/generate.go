@@ -15,6 +15,11 @@ package cmd
 // API protoc-gen-go makes), beside their .proto files.
 //go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.zoo.yaml
 
+// vtprotobuf's CloneVT alone for the zoo's vtclone package, which imports
+// nothing beyond google.golang.org/protobuf, so that the library's own
+// tests can use it.
+//go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.vtclone.yaml --path ../inproc/internal/zoo/vtclone
+
 // Messages with vtprotobuf's fast paths, for inproc's tests of them.
 //go:generate go tool buf generate internal/vtzoo --template buf.gen.vtzoo.yaml
 

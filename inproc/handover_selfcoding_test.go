@@ -63,28 +63,40 @@ func (m *oracleSelf) Marshal() ([]byte, error) {
 }
 
 func (m *oracleSelf) Unmarshal(b []byte) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errors.New("oracleSelf: bad tag")
-		}
-		l := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if l < 0 {
-			return errors.New("oracleSelf: bad field")
-		}
+	return eachWireField("oracleSelf", b, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
-			v, _ := protowire.ConsumeString(b[n:])
+			v, _ := protowire.ConsumeString(value)
 			if v == oracleRefused {
 				return errors.New("oracleSelf: refused on decode")
 			}
 			m.Text = &v
 		case num == 2 && typ == protowire.VarintType:
-			v, _ := protowire.ConsumeVarint(b[n:])
+			v, _ := protowire.ConsumeVarint(value)
 			f := v != 0
 			m.Fail = &f
 		default:
-			m.XXX_unrecognized = append(m.XXX_unrecognized, b[:n+l]...)
+			m.XXX_unrecognized = append(m.XXX_unrecognized, field...)
+		}
+		return nil
+	})
+}
+
+// eachWireField calls f with each field of b in turn: its number and wire
+// type, the whole field (tag and value) and its value; it stops at f's
+// first error, and fails, as name's Unmarshal, at a malformed field.
+func eachWireField(name string, b []byte, f func(num protowire.Number, typ protowire.Type, field, value []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errors.New(name + ": bad tag")
+		}
+		l := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if l < 0 {
+			return errors.New(name + ": bad field")
+		}
+		if err := f(num, typ, b[:n+l], b[n:n+l]); err != nil {
+			return err
 		}
 		b = b[n+l:]
 	}

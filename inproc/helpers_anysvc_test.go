@@ -60,6 +60,30 @@ func anyReference(t testing.TB, svc *anySvc) *grpc.ClientConn {
 	return realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(anyDesc, svc) }, nil, nil)
 }
 
+// anyAgree runs run over grpc-go and then, as a subtest, in every mode,
+// handing it each time serve, which puts an anySvc on that side and
+// returns a connection to it, and fails each mode whose result is not
+// grpc-go's. It returns grpc-go's result.
+func anyAgree(t *testing.T, run func(t *testing.T, serve func(*anySvc) grpc.ClientConnInterface) string) string {
+	t.Helper()
+	want := run(t, func(s *anySvc) grpc.ClientConnInterface { return anyReference(t, s) })
+	forEachMode(t, func(t *testing.T, m testMode) {
+		got := run(t, func(s *anySvc) grpc.ClientConnInterface {
+			ch := newChannel(t, m)
+			ch.RegisterService(anyDesc, s)
+			return ch
+		})
+		switch {
+		case got == want:
+		case strings.Contains(want, "\n"):
+			t.Errorf("\ninproc:\n%s\ngrpc-go:\n%s", got, want)
+		default:
+			t.Errorf("\ninproc:  %s\ngrpc-go: %s", got, want)
+		}
+	})
+	return want
+}
+
 // crashLines picks from a child's output the lines that say how it failed.
 func crashLines(out []byte) string {
 	var keep []string

@@ -1,0 +1,79 @@
+package inproc_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/inproc/internal/zoo/opaqueimplicit"
+	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// nilShapes describes which of a received message's top-level reference
+// fields are nil (and the sign of its zero floats), which is what a
+// program that tests `x == nil` (or reflect.DeepEqual) sees.
+func nilShapes(m proto.Message) string {
+	switch m := m.(type) {
+	case *open3.Leaf:
+		return fmt.Sprintf("b nil=%v len=%d d=%v f=%v", m.B == nil, len(m.B), math.Signbit(m.D), math.Signbit(float64(m.F)))
+	case *flat3.Rich:
+		ob, isOb := m.Pick.(*flat3.Rich_Ob)
+		return fmt.Sprintf("b nil=%v nums nil=%v kv nil=%v leaves nil=%v oneof bytes set=%v nil=%v", m.B == nil, m.Nums == nil, m.Kv == nil, m.Leaves == nil, isOb, isOb && ob.Ob == nil)
+	case *flat3.Flat:
+		return fmt.Sprintf("b nil=%v names nil=%v leaves nil=%v leaf.b nil=%v", m.B == nil, m.Names == nil, m.Leaves == nil, m.Leaf != nil && m.Leaf.B == nil)
+	case *opaqueimplicit.Tree:
+		return fmt.Sprintf("b nil=%v names nil=%v leaves nil=%v kv nil=%v", m.GetB() == nil, m.GetNames() == nil, m.GetLeaves() == nil, m.GetKv() == nil)
+	case *open3.Tree:
+		return fmt.Sprintf("names nil=%v leaves nil=%v by_name nil=%v ds nil=%v d signbit=%v optd=%v",
+			m.Names == nil, m.Leaves == nil, m.ByName == nil, m.Ds == nil, math.Signbit(m.D), m.OptD != nil && math.Signbit(*m.OptD))
+	}
+	return "?"
+}
+
+// TestShareEmptyAndNegativeZeroValuesAsGRPC: fields set to empty but
+// non-nil values (bytes, lists, maps, a oneof's nil bytes) and negative
+// zeros, sent as a request and echoed back; a socket's receiver gets nil
+// for each empty one (proto3 sends none of them), empty bytes for the
+// oneof's (which it sends), and -0 for each -0. The handler and the
+// client must see what they see over grpc-go.
+func TestShareEmptyAndNegativeZeroValuesAsGRPC(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	cases := []struct {
+		name string
+		msg  func() proto.Message
+	}{
+		{"leaf/empty-bytes", func() proto.Message { return &open3.Leaf{S: "s", B: []byte{}, D: negZero, F: float32(negZero)} }},
+		{"rich/oneof-nil-bytes", func() proto.Message {
+			return &flat3.Rich{S: "s", B: []byte{}, Nums: []int32{}, Kv: map[string]string{}, Leaves: []*flat3.Leaf{}, Pick: &flat3.Rich_Ob{}}
+		}},
+		{"flat/empty", func() proto.Message {
+			return &flat3.Flat{S: "s", B: []byte{}, Names: []string{}, Leaves: []*flat3.Leaf{}, Leaf: &flat3.Leaf{B: []byte{}}}
+		}},
+		{"opaque/empty", func() proto.Message {
+			return opaqueimplicit.Tree_builder{S: "s", B: []byte{}, Names: []string{}, Leaves: []*opaqueimplicit.Leaf{}, Kv: map[string]string{}}.Build()
+		}},
+		{"tree/empty-containers", func() proto.Message {
+			return &open3.Tree{S: "s", Names: []string{}, Leaves: []*open3.Leaf{}, ByName: map[string]*open3.Leaf{}, Ds: []float64{}, D: negZero, OptD: &negZero}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			anyAgree(t, func(t *testing.T, serve func(*anySvc) grpc.ClientConnInterface) string {
+				saw := make(chan string, 1)
+				svc := &anySvc{newReq: func() proto.Message { return c.msg().ProtoReflect().New().Interface() }, resp: func(req proto.Message) (proto.Message, error) {
+					saw <- nilShapes(req)
+					return req, nil
+				}}
+				reply := c.msg().ProtoReflect().New().Interface()
+				if err := serve(svc).Invoke(context.Background(), anyUnary, c.msg(), reply); err != nil {
+					return err.Error()
+				}
+				return "handler: " + <-saw + " | client: " + nilShapes(reply)
+			})
+		})
+	}
+}
