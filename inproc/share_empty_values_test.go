@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
@@ -51,7 +52,7 @@ func TestShareEmptyAndNegativeZeroValuesAsGRPC(t *testing.T) {
 			return &flat3.Rich{S: "s", B: []byte{}, Nums: []int32{}, Kv: map[string]string{}, Leaves: []*flat3.Leaf{}, Pick: &flat3.Rich_Ob{}}
 		}},
 		{"flat/empty", func() proto.Message {
-			return &flat3.Flat{S: "s", B: []byte{}, Names: []string{}, Leaves: []*flat3.Leaf{}, Leaf: &flat3.Leaf{B: []byte{}}}
+			return &flat3.Flat{S: "s", B: []byte{}, Names: []string{}, Leaves: []*flat3.Leaf{}, Leaf: &flat3.Leaf{}}
 		}},
 		{"opaque/empty", func() proto.Message {
 			return opaqueimplicit.Tree_builder{S: "s", B: []byte{}, Names: []string{}, Leaves: []*opaqueimplicit.Leaf{}, Kv: map[string]string{}}.Build()
@@ -76,4 +77,44 @@ func TestShareEmptyAndNegativeZeroValuesAsGRPC(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestNestedEmptyBytesByMode: a nested message's empty bytes. Over a
+// socket the receiver gets nil, and so with Clone, whose copy is a
+// socket's; with Share nested messages are the sender's as they are (see
+// Share), so the handler's nested message is the very one the client
+// sent, empty bytes and all.
+func TestNestedEmptyBytesByMode(t *testing.T) {
+	sent := &flat3.Leaf{B: []byte{}}
+	var mu sync.Mutex
+	var got *flat3.Leaf
+	svc := &anySvc{newReq: func() proto.Message { return &flat3.Flat{} }, resp: func(req proto.Message) (proto.Message, error) {
+		mu.Lock()
+		got = req.(*flat3.Flat).Leaf
+		mu.Unlock()
+		return &flat3.Flat{}, nil
+	}}
+	call := func(t *testing.T, conn grpc.ClientConnInterface) *flat3.Leaf {
+		t.Helper()
+		if err := conn.Invoke(context.Background(), anyUnary, &flat3.Flat{S: "s", Leaf: sent}, &flat3.Flat{}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	if leaf := call(t, anyReference(t, svc)); leaf == nil || leaf.B != nil {
+		t.Fatalf("grpc-go: the handler's nested message %v, want one with nil bytes", leaf)
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		ch := newChannel(t, m)
+		ch.RegisterService(anyDesc, svc)
+		leaf := call(t, ch)
+		switch {
+		case isShare(t, m) && leaf != sent:
+			t.Errorf("Share: the handler's nested message is %p, not the one sent (%p)", leaf, sent)
+		case !isShare(t, m) && (leaf == nil || leaf == sent || leaf.B != nil):
+			t.Errorf("Clone: the handler's nested message %v (the one sent: %v), want a copy with nil bytes, as grpc-go gives", leaf, leaf == sent)
+		}
+	})
 }
