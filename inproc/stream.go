@@ -414,6 +414,13 @@ func (c *clientStream) RecvMsg(m any) error {
 	if s.clientDone.isRaised() {
 		return s.clientDone.cause()
 	}
+	if s.clientCtx.Err() != nil {
+		// The AfterFunc that ends the client's side may not have run yet:
+		// a client that keeps receiving must not get what was queued
+		// after its cancel, nor io.EOF once the handler is done.
+		s.clientCancelled()
+		return s.clientDone.cause()
+	}
 	if !s.toClient.enter(false) {
 		return s.finishClient(errConcurrentRecv)
 	}
