@@ -42,17 +42,20 @@ const (
 	// append reallocates rather than writes into the sender's array), the
 	// opaque API's repeated fields headers of their own, maps a copy of
 	// their own (of their entries: a map of n entries costs n insertions;
-	// message values are shared). Its values are as a socket delivers
-	// them: an empty list, map, or bytes without presence comes out nil,
-	// and a oneof holding a typed nil wrapper unset; below the top level,
-	// the sender's nested messages are the receiver's as they are. A
+	// message values are shared, bytes values clipped). Its values are as
+	// a socket delivers them: an empty list, map, or bytes without
+	// presence comes out nil, a nil bytes value in a map, a list or a
+	// oneof empty (a list holding one is copied), and a oneof holding a
+	// typed nil wrapper unset; below the top level, the sender's nested
+	// messages are the receiver's as they are. A
 	// message that only its wire encoding carries as a socket would is
 	// copied as with Clone: one with extensions set (the receiver's
 	// registry decides what they decode to), lazy fields, unknown fields
 	// or nil messages in lists, maps or oneofs, a dynamic message, one
-	// nested past a hundred levels, a legacy one with a Marshal of its own
-	// but not also Unmarshal and Size (protobuf encodes it by that
-	// Marshal). A message that brings its own Marshal, Unmarshal and Size
+	// nested past a hundred levels, a legacy one that has, or holds one
+	// that has, a Marshal or an Unmarshal of its own without bringing all
+	// three of the next sentence's methods (protobuf encodes and decodes
+	// it by those). A message that brings its own Marshal, Unmarshal and Size
 	// (gogoproto's) is measured by its Size alone: an error that only its
 	// Marshal or Unmarshal would report is not.
 	//

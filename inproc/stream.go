@@ -50,6 +50,7 @@ type stream struct {
 	// clientDone is raised once the client's side ended, with the error
 	// its calls report from then on (io.EOF: the stream ended well).
 	clientDone  errSignal
+	endReported atomic.Bool     // the client's end went to its stats handlers and call options
 	handlerDone <-chan struct{} // the handler's context's end
 	recvd       bool            // the handler received its one request
 
@@ -200,9 +201,19 @@ func (s *stream) kick() {
 	s.toClient.kick()
 }
 
-// clientCancelled runs when the client's context ends.
+// clientCancelled runs when the client's context ends. A stream whose
+// status is out had its whole answer reach the client: as over a socket,
+// where a cancel comes behind what the client's buffer holds and ends
+// nothing once the trailers came, the client still receives all of it and
+// the status.
 func (s *stream) clientCancelled() {
 	defer s.kick() // the handler's context may have ended first, at a deadline
+	if s.statusOut.isRaised() {
+		// grpc-go's client still ends the call for its stats handlers
+		// and call options with the cancel, at once.
+		s.reportEnd(status.FromContextError(s.clientCtx.Err()).Err())
+		return
+	}
 	// The client's side ends before the handler's context does, so that a
 	// handler that returns at once finds its client gone: its trailer is
 	// then lost, as over a socket.
@@ -240,6 +251,16 @@ func (s *stream) finishClient(err error) error {
 		s.toClient.abandon()
 		s.run.abandon()
 	}
+	s.reportEnd(err)
+	return err
+}
+
+// reportEnd tells the client's stats handlers and call options of the
+// call's end, with err (io.EOF: it ended well), once.
+func (s *stream) reportEnd(err error) {
+	if !s.endReported.CompareAndSwap(false, true) {
+		return
+	}
 	endErr := err
 	if err == io.EOF {
 		endErr = nil
@@ -259,7 +280,6 @@ func (s *stream) finishClient(err error) error {
 		}
 		s.info.finish(header, trailer, endErr)
 	}
-	return err
 }
 
 // clientTrailerLocked is the trailer as the client received it, once
@@ -414,10 +434,11 @@ func (c *clientStream) RecvMsg(m any) error {
 	if s.clientDone.isRaised() {
 		return s.clientDone.cause()
 	}
-	if s.clientCtx.Err() != nil {
+	if s.clientCtx.Err() != nil && !s.statusOut.isRaised() {
 		// The AfterFunc that ends the client's side may not have run yet:
 		// a client that keeps receiving must not get what was queued
-		// after its cancel, nor io.EOF once the handler is done.
+		// after its cancel. (Once the status is out, the whole answer
+		// had reached it: see clientCancelled.)
 		s.clientCancelled()
 		return s.clientDone.cause()
 	}

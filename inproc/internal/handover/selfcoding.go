@@ -1,6 +1,8 @@
 package handover
 
 import (
+	"reflect"
+
 	gproto "google.golang.org/protobuf/proto"
 )
 
@@ -17,10 +19,59 @@ type selfCoder interface {
 }
 
 // A legacyMarshaler is a legacy message with a Marshal of its own, which
-// protobuf calls to encode it, whatever else it has.
+// protobuf calls to encode it, whatever else it has; a legacyUnmarshaler
+// one with an Unmarshal of its own, which protobuf calls to decode it.
 type legacyMarshaler interface {
 	Marshal() ([]byte, error)
 }
+
+type legacyUnmarshaler interface {
+	Unmarshal([]byte) error
+}
+
+// codesItselfWithin reports whether t, a pointer to a legacy message's
+// struct, or a message it holds (in a field, a list, a map or a oneof
+// whose wrappers XXX_OneofWrappers lists), has a Marshal or an Unmarshal
+// of its own, which protobuf calls where it meets that message.
+func codesItselfWithin(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct || seen[t] {
+		return false
+	}
+	seen[t] = true
+	if t.Implements(legacyMarshalerType) || t.Implements(legacyUnmarshalerType) {
+		return true
+	}
+	st := t.Elem()
+	for i := range st.NumField() {
+		ft := st.Field(i).Type
+		switch ft.Kind() {
+		case reflect.Slice, reflect.Map:
+			ft = ft.Elem()
+		}
+		if codesItselfWithin(ft, seen) {
+			return true
+		}
+	}
+	if w, ok := reflect.Zero(t).Interface().(interface{ XXX_OneofWrappers() []any }); ok {
+		for _, wrapper := range w.XXX_OneofWrappers() {
+			wt := reflect.TypeOf(wrapper)
+			if wt.Kind() != reflect.Pointer || wt.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			for j := range wt.Elem().NumField() {
+				if codesItselfWithin(wt.Elem().Field(j).Type, seen) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+var (
+	legacyMarshalerType   = reflect.TypeFor[legacyMarshaler]()
+	legacyUnmarshalerType = reflect.TypeFor[legacyUnmarshaler]()
+)
 
 // sendSelfCoding is Send for m, a selfCoder of tp's type. Its own Marshal
 // checks no UTF-8, and neither does this, as over a socket; required

@@ -2,6 +2,7 @@ package handover
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,7 +57,11 @@ type shallowPlan struct {
 	scalars []scalarField
 	oneofs  []*oneofField
 	maps    []fieldAt
-	ownsTop bool // any of the five is not empty
+	// bytesLists: lists of bytes, whose nil elements a socket delivers
+	// as empty (protobuf sends every element): a list holding one is
+	// copied with them so.
+	bytesLists []uintptr
+	ownsTop    bool // any of the six is not empty
 	// oneofBytes: the plan is a oneof's wrapper of bytes, whose nil a
 	// socket delivers as empty (the case is set, and the field too).
 	oneofBytes bool
@@ -178,6 +183,9 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		case k == reflect.Map:
 			p.maps = append(p.maps, fieldAt{offset: f.Offset, typ: f.Type})
 		}
+		if f.Type == bytesListType {
+			p.bytesLists = append(p.bytesLists, f.Offset)
+		}
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
 		switch {
 		case !ok:
@@ -195,7 +203,7 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		p.moves, p.fields, p.slices = moves, nil, nil
 	}
 	p.oneofBytes = isOneofBytes(st)
-	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs)+len(p.maps) > 0 || p.oneofBytes
+	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs)+len(p.maps)+len(p.bytesLists) > 0 || p.oneofBytes
 	return p
 }
 
@@ -225,7 +233,7 @@ func emptyIsAbsent(sf reflect.StructField, md protoreflect.MessageDescriptor) bo
 
 // isOneofBytes reports whether st is a oneof's wrapper of a bytes field.
 func isOneofBytes(st reflect.Type) bool {
-	if st.NumField() != 1 || st.Field(0).Type != reflect.TypeFor[[]byte]() {
+	if st.NumField() != 1 || st.Field(0).Type != bytesType {
 		return false
 	}
 	tag := st.Field(0).Tag.Get("protobuf")
@@ -352,6 +360,9 @@ func (p *shallowPlan) ownTopLevel(d addr) {
 	for _, f := range p.maps {
 		ownMap(d, f)
 	}
+	for _, off := range p.bytesLists {
+		emptyNilElements(field[[][]byte](d, off))
+	}
 	if p.oneofBytes && *field[[]byte](d, 0) == nil {
 		*field[[]byte](d, 0) = []byte{}
 	}
@@ -359,7 +370,9 @@ func (p *shallowPlan) ownTopLevel(d addr) {
 
 // ownMap gives the message at d a copy of the map field f, or nil if it
 // is empty, as a socket delivers it: the copy's keys and values are the
-// sender's (messages among them are shared, as nested messages are).
+// sender's (messages among them are shared, as nested messages are),
+// bytes values clipped to their length, a nil one empty (protobuf sends
+// every entry's value).
 func ownMap(d addr, f fieldAt) {
 	v := valueAt(f.typ, d, f.offset)
 	if v.Len() == 0 {
@@ -367,11 +380,42 @@ func ownMap(d addr, f fieldAt) {
 		return
 	}
 	own := reflect.MakeMapWithSize(f.typ, v.Len())
+	bytesValues := f.typ.Elem() == bytesType
 	for it := v.MapRange(); it.Next(); {
-		own.SetMapIndex(it.Key(), it.Value())
+		val := it.Value()
+		if bytesValues {
+			b := val.Bytes()
+			if b == nil {
+				b = []byte{}
+			}
+			val = reflect.ValueOf(b[:len(b):len(b)])
+		}
+		own.SetMapIndex(it.Key(), val)
 	}
 	v.Set(own)
 }
+
+// emptyNilElements gives *l, a list of bytes that holds a nil element, a
+// copy of its own in which those are empty.
+func emptyNilElements(l *[][]byte) {
+	for i, b := range *l {
+		if b == nil {
+			own := slices.Clone(*l)
+			for j := i; j < len(own); j++ {
+				if own[j] == nil {
+					own[j] = []byte{}
+				}
+			}
+			*l = own
+			return
+		}
+	}
+}
+
+var (
+	bytesType     = reflect.TypeFor[[]byte]()
+	bytesListType = reflect.TypeFor[[][]byte]()
+)
 
 // isScalar reports whether a value of kind k is a scalar protobuf field
 // (enums are int32s).

@@ -166,7 +166,6 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	st := t.Elem()
 	_, v2 := m.(gproto.Message)
 	_, self := m.(selfCoder)
-	_, ownMarshal := m.(legacyMarshaler)
 	switch {
 	case isGenerated(st) && generatedStruct(st, md):
 		if hasLazyFields(st) {
@@ -178,10 +177,11 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	case !v2 && self:
 		tp.how = selfCoding
 		tp.shareCopies = hasLegacyExtensions(st)
-	case !v2 && ownMarshal:
-		// Its Marshal without the rest of a selfCoder's methods: protobuf
-		// encodes it by that Marshal, whose errors are the sender's and
-		// which checks no UTF-8, and it crosses as it encodes.
+	case !v2 && codesItselfWithin(t, map[reflect.Type]bool{}):
+		// A Marshal or Unmarshal of its own, or of a message it holds,
+		// without the rest of a selfCoder's methods at the top: protobuf
+		// encodes and decodes by those, whose errors are the call's and
+		// which check no UTF-8, and it crosses as it encodes.
 		tp.byType = true
 		return tp
 	case !v2:
