@@ -41,7 +41,23 @@ func codesItselfWithin(t reflect.Type, seen map[reflect.Type]bool) bool {
 	if t.Implements(legacyMarshalerType) || t.Implements(legacyUnmarshalerType) {
 		return true
 	}
-	st := t.Elem()
+	if fieldsCodeThemselves(t.Elem(), seen) {
+		return true
+	}
+	if w, ok := reflect.Zero(t).Interface().(interface{ XXX_OneofWrappers() []any }); ok {
+		for _, wrapper := range w.XXX_OneofWrappers() {
+			if wt := reflect.TypeOf(wrapper); wt.Kind() == reflect.Pointer && wt.Elem().Kind() == reflect.Struct && fieldsCodeThemselves(wt.Elem(), seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fieldsCodeThemselves reports whether a field of the struct st holds a
+// message (as itself, in a list or in a map) for which codesItselfWithin
+// holds.
+func fieldsCodeThemselves(st reflect.Type, seen map[reflect.Type]bool) bool {
 	for i := range st.NumField() {
 		ft := st.Field(i).Type
 		switch ft.Kind() {
@@ -50,19 +66,6 @@ func codesItselfWithin(t reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 		if codesItselfWithin(ft, seen) {
 			return true
-		}
-	}
-	if w, ok := reflect.Zero(t).Interface().(interface{ XXX_OneofWrappers() []any }); ok {
-		for _, wrapper := range w.XXX_OneofWrappers() {
-			wt := reflect.TypeOf(wrapper)
-			if wt.Kind() != reflect.Pointer || wt.Elem().Kind() != reflect.Struct {
-				continue
-			}
-			for j := range wt.Elem().NumField() {
-				if codesItselfWithin(wt.Elem().Field(j).Type, seen) {
-					return true
-				}
-			}
 		}
 	}
 	return false

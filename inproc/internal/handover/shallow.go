@@ -47,11 +47,12 @@ type shallowPlan struct {
 	//   - scalars: fields that point to a scalar (explicit presence), of
 	//     which it gets its own box;
 	//   - oneofs: interface fields, whose wrapper struct it gets a copy of.
-	//   (The moves clip slices as they copy them, and give a list, or
-	//   bytes without presence, that is empty as nil, as a socket gives
-	//   it: slices is for the fields copied through reflection.)
 	//   - maps, which it gets a copy of (their entries shared), as it
 	//     gets a map of its own from a socket.
+	//   (The moves clip slices as they copy them, and give a list, or
+	//   bytes without presence, that is empty as nil, and a oneof's nil
+	//   bytes as empty, as a socket gives them: slices is for the fields
+	//   copied through reflection.)
 	slices  []uintptr
 	boxes   []uintptr
 	scalars []scalarField
@@ -62,9 +63,6 @@ type shallowPlan struct {
 	// copied with them so.
 	bytesLists []uintptr
 	ownsTop    bool // any of the six is not empty
-	// oneofBytes: the plan is a oneof's wrapper of bytes, whose nil a
-	// socket delivers as empty (the case is set, and the field too).
-	oneofBytes bool
 	// extensions is the offset of the message's extensions, if any
 	// (hasExtensions): a message with some set takes the wire with Share.
 	extensions    uintptr
@@ -99,7 +97,8 @@ const (
 	moveInterface
 	moveSlice
 	moveClippedSlice
-	moveList // clipped, and nil if empty (see emptyIsAbsent)
+	moveList       // clipped, and nil if empty (see emptyIsAbsent)
+	moveOneofBytes // clipped, and empty if nil: a oneof's bytes, whose case is set
 )
 
 // plainMove is the move of size bytes of plain data.
@@ -189,6 +188,8 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		p.fields = append(p.fields, fieldAt{offset: f.Offset, typ: f.Type})
 		switch {
 		case !ok:
+		case isOneofBytes(st):
+			moves = append(moves, move{offset: f.Offset, kind: moveOneofBytes})
 		case f.Type.Kind() == reflect.Slice && emptyIsAbsent(f, md):
 			moves = append(moves, move{offset: f.Offset, kind: moveList})
 		case f.Type.Kind() == reflect.Slice:
@@ -202,8 +203,7 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 		// The moves clip the slices as they copy them.
 		p.moves, p.fields, p.slices = moves, nil, nil
 	}
-	p.oneofBytes = isOneofBytes(st)
-	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs)+len(p.maps)+len(p.bytesLists) > 0 || p.oneofBytes
+	p.ownsTop = len(p.slices)+len(p.boxes)+len(p.scalars)+len(p.oneofs)+len(p.maps)+len(p.bytesLists) > 0
 	return p
 }
 
@@ -362,9 +362,6 @@ func (p *shallowPlan) ownTopLevel(d addr) {
 	}
 	for _, off := range p.bytesLists {
 		emptyNilElements(field[[][]byte](d, off))
-	}
-	if p.oneofBytes && *field[[]byte](d, 0) == nil {
-		*field[[]byte](d, 0) = []byte{}
 	}
 }
 

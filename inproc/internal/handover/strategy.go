@@ -32,7 +32,8 @@ import (
 //     dynamic messages (one Go type for every message, fields in maps),
 //     generated messages with lazy fields, which generated getters
 //     decode atomically while the message is read, and legacy messages
-//     with a Marshal of their own but not a selfCoder's other methods.
+//     that have, or hold one that has, a Marshal or an Unmarshal of
+//     their own without being a selfCoder (see codesItselfWithin).
 //
 // A message whose unknown fields are not empty goes through its wire
 // encoding whatever its strategy, so that its receiver parses them as a

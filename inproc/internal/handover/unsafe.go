@@ -85,6 +85,12 @@ func (m move) do(d, s addr) {
 		} else {
 			*(*[]byte)(d) = nil
 		}
+	case moveOneofBytes:
+		if v := *(*[]byte)(s); v != nil {
+			*(*[]byte)(d) = v[:len(v):len(v)]
+		} else {
+			*(*[]byte)(d) = []byte{}
+		}
 	case moveString:
 		*(*string)(d) = *(*string)(s)
 	case movePointer:
