@@ -43,6 +43,14 @@ func TestPlaintextOnlyOnThisMachine(t *testing.T) {
 		"[2001:db8::1]:443",
 		"svc.example.com:443",
 		"localhost.example.com:443",
+		// A trailing dot makes localhost a fully qualified DNS name:
+		// glibc's hosts file lookup does not match it, so a DNS server
+		// answers, with any address it likes.
+		"localhost.:443",
+		"LocalHost.:443",
+		"dns:///localhost.:443",
+		"dns://127.0.0.1:53/localhost.:443",
+		"passthrough:///localhost.:443",
 		"dns:///svc.example.com:443",
 		"dns://8.8.8.8/svc.example.com:443",
 		"dns:///192.0.2.10:443",

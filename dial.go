@@ -105,7 +105,9 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 // Plaintext is the default only where nothing leaves the machine, judged
 // by what addr says, not by what a name resolves to: inproc:, unix and
 // abstract sockets, loopback and unspecified IP addresses, localhost and
-// :PORT, and dns or passthrough targets of those hosts. Any other address
+// :PORT, and dns or passthrough targets of those hosts. "localhost." is
+// not among them: with its trailing dot it is a DNS name, which a DNS
+// server may resolve to any address. Any other address
 // needs transport credentials, [WithClientTransportCredentials]
 // (insecure.NewCredentials() for plaintext on purpose), or NewClient
 // returns an error, as grpc.NewClient does without them.
@@ -162,7 +164,7 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		// grpc-go's own refusal, with the rule and the ways out.
 		return nil, &AddressError{Address: addr, Err: err, Reason: "may reach another machine, and no transport credentials were given: " +
 			"give them with WithClientTransportCredentials (credentials.NewTLS, or insecure.NewCredentials() for plaintext on purpose) " +
-			"or WithGRPCDialOptions(grpc.WithTransportCredentials(...)); plaintext is the default only for inproc:, unix and abstract sockets, loopback addresses and localhost"}
+			"or WithGRPCDialOptions(grpc.WithTransportCredentials(...)); plaintext is the default only for inproc:, unix and abstract sockets, loopback addresses and localhost (without a trailing dot, which makes it a DNS name)"}
 	}
 	if err != nil {
 		return nil, err // not a ClientConn holding a nil *grpc.ClientConn

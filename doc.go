@@ -35,7 +35,7 @@
 //
 // [NewClient] sends plaintext by default only where nothing leaves the
 // machine, judged by what the address says (in-process, unix and abstract
-// sockets, loopback addresses, localhost). Any other address needs
-// transport credentials, [WithClientTransportCredentials], or NewClient
-// returns an error.
+// sockets, loopback addresses, localhost without a trailing dot). Any
+// other address needs transport credentials,
+// [WithClientTransportCredentials], or NewClient returns an error.
 package localgrpc

@@ -40,9 +40,12 @@ func onThisMachine(a Address) bool {
 // loopbackHost reports whether host, from a host:port, is this machine:
 // empty (as ":PORT"), "localhost", a loopback IP address, or an
 // unspecified one (0.0.0.0, ::), which a dial reaches on this machine, as
-// Addrs reports a server listening on every interface.
+// Addrs reports a server listening on every interface. "localhost." is
+// not: a trailing dot makes it a fully qualified DNS name, which a hosts
+// file matching names as written (glibc's) does not answer, so the DNS
+// server says where it goes.
 func loopbackHost(host string) bool {
-	if host == "" || strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+	if host == "" || strings.EqualFold(host, "localhost") {
 		return true
 	}
 	if strings.Contains(host, ":") {
