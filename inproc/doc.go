@@ -13,8 +13,11 @@
 //   - [CopyMode]: [Clone] (the default) gives the receiver a deep copy of
 //     each message, taken before the sender's Send returns; [Share] gives it
 //     its own top-level message whose fields share memory with the
-//     sender's, so a sender must not change a message it sent. [CallCopy]
-//     overrides the mode for one call.
+//     sender's, so a sender must not change a message it sent, and a
+//     receiver may set its message's fields but never write into what
+//     they hold (list and bytes elements, nested messages), not even
+//     after a reslice such as l = l[:0]. [CallCopy] overrides the mode for
+//     one call.
 //   - [Execution]: [Isolated] (the default) runs each handler on its own
 //     goroutine, so a client whose context ends returns at once; [Inline] runs
 //     handlers on the caller's goroutine or as its coroutine, and

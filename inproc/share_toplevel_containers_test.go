@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/localgrpc/localgrpc/inproc/internal/zoo/hybrid"
+	"github.com/localgrpc/localgrpc/inproc/internal/zoo/opaque"
 	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
 	"github.com/localgrpc/localgrpc/inproc/internal/zoo/proto2"
+	"github.com/localgrpc/localgrpc/inproc/internal/zoo/vtclone"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -94,8 +98,8 @@ func topLevelContainerChanges() []topLevelContainerChange {
 // the top-level containers of its request (a map field, an empty map, a
 // list, an extension map the client emptied) through protobuf's API or
 // plain Go while the client keeps its message; over grpc-go the client's
-// message never changes. Share promises the receiver a top level of its
-// own "whatever protobuf's API or plain Go does to it".
+// message never changes. Share's rule lets a receiver set its fields and
+// change its maps: none of these write into what the sender holds.
 func TestShareRequestTopLevelContainersAreTheHandlers(t *testing.T) {
 	for _, c := range topLevelContainerChanges() {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,6 +155,184 @@ func TestShareReplyTopLevelContainersAreTheClients(t *testing.T) {
 			})
 			if grpcgo != "unchanged" {
 				t.Errorf("grpc-go: %s", grpcgo)
+			}
+		})
+	}
+}
+
+// sliceIdiom is something a receiver does to a list or bytes field of the
+// top level of its message, through plain Go or protobuf's API, and
+// whether it writes into the elements the field holds, which Share's
+// rule forbids: those are the sender's.
+type sliceIdiom struct {
+	name string
+	msg  func() proto.Message
+	// change makes the idiom's change to m, a message received.
+	change func(m proto.Message)
+	read   func(m proto.Message) string
+	// intoElements: the idiom writes into the elements the field held
+	// when received (a reslice to [:0] and an append, a store to an
+	// element, protobuf's List().Truncate then Append, or List().Set).
+	intoElements bool
+}
+
+func sliceIdioms() []sliceIdiom {
+	filterNames := func(names []string) []string {
+		out := names[:0]
+		for _, n := range names {
+			if strings.HasPrefix(n, "keep") {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	tree := func() proto.Message {
+		return &open3.Tree{S: "client's", Names: []string{"drop1", "keep1", "drop2", "keep2"}, Ds: []float64{1, 2}}
+	}
+	readTree := func(m proto.Message) string {
+		return fmt.Sprintf("names=%q ds=%v", m.(*open3.Tree).Names, m.(*open3.Tree).Ds)
+	}
+	leaf := func() proto.Message { return &open3.Leaf{S: "client's", B: []byte("client's bytes")} }
+	readLeaf := func(m proto.Message) string { return fmt.Sprintf("b=%q", m.(*open3.Leaf).B) }
+	flat := func() proto.Message {
+		return &vtclone.Flat{S: "client's", B: []byte("client's bytes"), Names: []string{"drop1", "keep1", "drop2", "keep2"}}
+	}
+	readFlat := func(m proto.Message) string {
+		return fmt.Sprintf("names=%q b=%q", m.(*vtclone.Flat).Names, m.(*vtclone.Flat).B)
+	}
+	opaqueHolder := func() proto.Message {
+		return opaque.Holder_builder{S: proto.String("client's"), Names: []string{"drop1", "keep1", "drop2", "keep2"}}.Build()
+	}
+	readOpaque := func(m proto.Message) string { return fmt.Sprintf("names=%q", m.(*opaque.Holder).GetNames()) }
+	hybridHolder := func() proto.Message {
+		return &hybrid.Holder{S: proto.String("client's"), Names: []string{"drop1", "keep1", "drop2", "keep2"}}
+	}
+	readHybrid := func(m proto.Message) string { return fmt.Sprintf("names=%q", m.(*hybrid.Holder).Names) }
+	// list is the protobuf List of m's field name, to change.
+	list := func(m proto.Message, name protoreflect.Name) protoreflect.List {
+		r := m.ProtoReflect()
+		return r.Mutable(r.Descriptor().Fields().ByName(name)).List()
+	}
+	return []sliceIdiom{
+		{"open3/names/in-place-filter", tree, func(m proto.Message) {
+			m.(*open3.Tree).Names = filterNames(m.(*open3.Tree).Names)
+		}, readTree, true},
+		{"open3/names/store-element", tree, func(m proto.Message) {
+			m.(*open3.Tree).Names[0] = "handler's"
+		}, readTree, true},
+		{"open3/names/list-truncate-append", tree, func(m proto.Message) {
+			l := list(m, "names")
+			l.Truncate(0)
+			l.Append(protoreflect.ValueOfString("handler's"))
+		}, readTree, true},
+		{"open3/names/list-set", tree, func(m proto.Message) {
+			list(m, "names").Set(0, protoreflect.ValueOfString("handler's"))
+		}, readTree, true},
+		{"open3/ds/reuse", tree, func(m proto.Message) {
+			m.(*open3.Tree).Ds = append(m.(*open3.Tree).Ds[:0], 9)
+		}, readTree, true},
+		{"open3/names/append", tree, func(m proto.Message) {
+			m.(*open3.Tree).Names = append(m.(*open3.Tree).Names, "handler's")
+		}, readTree, false},
+		{"open3/names/list-append", tree, func(m proto.Message) {
+			list(m, "names").Append(protoreflect.ValueOfString("handler's"))
+		}, readTree, false},
+		{"open3/names/assign", tree, func(m proto.Message) {
+			m.(*open3.Tree).Names = []string{"handler's"}
+		}, readTree, false},
+		{"open3/names/merge", tree, func(m proto.Message) {
+			proto.Merge(m, &open3.Tree{Names: []string{"handler's"}})
+		}, readTree, false},
+		{"open3/bytes/reuse", leaf, func(m proto.Message) {
+			m.(*open3.Leaf).B = append(m.(*open3.Leaf).B[:0], "handler"...)
+		}, readLeaf, true},
+		{"open3/bytes/store-element", leaf, func(m proto.Message) {
+			m.(*open3.Leaf).B[0] = 'H'
+		}, readLeaf, true},
+		{"open3/bytes/append", leaf, func(m proto.Message) {
+			m.(*open3.Leaf).B = append(m.(*open3.Leaf).B, " and the handler's"...)
+		}, readLeaf, false},
+		{"vtproto/names/in-place-filter", flat, func(m proto.Message) {
+			m.(*vtclone.Flat).Names = filterNames(m.(*vtclone.Flat).Names)
+		}, readFlat, true},
+		{"vtproto/bytes/reuse", flat, func(m proto.Message) {
+			m.(*vtclone.Flat).B = append(m.(*vtclone.Flat).B[:0], "handler"...)
+		}, readFlat, true},
+		{"hybrid/names/in-place-filter", hybridHolder, func(m proto.Message) {
+			m.(*hybrid.Holder).Names = filterNames(m.(*hybrid.Holder).Names)
+		}, readHybrid, true},
+		{"opaque/names/set-filtered", opaqueHolder, func(m proto.Message) {
+			m.(*opaque.Holder).SetNames(filterNames(m.(*opaque.Holder).GetNames()))
+		}, readOpaque, true},
+		{"opaque/names/list-truncate-append", opaqueHolder, func(m proto.Message) {
+			l := list(m, "names")
+			l.Truncate(0)
+			l.Append(protoreflect.ValueOfString("handler's"))
+		}, readOpaque, true},
+		{"opaque/names/set-appended", opaqueHolder, func(m proto.Message) {
+			m.(*opaque.Holder).SetNames(append(m.(*opaque.Holder).GetNames(), "handler's"))
+		}, readOpaque, false},
+	}
+}
+
+// TestShareSliceIdioms checks Share's rule for lists and bytes, in both
+// directions, against grpc-go: a receiver that appends to a list or bytes
+// field, assigns it, or merges into it leaves the sender's message as it
+// was, in every mode, as over a socket; one that writes into the elements
+// it received (the in-place filter out := l[:0]; out = append(out, x),
+// buffer reuse b = append(b[:0], ...), a store to an element, protobuf's
+// List().Truncate then Append, or List().Set) changes the sender's
+// message with Share, as the rule says, and with Clone does not.
+func TestShareSliceIdioms(t *testing.T) {
+	for _, c := range sliceIdioms() {
+		t.Run(c.name, func(t *testing.T) {
+			for _, dir := range []string{"request", "reply"} {
+				t.Run(dir, func(t *testing.T) {
+					run := func(t *testing.T, cc grpc.ClientConnInterface, sent proto.Message) string {
+						before := c.read(sent)
+						if dir == "request" {
+							if err := cc.Invoke(context.Background(), anyUnary, sent, &emptypb.Empty{}); err != nil {
+								return "error " + err.Error()
+							}
+						} else {
+							reply := c.msg().ProtoReflect().New().Interface()
+							if err := cc.Invoke(context.Background(), anyUnary, &emptypb.Empty{}, reply); err != nil {
+								return "error " + err.Error()
+							}
+							c.change(reply)
+						}
+						if after := c.read(sent); after != before {
+							return "changed"
+						}
+						return "unchanged"
+					}
+					svc := func(sent proto.Message) *anySvc {
+						if dir == "request" {
+							return changingSvc(c.msg, c.change)
+						}
+						return &anySvc{newReq: func() proto.Message { return &emptypb.Empty{} }, resp: func(proto.Message) (proto.Message, error) {
+							return sent, nil
+						}}
+					}
+					sent := c.msg()
+					if got := run(t, anyReference(t, svc(sent)), sent); got != "unchanged" {
+						t.Fatalf("grpc-go: %s", got)
+					}
+					forEachMode(t, func(t *testing.T, m testMode) {
+						sent := c.msg()
+						ch := newChannel(t, m)
+						ch.RegisterService(anyDesc, svc(sent))
+						// Only Share shares the elements, and only an
+						// idiom that writes into them reaches the sender.
+						want := "unchanged"
+						if c.intoElements && isShare(t, m) {
+							want = "changed"
+						}
+						if got := run(t, ch, sent); got != want {
+							t.Errorf("the sender's message %s, want %s (%s idiom writes into the elements: %v)", got, want, dir, c.intoElements)
+						}
+					})
+				})
 			}
 		})
 	}
