@@ -54,10 +54,13 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 // [WithServerStatsHandler], [WithServerMaxRecvMsgSize] and
 // [WithServerMaxSendMsgSize] apply on every transport. grpc-go's global
 // server options (csm.EnableObservability registers some) count as given
-// here. Transport
-// credentials belong in [WithTransportCredentials]: grpc.Creds given here
-// replaces the server's own credentials, and with [WithPeerCredentials]
-// every socket call is then denied, since the policy cannot check it.
+// here. grpc.MaxConcurrentStreams and grpc.WaitForHandlers concern sockets
+// alone: in-process calls are not counted against the first, and
+// [Server.Stop] waits for no in-process handler whatever the second says.
+// Transport credentials belong in [WithTransportCredentials]: grpc.Creds
+// given here replaces the server's own credentials, and with
+// [WithPeerCredentials] every socket call is then denied, since the policy
+// cannot check it.
 func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return func(c *serverConfig) { c.grpc = append(c.grpc, opts...) }
 }

@@ -118,10 +118,11 @@ func stoppedError(op string) error {
 
 // Stop stops the server at once: listeners close, socket files are
 // removed, calls in flight end with Unavailable or Canceled. It does not
-// wait for handlers to return. It cuts short a GracefulStop in progress,
-// as grpc.Server's Stop does: that GracefulStop returns once the handlers
-// still running have returned, which those that honour their context do
-// at once.
+// wait for handlers to return, except those of sockets when
+// grpc.WaitForHandlers(true) was given through [WithGRPCServerOptions]. It
+// cuts short a GracefulStop in progress, as grpc.Server's Stop does: that
+// GracefulStop returns once the handlers still running have returned,
+// which those that honour their context do at once.
 func (s *Server) Stop() { s.stop(false) }
 
 // GracefulStop stops taking calls, waits for the calls in flight to end,

@@ -53,6 +53,10 @@
 // context, as over a socket, with an AuthInfo of security level
 // PrivacyAndIntegrity, so credentials that check it (oauth's) send.
 //
+// A unary handler's decode function gives the request each time it is
+// called. grpc-go's fails after the first call, so nothing can depend on
+// calling it twice.
+//
 // A stream allows one sending and one receiving goroutine at a time on each
 // side, as gRPC says; a second goroutine that sends (or receives) while
 // another does fails the stream with Internal.

@@ -396,3 +396,41 @@ func (failingCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 func (failingCodec) Unmarshal(mem.BufferSlice, any) error { return errors.New("cannot unmarshal") }
 func (failingCodec) Name() string                         { return "failing" }
+
+// TestUnaryDecodeTwice pins what the docs say of a unary handler that
+// calls its decode function twice: grpc-go's second call fails, so
+// nothing can depend on it, and inproc's gives the request again, in
+// every mode.
+func TestUnaryDecodeTwice(t *testing.T) {
+	desc := &grpc.ServiceDesc{
+		ServiceName: "attack.Twice",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{MethodName: "Get", Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			var first, second echov1.EchoRequest
+			if err := dec(&first); err != nil {
+				return nil, err
+			}
+			if err := dec(&second); err != nil {
+				return &echov1.EchoResponse{Text: "second decode failed"}, nil
+			}
+			return &echov1.EchoResponse{Text: "second decode gave " + second.GetText()}, nil
+		}}},
+	}
+	call := func(t *testing.T, cc grpc.ClientConnInterface) string {
+		var resp echov1.EchoResponse
+		if err := cc.Invoke(context.Background(), "/attack.Twice/Get", &echov1.EchoRequest{Text: "hi"}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetText()
+	}
+	if got := call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(desc, struct{}{}) }, nil, nil)); got != "second decode failed" {
+		t.Errorf("grpc-go: %s, want the second decode to fail", got)
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		ch := newChannel(t, m)
+		ch.RegisterService(desc, struct{}{})
+		if got := call(t, ch); got != "second decode gave hi" {
+			t.Errorf("%s, want the request again", got)
+		}
+	})
+}
