@@ -26,6 +26,11 @@
 //     the handler flushes, writes more than 4 KiB or returns; the
 //     response's head reaches the client with the first of these, as
 //     [http.ResponseWriter.WriteHeader] or the first write left it.
+//   - A response is no longer than the Content-Length its head declared:
+//     the client's read of a byte past it fails, as net/http's client's
+//     does. Once the head has gone, a handler's write past a length of 1
+//     or more fails; past a declared 0 it does not, as net/http's HTTP/2
+//     writer takes 0 for no length, so only the client's read fails.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
 //     its body has been read to the end.

@@ -70,7 +70,7 @@ type exchange struct {
 	declared []string    // the trailers the "Trailer" field declares
 	sniff    bool        // Content-Type is to be detected from the body
 	length   int64       // Content-Length, or -1 if not known
-	written  int64       // bytes of body written
+	written  int64       // bytes of body the handler wrote, refused ones too
 	ended    bool        // the head was sent at the end: no body, no trailers
 	trailer  http.Header // set with writeEnd io.EOF
 
