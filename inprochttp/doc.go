@@ -40,6 +40,11 @@
 //     at once, even from a handler that ignores its context, as over a
 //     socket. The handler's context never carries the client's values; a
 //     network would not carry them either. It ends when ServeHTTP returns.
+//   - The handler's context holds what net/http's server puts in it. Under
+//     [http.ServerContextKey] is an *http.Server, the same for every
+//     request of a transport: [WithServer]'s, or the transport's own. Under
+//     [http.LocalAddrContextKey] is a [net.Addr] whose Network and String
+//     are "inproc".
 //   - Memory is bounded: at most a window of response bytes (256 KiB) waits
 //     for the client, and a handler that writes more waits for the client
 //     to read; the request body is not buffered at all, so a client's write
@@ -53,7 +58,11 @@
 //
 // What a socket has and this has not: TLS (the request's TLS is nil, for
 // https URLs too), a peer address (the request's RemoteAddr is "inproc"),
-// a Date response header, transparent compression, and the deprecated
+// a local address (the one in the handler's context is "inproc" too), a
+// connection (the server in the handler's context serves none: the
+// transport reads none of its fields, calls neither its BaseContext nor
+// its ConnContext, and its Shutdown and Close stop nothing here), a Date
+// response header, transparent compression, and the deprecated
 // Request.Cancel channel. Requests cross as net/http's HTTP/2 client sends
 // them and its server reads them: what that client refuses (an Upgrade, a
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but

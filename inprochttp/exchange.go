@@ -117,7 +117,7 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ex.cond.L = &ex.mu
 	ex.writer.ex = ex
 	ex.body.ex = ex
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(t.base)
 	ex.cancel = cancel
 	if d, ok := cctx.Deadline(); ok {
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)

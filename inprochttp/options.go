@@ -21,6 +21,20 @@ func WithErrorLog(l *log.Logger) Option {
 	return optionFunc(func(t *transport) { t.errorLog = l })
 }
 
+// WithServer makes srv the server handlers find in their request's
+// context under [http.ServerContextKey], as net/http's server puts itself
+// there. The transport reads none of srv's fields: its handler is
+// NewTransport's, and its limits and log are set by this package's
+// options. Without WithServer, handlers find a server of the transport's
+// own, whose Handler and ErrorLog are the transport's. WithServer panics
+// if srv is nil.
+func WithServer(srv *http.Server) Option {
+	if srv == nil {
+		panic("inprochttp: WithServer: nil *http.Server")
+	}
+	return optionFunc(func(t *transport) { t.server = srv })
+}
+
 // logf logs to the transport's error log.
 func (t *transport) logf(format string, args ...any) {
 	if t.errorLog != nil {

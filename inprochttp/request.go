@@ -94,7 +94,7 @@ func serverRequest(req, sreq *http.Request) (arrival, error) {
 		Body:          http.NoBody,
 		ContentLength: contentLength(req),
 		Host:          host,
-		RemoteAddr:    "inproc",
+		RemoteAddr:    inprocAddrName,
 		RequestURI:    requestURI,
 		Trailer:       trailer,
 	}
