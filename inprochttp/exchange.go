@@ -102,7 +102,7 @@ const (
 func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ex := &exchange{t: t, handler: t.handler, creq: creq, length: -1}
 	var sreq http.Request
-	arrived, err := serverRequest(creq, &sreq)
+	arrived, err := serverRequest(creq, &sreq, t.maxRequestList, t.maxHeaderBytes)
 	if err != nil {
 		return nil, err
 	}

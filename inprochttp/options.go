@@ -21,12 +21,25 @@ func WithErrorLog(l *log.Logger) Option {
 	return optionFunc(func(t *transport) { t.errorLog = l })
 }
 
+// WithMaxHeaderBytes bounds the request head a handler is handed, as
+// [http.Server.MaxHeaderBytes] does on net/http's HTTP/2 server. The
+// bound is n bytes and 320 more, which net/http's HTTP/2 server adds for
+// the 32 bytes HTTP/2 counts a field. HTTP/2 counts each field's name,
+// value and 32 bytes, pseudo-header fields (:authority, :method, :path,
+// :scheme) included, and each cookie-pair as a field of its own. A
+// request over the bound fails in RoundTrip and never reaches the
+// handler, as net/http's client refuses to send it. Zero or less means
+// [http.DefaultMaxHeaderBytes], as on net/http.
+func WithMaxHeaderBytes(n int) Option {
+	return optionFunc(func(t *transport) { t.maxHeaderBytes = n })
+}
+
 // WithServer makes srv the server handlers find in their request's
 // context under [http.ServerContextKey], as net/http's server puts itself
 // there. The transport reads none of srv's fields: its handler is
 // NewTransport's, and its limits and log are set by this package's
 // options. Without WithServer, handlers find a server of the transport's
-// own, whose Handler and ErrorLog are the transport's. WithServer panics
+// own, whose Handler, ErrorLog and MaxHeaderBytes are the transport's. WithServer panics
 // if srv is nil.
 func WithServer(srv *http.Server) Option {
 	if srv == nil {

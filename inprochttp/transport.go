@@ -26,8 +26,9 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 			o.apply(t)
 		}
 	}
+	t.maxRequestList = maxRequestHeaderList(t.maxHeaderBytes)
 	if t.server == nil {
-		t.server = &http.Server{Handler: h, ErrorLog: t.errorLog}
+		t.server = &http.Server{Handler: h, ErrorLog: t.errorLog, MaxHeaderBytes: t.maxHeaderBytes}
 	}
 	// Made once, so that an exchange's context costs nothing more for
 	// them.
@@ -40,6 +41,10 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 type transport struct {
 	handler  http.Handler
 	errorLog *log.Logger // nil: the log package's standard logger
+	// The limit as WithMaxHeaderBytes set it, and the header list size
+	// it bounds a request to.
+	maxHeaderBytes int
+	maxRequestList int64
 	// server is what handlers find under http.ServerContextKey:
 	// WithServer's, or one of the transport's own.
 	server *http.Server
