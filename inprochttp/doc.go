@@ -49,14 +49,17 @@
 //     for the client, and a handler that writes more waits for the client
 //     to read; the request body is not buffered at all, so a client's write
 //     waits for the handler's read.
-//   - Header lists are bounded as net/http's HTTP/2 server bounds them,
-//     counted as HTTP/2 counts them: each field's name and
+//   - Header lists are bounded as net/http's HTTP/2 server and client
+//     bound them, counted as HTTP/2 counts them: each field's name and
 //     value and 32 bytes. A request whose header list is over the server's
 //     limit ([WithMaxHeaderBytes]) fails in RoundTrip and never reaches
 //     the handler, as net/http's client refuses to send it once it knows
 //     the limit; on a new connection, whose first request may go before
-//     the client knows it, net/http's server answers 431 instead.
-//     Trailers are not counted against the limit.
+//     the client knows it, net/http's server answers 431 instead. A
+//     response whose head is over the client's limit
+//     ([WithMaxResponseHeaderBytes]) fails RoundTrip with a stream error,
+//     and the handler's context ends. Trailers and 1xx responses are not
+//     counted against these limits.
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
 //     resets its stream: the client gets an error that HTTP/2 clients
 //     recognize as a stream reset with INTERNAL_ERROR (connect-go reports

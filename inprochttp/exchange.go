@@ -185,6 +185,15 @@ func (ex *exchange) response() (*http.Response, error) {
 		ex.stopWatching()
 		return nil, err
 	}
+	// The client reads the head as it came, the "Trailer" field in it.
+	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
+		// net/http's client resets the stream, and RoundTrip fails.
+		err := responseTooLarge(size, ex.t.maxResponseList, ex.t.maxResponseHeaderBytes)
+		ex.mu.Unlock()
+		ex.clientEnd(err, err)
+		return nil, err
+	}
+	delete(ex.header, "Trailer") // the client sees its keys in Response.Trailer
 	resp := &http.Response{
 		Status:        statusLine(ex.status),
 		StatusCode:    ex.status,

@@ -1,35 +1,47 @@
 package inprochttp_test
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/inprochttp"
 )
 
-// headerLimits are a server's MaxHeaderBytes; 0 is net/http's default.
+// headerLimits are a server's MaxHeaderBytes and a client's
+// MaxResponseHeaderBytes; 0 is net/http's default for each.
 type headerLimits struct {
-	header int
+	header   int
+	response int64
 }
 
 // limitedClient is tr's client of h with limits l: in-process, through
-// WithMaxHeaderBytes; over a unix socket, through net/http's server's
-// MaxHeaderBytes.
+// WithMaxHeaderBytes and WithMaxResponseHeaderBytes; over a unix socket,
+// through net/http's server's MaxHeaderBytes and its client transport's
+// MaxResponseHeaderBytes, which localgrpc.HTTPClient does not expose.
 func limitedClient(t *testing.T, tr transport, h http.Handler, l headerLimits) (*http.Client, string) {
 	if tr.name == "inproc" {
 		return &http.Client{Transport: inprochttp.NewTransport(h, inprochttp.WithErrorLog(testLog(t)),
-			inprochttp.WithMaxHeaderBytes(l.header))}, "http://localhost"
+			inprochttp.WithMaxHeaderBytes(l.header), inprochttp.WithMaxResponseHeaderBytes(l.response))}, "http://localhost"
 	}
-	hc, base, err := localgrpc.HTTPClient(unixServer(t, &http.Server{Handler: h, ErrorLog: testLog(t), MaxHeaderBytes: l.header}))
-	if err != nil {
-		t.Fatal(err)
+	path := strings.TrimPrefix(unixServer(t, &http.Server{Handler: h, ErrorLog: testLog(t), MaxHeaderBytes: l.header}), "unix:")
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	var d net.Dialer
+	rt := &http.Transport{
+		Protocols:              &protocols,
+		DisableCompression:     true,
+		MaxResponseHeaderBytes: l.response,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		},
 	}
-	t.Cleanup(hc.CloseIdleConnections) // before the server closes
-	return hc, base
+	t.Cleanup(rt.CloseIdleConnections) // before the server closes
+	return &http.Client{Transport: rt}, "http://localhost"
 }
 
 // fieldsSize is what HTTP/2 counts of a header list of name, value
@@ -171,6 +183,110 @@ func TestRequestHeaderLimit(t *testing.T) {
 					t.Errorf("at the limit: error %v, handler ran %v; want it served", err, served)
 				case tc.refused && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxHeaderBytes"):
 					t.Errorf("the error does not name the limit: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestResponseHeaderLimit: a response whose head, counted as HTTP/2
+// counts it, is over the client's limit fails the client's RoundTrip,
+// and the handler's context ends, as net/http's client resets the
+// stream; one at the limit is served. The limit is
+// MaxResponseHeaderBytes and 320 bytes, 10 MiB by default and 16 MiB for
+// 4 GiB or more, as net/http's HTTP/2 client has it.
+func TestResponseHeaderLimit(t *testing.T) {
+	const date = "Mon, 02 Jan 2006 15:04:05 GMT" // set, so net/http adds none
+	// A handler that returns without writing has a Content-Length of 0
+	// sent; one that flushes has none, and declares a trailer here.
+	shapes := []struct {
+		name  string
+		flush bool
+		wire  []string
+	}{
+		{"returned", false, []string{":status", "200", "content-type", "text/plain", "date", date, "content-length", "0"}},
+		{"flushed", true, []string{":status", "200", "content-type", "text/plain", "date", date, "trailer", "X-T"}},
+	}
+	type testCase struct {
+		name    string
+		limits  headerLimits
+		flush   bool
+		pad     func() string
+		refused bool
+	}
+	var cases []testCase
+	for _, maxResponse := range []int64{0, 4096, 1 << 32} {
+		limit := int(maxResponse) + 320
+		switch maxResponse {
+		case 0:
+			limit = 10 << 20
+		case 1 << 32:
+			limit = 16 << 20 // no setting can say it: net/http's framer's default
+		}
+		for _, shape := range shapes {
+			for _, over := range []int{0, 1} {
+				cases = append(cases, testCase{
+					name:    shape.name + "/maxResponseHeaderBytes=" + strconv.Itoa(int(maxResponse)) + "/over=" + strconv.Itoa(over),
+					limits:  headerLimits{response: maxResponse},
+					flush:   shape.flush,
+					pad:     func() string { return padTo(fieldsSize(shape.wire...), limit+over) },
+					refused: over > 0,
+				})
+			}
+		}
+	}
+	cases = append(cases, testCase{ // the outside tester's
+		name:    "16MiB",
+		pad:     func() string { return strings.Repeat("a", 16<<20) },
+		refused: true,
+	})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pad := tc.pad()
+			forEach(t, func(t *testing.T, tr transport) {
+				ctxEnded := make(chan struct{})
+				// Closed only if the client got the response it
+				// should not have, so that the handler lets it end.
+				release := make(chan struct{})
+				hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/x" {
+						return
+					}
+					h := w.Header()
+					h.Set("Content-Type", "text/plain")
+					h.Set("Date", date)
+					h.Set("X-Pad", pad)
+					if !tc.flush {
+						return
+					}
+					h.Set("Trailer", "X-T")
+					w.(http.Flusher).Flush()
+					if tc.refused {
+						select {
+						case <-r.Context().Done():
+							close(ctxEnded)
+						case <-release:
+						}
+					}
+				}), tc.limits)
+				warm(t, hc, base)
+				resp, err := hc.Get(base + "/x")
+				if err == nil {
+					close(release)
+					drain(resp.Body)
+				} else {
+					defer close(release)
+				}
+				switch {
+				case tc.refused && err == nil:
+					t.Errorf("over the limit: %s, want an error", resp.Status)
+				case !tc.refused && err != nil:
+					t.Errorf("at the limit: %v, want it served", err)
+				case tc.refused && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxResponseHeaderBytes"):
+					t.Errorf("the error does not name the limit: %v", err)
+				}
+				if tc.refused && tc.flush && err != nil {
+					waitFor(t, ctxEnded, "the handler's context's end")
 				}
 			})
 		})

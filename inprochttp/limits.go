@@ -9,9 +9,11 @@ import (
 // HTTP/2 bounds a header list by the size HPACK gives it: each field's
 // name and value and 32 bytes (RFC 9113, section 6.5.2). net/http's
 // HTTP/2 server advertises its bound in SETTINGS_MAX_HEADER_LIST_SIZE,
-// which its client obeys before it sends a request. It is counted here
-// on the fields that would cross the wire, and checked where net/http's
-// client checks it: before the request is sent.
+// which its client obeys before it sends a request; its client bounds
+// the response heads it reads by a bound of its own. Both are counted
+// here on the fields that would cross the wire, and checked where
+// net/http's client checks them: a request before it is sent, a
+// response's head as it arrives.
 
 // http1Slack is what net/http adds to a limit in HTTP/1 bytes to make it
 // a header list size (http2adjustHTTP1MaxHeaderSize): HTTP/1 counts no
@@ -26,13 +28,13 @@ func fieldSize(name string, valueLen int) int64 {
 	return int64(len(name)) + int64(valueLen) + 32
 }
 
-// headerListSize is what HTTP/2 counts of a request header h's fields,
-// one a value, and one a cookie-pair of the Cookie values, as net/http's
-// client splits them.
-func headerListSize(h http.Header) int64 {
+// headerListSize is what HTTP/2 counts of h's fields, one a value; in a
+// request, one a cookie-pair of the Cookie values, as net/http's client
+// splits them.
+func headerListSize(h http.Header, request bool) int64 {
 	var n int64
 	for k, vv := range h {
-		if k == "Cookie" {
+		if request && k == "Cookie" {
 			for c := range cookiePairs(vv) {
 				n += fieldSize(k, len(c))
 			}
@@ -59,9 +61,34 @@ func maxRequestHeaderList(maxHeaderBytes int) int64 {
 	return min(n, math.MaxUint32-http1Slack) + http1Slack
 }
 
+// maxResponseHeaderList is the largest response head net/http's HTTP/2
+// client takes with maxResponseHeaderBytes as its Transport's
+// MaxResponseHeaderBytes (http2Transport.maxHeaderListSize).
+func maxResponseHeaderList(maxResponseHeaderBytes int64) int64 {
+	switch n := maxResponseHeaderBytes; {
+	case n <= 0:
+		return 10 << 20 // its default, with no slack added
+	case n >= math.MaxUint32-http1Slack:
+		// A sum no setting can say is no setting to it, and its framer
+		// takes its own default.
+		return 16 << 20
+	default:
+		return n + http1Slack
+	}
+}
+
 // requestTooLarge is why a request whose header list counts size bytes
 // is not sent, over limit, the bound for maxHeaderBytes.
 func requestTooLarge(size, limit int64, maxHeaderBytes int) error {
 	return fmt.Errorf("inprochttp: request header list too large: %d bytes, as HTTP/2 counts them, over the server's limit of %d (MaxHeaderBytes %d and %d; http.DefaultMaxHeaderBytes for 0)",
 		size, limit, maxHeaderBytes, http1Slack)
+}
+
+// responseTooLarge is what the client gets of a response whose head
+// counts size bytes, over limit, the bound for maxResponseHeaderBytes: in
+// the words of the stream error net/http's client gets then, so that
+// what classifies those classifies this alike.
+func responseTooLarge(size, limit, maxResponseHeaderBytes int64) error {
+	return fmt.Errorf("stream error: inprochttp: response header list too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
+		size, limit, maxResponseHeaderBytes, http1Slack)
 }

@@ -34,6 +34,18 @@ func WithMaxHeaderBytes(n int) Option {
 	return optionFunc(func(t *transport) { t.maxHeaderBytes = n })
 }
 
+// WithMaxResponseHeaderBytes bounds the response head the client takes,
+// as [http.Transport.MaxResponseHeaderBytes] does on net/http's HTTP/2
+// client. The bound is n bytes and 320 more, counted as
+// [WithMaxHeaderBytes] says. A response whose head is over it fails the
+// client's RoundTrip with a stream error (PROTOCOL_ERROR), and the
+// handler's context ends, as net/http's client resets the stream. Zero
+// or less means 10 MiB, net/http's HTTP/2 client's default; n of 4 GiB
+// or more means 16 MiB, as it does there.
+func WithMaxResponseHeaderBytes(n int64) Option {
+	return optionFunc(func(t *transport) { t.maxResponseHeaderBytes = n })
+}
+
 // WithServer makes srv the server handlers find in their request's
 // context under [http.ServerContextKey], as net/http's server puts itself
 // there. The transport reads none of srv's fields: its handler is

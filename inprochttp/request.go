@@ -270,7 +270,7 @@ func requestHeader(req *http.Request, method string) (h http.Header, arrived arr
 		setOne(h, "User-Agent", defaultUserAgent, &spare)
 	}
 	// What the client sends, before the server joins and takes fields.
-	size = headerListSize(h)
+	size = headerListSize(h, true)
 	if vv, ok := h["Cookie"]; ok {
 		if joined := joinCookies(vv); joined == nil {
 			delete(h, "Cookie")

@@ -27,6 +27,7 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 		}
 	}
 	t.maxRequestList = maxRequestHeaderList(t.maxHeaderBytes)
+	t.maxResponseList = maxResponseHeaderList(t.maxResponseHeaderBytes)
 	if t.server == nil {
 		t.server = &http.Server{Handler: h, ErrorLog: t.errorLog, MaxHeaderBytes: t.maxHeaderBytes}
 	}
@@ -41,10 +42,11 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 type transport struct {
 	handler  http.Handler
 	errorLog *log.Logger // nil: the log package's standard logger
-	// The limit as WithMaxHeaderBytes set it, and the header list size
-	// it bounds a request to.
-	maxHeaderBytes int
-	maxRequestList int64
+	// The limits as options set them, and the header list sizes they
+	// bound requests' and responses' heads to.
+	maxHeaderBytes                  int
+	maxResponseHeaderBytes          int64
+	maxRequestList, maxResponseList int64
 	// server is what handlers find under http.ServerContextKey:
 	// WithServer's, or one of the transport's own.
 	server *http.Server

@@ -250,8 +250,8 @@ func (ex *exchange) writeHeaderLocked(code int) {
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
 	ex.header, ex.spare, _ = cloneHeader(h, 2, false)
 	if t, ok := ex.header["Trailer"]; ok {
+		// The field stays in the head until the client reads it.
 		ex.declared = declaredTrailers(t)
-		delete(ex.header, "Trailer") // the client sees the keys in Response.Trailer
 	}
 	// The first Content-Length is sent, if it is a length.
 	if cl, ok := ex.header["Content-Length"]; ok {
