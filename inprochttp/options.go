@@ -29,7 +29,9 @@ func WithErrorLog(l *log.Logger) Option {
 // :scheme) included, and each cookie-pair as a field of its own. A
 // request over the bound fails in RoundTrip and never reaches the
 // handler, as net/http's client refuses to send it. Zero or less means
-// [http.DefaultMaxHeaderBytes], as on net/http.
+// [http.DefaultMaxHeaderBytes], as on net/http. A bound larger than an
+// HTTP/2 setting can say (4 GiB) is the largest it can say, where
+// net/http's server wraps it to a small one.
 func WithMaxHeaderBytes(n int) Option {
 	return optionFunc(func(t *transport) { t.maxHeaderBytes = n })
 }
@@ -40,8 +42,9 @@ func WithMaxHeaderBytes(n int) Option {
 // [WithMaxHeaderBytes] says. A response whose head is over it fails the
 // client's RoundTrip with a stream error (PROTOCOL_ERROR), and the
 // handler's context ends, as net/http's client resets the stream. Zero
-// or less means 10 MiB, net/http's HTTP/2 client's default; n of 4 GiB
-// or more means 16 MiB, as it does there.
+// or less means 10 MiB, net/http's HTTP/2 client's default. A bound
+// larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as it does
+// there.
 func WithMaxResponseHeaderBytes(n int64) Option {
 	return optionFunc(func(t *transport) { t.maxResponseHeaderBytes = n })
 }
@@ -50,9 +53,9 @@ func WithMaxResponseHeaderBytes(n int64) Option {
 // context under [http.ServerContextKey], as net/http's server puts itself
 // there. The transport reads none of srv's fields: its handler is
 // NewTransport's, and its limits and log are set by this package's
-// options. Without WithServer, handlers find a server of the transport's
-// own, whose Handler, ErrorLog and MaxHeaderBytes are the transport's. WithServer panics
-// if srv is nil.
+// options. Without WithServer, handlers find a server of the
+// transport's own, whose Handler, ErrorLog and MaxHeaderBytes are the
+// transport's. WithServer panics if srv is nil.
 func WithServer(srv *http.Server) Option {
 	if srv == nil {
 		panic("inprochttp: WithServer: nil *http.Server")
