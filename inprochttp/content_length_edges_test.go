@@ -48,6 +48,51 @@ var contentLengthCases = []exchangeCase{
 			w.(http.Flusher).Flush()
 		},
 	},
+	{
+		// net/http's HTTP/2 writer takes a declared 0 for no length
+		// (sentContentLen != 0 guards its check), so the write goes
+		// through; its client, which trusts the 0, fails the read.
+		name: "zero-declared-then-write-after-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "0")
+			w.(http.Flusher).Flush()
+			n, err := io.WriteString(w, "hello")
+			saw("write", fmt.Sprint(n, err != nil))
+		},
+	},
+	{
+		name: "zero-declared-then-write-before-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "0")
+			n, err := io.WriteString(w, "hello")
+			saw("write", fmt.Sprint(n, err != nil))
+			w.(http.Flusher).Flush()
+		},
+	},
+	{
+		// net/http counts the bytes of a write it refuses: once over
+		// the length, every later write fails, a short one too.
+		name: "more-than-declared-in-writes-after-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "5")
+			w.(http.Flusher).Flush()
+			for _, s := range []string{"abc", "defgh", "d", ""} {
+				n, err := io.WriteString(w, s)
+				saw("write "+s, fmt.Sprint(n, err != nil))
+			}
+		},
+	},
+	{
+		name: "more-than-declared-before-and-after-head",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header().Set("Content-Length", "5")
+			n, err := io.WriteString(w, "hello world")
+			saw("write before", fmt.Sprint(n, err != nil))
+			w.(http.Flusher).Flush()
+			n, err = io.WriteString(w, "!")
+			saw("write after", fmt.Sprint(n, err != nil))
+		},
+	},
 	// Cases that hold: pinned.
 	{
 		name: "4KiB-and-one",

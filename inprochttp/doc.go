@@ -26,6 +26,11 @@
 //     the handler flushes, writes more than 4 KiB or returns; the
 //     response's head reaches the client with the first of these, as
 //     [http.ResponseWriter.WriteHeader] or the first write left it.
+//   - A response is no longer than the Content-Length its head declared:
+//     the client's read of a byte past it fails, as net/http's client's
+//     does. Once the head has gone, a handler's write past a length of 1
+//     or more fails; past a declared 0 it does not, as net/http's HTTP/2
+//     writer takes 0 for no length, so only the client's read fails.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
 //     its body has been read to the end.
@@ -35,10 +40,26 @@
 //     at once, even from a handler that ignores its context, as over a
 //     socket. The handler's context never carries the client's values; a
 //     network would not carry them either. It ends when ServeHTTP returns.
+//   - The handler's context holds what net/http's server puts in it. Under
+//     [http.ServerContextKey] is an *http.Server, the same for every
+//     request of a transport: [WithServer]'s, or the transport's own. Under
+//     [http.LocalAddrContextKey] is a [net.Addr] whose Network and String
+//     are "inproc".
 //   - Memory is bounded: at most a window of response bytes (256 KiB) waits
 //     for the client, and a handler that writes more waits for the client
 //     to read; the request body is not buffered at all, so a client's write
 //     waits for the handler's read.
+//   - Header lists are bounded as net/http's HTTP/2 server and client
+//     bound them, counted as HTTP/2 counts them: each field's name and
+//     value and 32 bytes. A request whose header list is over the server's
+//     limit ([WithMaxHeaderBytes]) fails in RoundTrip and never reaches
+//     the handler, as net/http's client refuses to send it once it knows
+//     the limit; on a new connection, whose first request may go before
+//     the client knows it, net/http's server answers 431 instead. A
+//     response whose head is over the client's limit
+//     ([WithMaxResponseHeaderBytes]) fails RoundTrip with a stream error,
+//     and the handler's context ends. Trailers and 1xx responses are not
+//     counted against these limits.
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
 //     resets its stream: the client gets an error that HTTP/2 clients
 //     recognize as a stream reset with INTERNAL_ERROR (connect-go reports
@@ -48,7 +69,11 @@
 //
 // What a socket has and this has not: TLS (the request's TLS is nil, for
 // https URLs too), a peer address (the request's RemoteAddr is "inproc"),
-// a Date response header, transparent compression, and the deprecated
+// a local address (the one in the handler's context is "inproc" too), a
+// connection (the server in the handler's context serves none: the
+// transport reads none of its fields, calls neither its BaseContext nor
+// its ConnContext, and its Shutdown and Close stop nothing here), a Date
+// response header, transparent compression, and the deprecated
 // Request.Cancel channel. Requests cross as net/http's HTTP/2 client sends
 // them and its server reads them: what that client refuses (an Upgrade, a
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but

@@ -70,7 +70,7 @@ type exchange struct {
 	declared []string    // the trailers the "Trailer" field declares
 	sniff    bool        // Content-Type is to be detected from the body
 	length   int64       // Content-Length, or -1 if not known
-	written  int64       // bytes of body written
+	written  int64       // bytes of body the handler wrote, refused ones too
 	ended    bool        // the head was sent at the end: no body, no trailers
 	trailer  http.Header // set with writeEnd io.EOF
 
@@ -102,7 +102,7 @@ const (
 func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ex := &exchange{t: t, handler: t.handler, creq: creq, length: -1}
 	var sreq http.Request
-	arrived, err := serverRequest(creq, &sreq)
+	arrived, err := serverRequest(creq, &sreq, t.maxRequestList, t.maxHeaderBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ex.cond.L = &ex.mu
 	ex.writer.ex = ex
 	ex.body.ex = ex
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(t.base)
 	ex.cancel = cancel
 	if d, ok := cctx.Deadline(); ok {
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
@@ -185,6 +185,15 @@ func (ex *exchange) response() (*http.Response, error) {
 		ex.stopWatching()
 		return nil, err
 	}
+	// The client reads the head as it came, the "Trailer" field in it.
+	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
+		// net/http's client resets the stream, and RoundTrip fails.
+		err := responseTooLarge(size, ex.t.maxResponseList, ex.t.maxResponseHeaderBytes)
+		ex.mu.Unlock()
+		ex.clientEnd(err, err)
+		return nil, err
+	}
+	delete(ex.header, "Trailer") // the client sees its keys in Response.Trailer
 	resp := &http.Response{
 		Status:        statusLine(ex.status),
 		StatusCode:    ex.status,

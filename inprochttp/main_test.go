@@ -48,6 +48,19 @@ func unixClient(t *testing.T, h http.Handler) (*http.Client, string) {
 
 // unixClientLogging is unixClient with the server's error log.
 func unixClientLogging(t *testing.T, h http.Handler, errorLog *log.Logger) (*http.Client, string) {
+	addr := unixServer(t, &http.Server{Handler: h, ErrorLog: errorLog})
+	hc, base, err := localgrpc.HTTPClient(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hc.CloseIdleConnections) // before the server closes
+	return hc, base
+}
+
+// unixServer serves srv, made to speak HTTP/2 without TLS (h2c), on a
+// unix socket bound by localgrpc.Listen, and returns the socket's
+// address. It stops in t.Cleanup.
+func unixServer(t *testing.T, srv *http.Server) string {
 	dir, err := os.MkdirTemp("", "inprochttp-") // short: socket paths are limited
 	if err != nil {
 		t.Fatal(err)
@@ -60,23 +73,18 @@ func unixClientLogging(t *testing.T, h http.Handler, errorLog *log.Logger) (*htt
 	}
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: h, Protocols: &protocols, ErrorLog: errorLog}
+	srv.Protocols = &protocols
 	var served sync.WaitGroup
 	served.Go(func() {
 		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	hc, base, err := localgrpc.HTTPClient(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		hc.CloseIdleConnections()
 		srv.Close()
 		served.Wait()
 	})
-	return hc, base
+	return addr
 }
 
 // testLog is a logger that writes to t's log while t runs.

@@ -17,13 +17,25 @@ import (
 	"github.com/localgrpc/localgrpc/inprochttp"
 )
 
-func TestNewTransportNilHandler(t *testing.T) {
-	defer func() {
-		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "nil handler") {
-			t.Errorf("NewTransport(nil) panicked with %v, want a panic naming the nil handler", p)
-		}
-	}()
-	inprochttp.NewTransport(nil)
+// A nil where the transport needs a value panics at once, naming it.
+func TestNilArgumentsPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		call  func()
+		names string
+	}{
+		{"NewTransport", func() { inprochttp.NewTransport(nil) }, "nil handler"},
+		{"WithServer", func() { inprochttp.WithServer(nil) }, "nil *http.Server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), tc.names) {
+					t.Errorf("%s(nil) panicked with %v, want a panic naming the %s", tc.name, p, tc.names)
+				}
+			}()
+			tc.call()
+		})
+	}
 }
 
 // closeCounter is a request body that counts its Close calls.

@@ -21,6 +21,48 @@ func WithErrorLog(l *log.Logger) Option {
 	return optionFunc(func(t *transport) { t.errorLog = l })
 }
 
+// WithMaxHeaderBytes bounds the request head a handler is handed, as
+// [http.Server.MaxHeaderBytes] does on net/http's HTTP/2 server. The
+// bound is n bytes and 320 more, which net/http's HTTP/2 server adds for
+// the 32 bytes HTTP/2 counts a field. HTTP/2 counts each field's name,
+// value and 32 bytes, pseudo-header fields (:authority, :method, :path,
+// :scheme) included, and each cookie-pair as a field of its own. A
+// request over the bound fails in RoundTrip and never reaches the
+// handler, as net/http's client refuses to send it. Zero or less means
+// [http.DefaultMaxHeaderBytes], as on net/http. A bound larger than an
+// HTTP/2 setting can say (4 GiB) is the largest it can say, where
+// net/http's server wraps it to a small one.
+func WithMaxHeaderBytes(n int) Option {
+	return optionFunc(func(t *transport) { t.maxHeaderBytes = n })
+}
+
+// WithMaxResponseHeaderBytes bounds the response head the client takes,
+// as [http.Transport.MaxResponseHeaderBytes] does on net/http's HTTP/2
+// client. The bound is n bytes and 320 more, counted as
+// [WithMaxHeaderBytes] says. A response whose head is over it fails the
+// client's RoundTrip with a stream error (PROTOCOL_ERROR), and the
+// handler's context ends, as net/http's client resets the stream. Zero
+// or less means 10 MiB, net/http's HTTP/2 client's default. A bound
+// larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as it does
+// there.
+func WithMaxResponseHeaderBytes(n int64) Option {
+	return optionFunc(func(t *transport) { t.maxResponseHeaderBytes = n })
+}
+
+// WithServer makes srv the server handlers find in their request's
+// context under [http.ServerContextKey], as net/http's server puts itself
+// there. The transport reads none of srv's fields: its handler is
+// NewTransport's, and its limits and log are set by this package's
+// options. Without WithServer, handlers find a server of the
+// transport's own, whose Handler, ErrorLog and MaxHeaderBytes are the
+// transport's. WithServer panics if srv is nil.
+func WithServer(srv *http.Server) Option {
+	if srv == nil {
+		panic("inprochttp: WithServer: nil *http.Server")
+	}
+	return optionFunc(func(t *transport) { t.server = srv })
+}
+
 // logf logs to the transport's error log.
 func (t *transport) logf(format string, args ...any) {
 	if t.errorLog != nil {

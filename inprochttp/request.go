@@ -3,6 +3,7 @@ package inprochttp
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/url"
 	"sort"
@@ -31,8 +32,9 @@ type arrival struct {
 
 // serverRequest fills sreq with the request the handler gets for the
 // client's req, but for its context and body, which the exchange gives it;
-// or says why req cannot be sent, in the words of net/http's Transport.
-func serverRequest(req, sreq *http.Request) (arrival, error) {
+// or says why req cannot be sent, in the words of net/http's Transport:
+// its header list over maxList, the server's limit, among the reasons.
+func serverRequest(req, sreq *http.Request, maxList int64, maxHeaderBytes int) (arrival, error) {
 	u := req.URL
 	switch {
 	case u == nil:
@@ -60,6 +62,7 @@ func serverRequest(req, sreq *http.Request) (arrival, error) {
 	// A CONNECT (not the extended one, which this does not carry) names
 	// its target in :authority alone, and the server's URL is that host.
 	target, requestURI := &url.URL{Host: host}, host
+	size := fieldSize(":authority", len(host)) + fieldSize(":method", len(method))
 	if method != http.MethodConnect {
 		path, err := pseudoPath(u, host)
 		if err != nil {
@@ -70,14 +73,26 @@ func serverRequest(req, sreq *http.Request) (arrival, error) {
 			return arrival{}, fmt.Errorf("inprochttp: stream error: the server cannot parse :path %q; PROTOCOL_ERROR", path)
 		}
 		requestURI = path
+		size += fieldSize(":path", len(path)) + fieldSize(":scheme", len(u.Scheme))
 	}
 	trailer, err := requestTrailer(req)
 	if err != nil {
 		return arrival{}, err
 	}
-	header, arrived, err := requestHeader(req, method)
+	if len(req.Trailer) > 0 {
+		// The client names them in a "trailer" field, comma-separated.
+		n := len(req.Trailer) - 1
+		for k := range req.Trailer {
+			n += len(k)
+		}
+		size += fieldSize("trailer", n)
+	}
+	header, arrived, headerSize, err := requestHeader(req, method)
 	if err != nil {
 		return arrival{}, err
+	}
+	if size += headerSize; size > maxList {
+		return arrival{}, requestTooLarge(size, maxList, maxHeaderBytes)
 	}
 	// The "Trailer" field the client sends declares req.Trailer's keys,
 	// and the server takes it out of the header.
@@ -94,7 +109,7 @@ func serverRequest(req, sreq *http.Request) (arrival, error) {
 		Body:          http.NoBody,
 		ContentLength: contentLength(req),
 		Host:          host,
-		RemoteAddr:    "inproc",
+		RemoteAddr:    inprocAddrName,
 		RequestURI:    requestURI,
 		Trailer:       trailer,
 	}
@@ -227,12 +242,12 @@ func contentLength(req *http.Request) int64 {
 // fields left out; Content-Length and User-Agent as net/http's HTTP/2
 // client sends them; cookies as its client splits and its server joins
 // them; "Expect: 100-continue" taken by the server. A field a client could
-// not send is an error.
-func requestHeader(req *http.Request, method string) (http.Header, arrival, error) {
-	var arrived arrival
+// not send is an error. size is what HTTP/2 counts of the fields the
+// client sends.
+func requestHeader(req *http.Request, method string) (h http.Header, arrived arrival, size int64, err error) {
 	h, spare, err := cloneHeader(req.Header, 2, true)
 	if err != nil {
-		return nil, arrived, err
+		return nil, arrived, 0, err
 	}
 	delete(h, "Host")
 	// Content-Length is the body's, whatever the header says; a known
@@ -254,6 +269,8 @@ func requestHeader(req *http.Request, method string) (http.Header, arrival, erro
 	case !mentions(req.Header, "User-Agent"):
 		setOne(h, "User-Agent", defaultUserAgent, &spare)
 	}
+	// What the client sends, before the server joins and takes fields.
+	size = headerListSize(h, true)
 	if vv, ok := h["Cookie"]; ok {
 		if joined := joinCookies(vv); joined == nil {
 			delete(h, "Cookie")
@@ -268,7 +285,7 @@ func requestHeader(req *http.Request, method string) (http.Header, arrival, erro
 	if te := h["Te"]; len(te) > 0 && (len(te) > 1 || te[0] != "trailers" && te[0] != "") {
 		arrived.refused = errors.New(`request header "TE" may only be "trailers" in HTTP/2`)
 	}
-	return h, arrived, nil
+	return h, arrived, size, nil
 }
 
 // defaultUserAgent is net/http's, which its HTTP/2 client sends when the
@@ -296,25 +313,38 @@ func joinCookies(vv []string) []string {
 		return vv
 	}
 	var crumbs []string
-	for _, v := range vv {
-		for {
-			p := strings.IndexByte(v, ';')
-			if p < 0 {
-				break
-			}
-			crumbs = append(crumbs, v[:p])
-			for p++; p < len(v) && v[p] == ' '; p++ {
-			}
-			v = v[p:]
-		}
-		if v != "" {
-			crumbs = append(crumbs, v)
-		}
+	for c := range cookiePairs(vv) {
+		crumbs = append(crumbs, c)
 	}
 	if len(crumbs) <= 1 {
 		return crumbs
 	}
 	return []string{strings.Join(crumbs, "; ")}
+}
+
+// cookiePairs yields the cookie-pairs of the Cookie values vv as
+// net/http's HTTP/2 client sends them, each in a field of its own: split
+// at each ";", the spaces after it dropped, an empty last one left out.
+func cookiePairs(vv []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, v := range vv {
+			for {
+				p := strings.IndexByte(v, ';')
+				if p < 0 {
+					break
+				}
+				if !yield(v[:p]) {
+					return
+				}
+				for p++; p < len(v) && v[p] == ' '; p++ {
+				}
+				v = v[p:]
+			}
+			if v != "" && !yield(v) {
+				return
+			}
+		}
+	}
 }
 
 // containsToken reports whether one of the comma-separated elements of

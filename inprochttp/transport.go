@@ -1,6 +1,7 @@
 package inprochttp
 
 import (
+	"context"
 	"errors"
 	"log"
 	"net/http"
@@ -25,6 +26,15 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 			o.apply(t)
 		}
 	}
+	t.maxRequestList = maxRequestHeaderList(t.maxHeaderBytes)
+	t.maxResponseList = maxResponseHeaderList(t.maxResponseHeaderBytes)
+	if t.server == nil {
+		t.server = &http.Server{Handler: h, ErrorLog: t.errorLog, MaxHeaderBytes: t.maxHeaderBytes}
+	}
+	// Made once, so that an exchange's context costs nothing more for
+	// them.
+	t.base = context.WithValue(context.WithValue(context.Background(),
+		http.ServerContextKey, t.server), http.LocalAddrContextKey, inprocAddr{})
 	return t
 }
 
@@ -32,7 +42,28 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 type transport struct {
 	handler  http.Handler
 	errorLog *log.Logger // nil: the log package's standard logger
+	// The limits as options set them, and the header list sizes they
+	// bound requests' and responses' heads to.
+	maxHeaderBytes                  int
+	maxResponseHeaderBytes          int64
+	maxRequestList, maxResponseList int64
+	// server is what handlers find under http.ServerContextKey:
+	// WithServer's, or one of the transport's own.
+	server *http.Server
+	// base is the context every handler's context derives from: it
+	// holds what net/http's server puts in it, and no client's values.
+	base context.Context
 }
+
+// inprocAddr is the handler's local address and the request's
+// RemoteAddr: the in-process exchange's, which no socket has.
+type inprocAddr struct{}
+
+// inprocAddrName is inprocAddr's network and address.
+const inprocAddrName = "inproc"
+
+func (inprocAddr) Network() string { return inprocAddrName }
+func (inprocAddr) String() string  { return inprocAddrName }
 
 // RoundTrip starts the handler on req and returns the response once its
 // head is ready, or the reason there is none: req is malformed, req's

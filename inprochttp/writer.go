@@ -128,7 +128,10 @@ func (w *responseWriter) CloseNotify() <-chan bool {
 
 // Write writes p to the response's body, writing the head first if it has
 // not been (status 200). It waits while the window is full. It fails once
-// the client has gone: its context ended or it closed the body.
+// the client has gone: its context ended or it closed the body. It fails
+// with http.ErrContentLength once the bytes written go past a
+// Content-Length of 1 or more that went with the head; a declared 0 lets
+// them go, as net/http's HTTP/2 writer does, and the client's read fails.
 func (w *responseWriter) Write(p []byte) (int, error) { return write(w.ex, p) }
 
 // WriteString is Write without converting s.
@@ -165,10 +168,18 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	if ex.status == 0 {
 		ex.writeHeaderLocked(http.StatusOK)
 	}
-	switch {
-	case !bodyAllowed(ex.status):
+	if !bodyAllowed(ex.status) {
 		return 0, http.ErrBodyNotAllowed
-	case ex.sent && ex.length >= 0 && ex.written+int64(len(p)) > ex.length:
+	}
+	// Counted before the check, as net/http's HTTP/2 writer counts
+	// them: once a write has gone over the length, every later one
+	// fails, however short.
+	ex.written += int64(len(p))
+	switch {
+	case ex.sent && ex.length > 0 && ex.written > ex.length:
+		// A declared 0 is no length to net/http's writer, which lets
+		// the bytes go; the client, which trusts the 0, fails its read
+		// of them, so the response's breakage is not hidden from it.
 		return 0, http.ErrContentLength
 	case ex.head:
 		// A HEAD response has no body, but what is written before the
@@ -176,7 +187,6 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		if !ex.sent {
 			ex.buf = append(ex.buf, p[:min(len(p), chunkSize-len(ex.buf))]...)
 		}
-		ex.written += int64(len(p))
 		if !ex.sent && ex.written > chunkSize {
 			ex.flushLocked()
 		}
@@ -195,7 +205,6 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 			ex.cond.Wait()
 			ex.waitingForRoom = false
 			if err := ex.writeErrLocked(); err != nil {
-				ex.written += int64(n)
 				return n, err
 			}
 			continue
@@ -205,7 +214,6 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		ex.buf = append(ex.buf, p[n:n+k]...)
 		n += k
 	}
-	ex.written += int64(n)
 	if len(ex.buf)-ex.flushed > chunkSize {
 		// What net/http's 4 KiB bufio.Writer does with a write that
 		// does not fit: a chunk full to the last byte still waits, so
@@ -242,8 +250,8 @@ func (ex *exchange) writeHeaderLocked(code int) {
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
 	ex.header, ex.spare, _ = cloneHeader(h, 2, false)
 	if t, ok := ex.header["Trailer"]; ok {
+		// The field stays in the head until the client reads it.
 		ex.declared = declaredTrailers(t)
-		delete(ex.header, "Trailer") // the client sees the keys in Response.Trailer
 	}
 	// The first Content-Length is sent, if it is a length.
 	if cl, ok := ex.header["Content-Length"]; ok {

@@ -1,0 +1,307 @@
+package inprochttp_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/localgrpc/localgrpc/inprochttp"
+)
+
+// headerLimits are a server's MaxHeaderBytes and a client's
+// MaxResponseHeaderBytes; 0 is net/http's default for each.
+type headerLimits struct {
+	header   int
+	response int64
+}
+
+// limitedClient is tr's client of h with limits l: in-process, through
+// WithMaxHeaderBytes and WithMaxResponseHeaderBytes; over a unix socket,
+// through net/http's server's MaxHeaderBytes and its client transport's
+// MaxResponseHeaderBytes, which localgrpc.HTTPClient does not expose.
+func limitedClient(t *testing.T, tr transport, h http.Handler, l headerLimits) (*http.Client, string) {
+	if tr.name == "inproc" {
+		return &http.Client{Transport: inprochttp.NewTransport(h, inprochttp.WithErrorLog(testLog(t)),
+			inprochttp.WithMaxHeaderBytes(l.header), inprochttp.WithMaxResponseHeaderBytes(l.response))}, "http://localhost"
+	}
+	path := strings.TrimPrefix(unixServer(t, &http.Server{Handler: h, ErrorLog: testLog(t), MaxHeaderBytes: l.header}), "unix:")
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	var d net.Dialer
+	rt := &http.Transport{
+		Protocols:              &protocols,
+		DisableCompression:     true,
+		MaxResponseHeaderBytes: l.response,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		},
+	}
+	t.Cleanup(rt.CloseIdleConnections) // before the server closes
+	return &http.Client{Transport: rt}, "http://localhost"
+}
+
+// fieldsSize is what HTTP/2 counts of a header list of name, value
+// pairs: each field's name and value and 32 bytes (RFC 9113, section
+// 6.5.2; RFC 7541, section 4.1).
+func fieldsSize(pairs ...string) int {
+	n := 0
+	for i := 0; i < len(pairs); i += 2 {
+		n += len(pairs[i]) + len(pairs[i+1]) + 32
+	}
+	return n
+}
+
+// padTo is the values of "X-Pad" fields that bring a header list of size
+// bytes to target: as many of padValue as fit, then one of what is left.
+// HPACK sends a field it has sent before as an index into its table, so
+// that a list of many megabytes crosses to net/http quickly, which one
+// long value, Huffman-coded byte by byte, does not under the race
+// detector.
+func padTo(size, target int) []string {
+	left := target - size
+	empty, full := fieldsSize("x-pad", ""), fieldsSize("x-pad", padValue)
+	var vv []string
+	for left-full >= empty {
+		vv = append(vv, padValue)
+		left -= full
+	}
+	return append(vv, strings.Repeat("p", left-empty))
+}
+
+var padValue = strings.Repeat("p", 100)
+
+// warm sends hc a request and reads its answer, so that an HTTP/2 client
+// has the server's SETTINGS, its header list limit among them, as any
+// client but on a new connection's first request has: on that request
+// net/http's client, not knowing the limit yet, sends what the server
+// then answers 431 or, far over it, fails the connection with.
+func warm(t *testing.T, hc *http.Client, base string) {
+	t.Helper()
+	resp, err := hc.Get(base + "/warm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(resp.Body)
+}
+
+// requestShapes are requests whose header list HTTP/2 counts in every
+// part: pseudo-header fields, the User-Agent the client adds, cookies a
+// field each, Content-Length, the "trailer" field, an Expect the server
+// takes for itself. wire is what the client sends but for X-Pad.
+var requestShapes = []struct {
+	name    string
+	request func(base string) *http.Request
+	wire    []string
+}{
+	{
+		name: "get",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			return req
+		},
+		wire: []string{":authority", "localhost", ":method", "GET", ":path", "/x", ":scheme", "http",
+			"user-agent", "Go-http-client/2.0"},
+	},
+	{
+		name: "cookies",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Cookie", "a=1; b=2; c=3; d=4; e=5; f=6; g=7; h=8")
+			return req
+		},
+		wire: []string{":authority", "localhost", ":method", "GET", ":path", "/x", ":scheme", "http",
+			"cookie", "a=1", "cookie", "b=2", "cookie", "c=3", "cookie", "d=4",
+			"cookie", "e=5", "cookie", "f=6", "cookie", "g=7", "cookie", "h=8",
+			"user-agent", "Go-http-client/2.0"},
+	},
+	{
+		name: "post-expect-trailer",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("abc"))
+			req.Header.Set("Expect", "100-continue")
+			req.Trailer = http.Header{"X-T": nil}
+			return req
+		},
+		wire: []string{":authority", "localhost", ":method", "POST", ":path", "/x", ":scheme", "http",
+			"trailer", "X-T", "expect", "100-continue", "content-length", "3", "user-agent", "Go-http-client/2.0"},
+	},
+}
+
+// TestRequestHeaderLimit: a request whose header list, counted as HTTP/2
+// counts it, is over the server's MaxHeaderBytes and the 320 bytes
+// net/http's HTTP/2 server adds to it for SETTINGS_MAX_HEADER_LIST_SIZE
+// fails in the client's RoundTrip and never reaches the handler, as
+// net/http's client refuses to send it; one at the limit is served.
+func TestRequestHeaderLimit(t *testing.T) {
+	type testCase struct {
+		name    string
+		limits  headerLimits
+		request func(base string) *http.Request
+		refused bool
+	}
+	var cases []testCase
+	for _, maxHeaderBytes := range []int{0, -1, 4096} {
+		limit := maxHeaderBytes + 320
+		if maxHeaderBytes <= 0 {
+			limit = http.DefaultMaxHeaderBytes + 320
+		}
+		for _, shape := range requestShapes {
+			for _, over := range []int{0, 1} {
+				cases = append(cases, testCase{
+					name:   shape.name + "/maxHeaderBytes=" + strconv.Itoa(maxHeaderBytes) + "/over=" + strconv.Itoa(over),
+					limits: headerLimits{header: maxHeaderBytes},
+					request: func(base string) *http.Request {
+						req := shape.request(base)
+						req.Header["X-Pad"] = padTo(fieldsSize(shape.wire...), limit+over)
+						return req
+					},
+					refused: over > 0,
+				})
+			}
+		}
+	}
+	cases = append(cases, testCase{ // the outside tester's
+		name: "8MiB",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("X-Big", strings.Repeat("a", 8<<20))
+			return req
+		},
+		refused: true,
+	})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				ran := make(chan struct{}, 1)
+				hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/x" {
+						ran <- struct{}{}
+					}
+					io.Copy(io.Discard, r.Body)
+				}), tc.limits)
+				warm(t, hc, base)
+				resp, err := hc.Do(tc.request(base).WithContext(t.Context()))
+				if err == nil {
+					drain(resp.Body)
+				}
+				served := len(ran) > 0
+				switch {
+				case tc.refused && (err == nil || served):
+					t.Errorf("over the limit: error %v, handler ran %v; want an error and no handler", err, served)
+				case !tc.refused && (err != nil || resp.StatusCode != http.StatusOK || !served):
+					t.Errorf("at the limit: error %v, handler ran %v; want it served", err, served)
+				case tc.refused && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxHeaderBytes"):
+					t.Errorf("the error does not name the limit: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestResponseHeaderLimit: a response whose head, counted as HTTP/2
+// counts it, is over the client's limit fails the client's RoundTrip,
+// and the handler's context ends, as net/http's client resets the
+// stream; one at the limit is served. The limit is
+// MaxResponseHeaderBytes and 320 bytes, 10 MiB by default and 16 MiB for
+// 4 GiB or more, as net/http's HTTP/2 client has it.
+func TestResponseHeaderLimit(t *testing.T) {
+	const date = "Mon, 02 Jan 2006 15:04:05 GMT" // set, so net/http adds none
+	// A handler that returns without writing has a Content-Length of 0
+	// sent; one that flushes has none, and declares a trailer here.
+	shapes := []struct {
+		name  string
+		flush bool
+		wire  []string
+	}{
+		{"returned", false, []string{":status", "200", "content-type", "text/plain", "date", date, "content-length", "0"}},
+		{"flushed", true, []string{":status", "200", "content-type", "text/plain", "date", date, "trailer", "X-T"}},
+	}
+	type testCase struct {
+		name    string
+		limits  headerLimits
+		flush   bool
+		pad     func() []string
+		refused bool
+	}
+	var cases []testCase
+	for _, maxResponse := range []int64{0, 4096, 1 << 32} {
+		limit := int(maxResponse) + 320
+		switch maxResponse {
+		case 0:
+			limit = 10 << 20
+		case 1 << 32:
+			limit = 16 << 20 // no setting can say it: net/http's framer's default
+		}
+		for _, shape := range shapes {
+			for _, over := range []int{0, 1} {
+				cases = append(cases, testCase{
+					name:    shape.name + "/maxResponseHeaderBytes=" + strconv.Itoa(int(maxResponse)) + "/over=" + strconv.Itoa(over),
+					limits:  headerLimits{response: maxResponse},
+					flush:   shape.flush,
+					pad:     func() []string { return padTo(fieldsSize(shape.wire...), limit+over) },
+					refused: over > 0,
+				})
+			}
+		}
+	}
+	cases = append(cases, testCase{ // the outside tester's
+		name:    "16MiB",
+		pad:     func() []string { return padTo(0, 16<<20) },
+		refused: true,
+	})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pad := tc.pad()
+			forEach(t, func(t *testing.T, tr transport) {
+				ctxEnded := make(chan struct{})
+				// Closed only if the client got the response it
+				// should not have, so that the handler lets it end.
+				release := make(chan struct{})
+				hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/x" {
+						return
+					}
+					h := w.Header()
+					h.Set("Content-Type", "text/plain")
+					h.Set("Date", date)
+					h["X-Pad"] = pad
+					if !tc.flush {
+						return
+					}
+					h.Set("Trailer", "X-T")
+					w.(http.Flusher).Flush()
+					if tc.refused {
+						select {
+						case <-r.Context().Done():
+							close(ctxEnded)
+						case <-release:
+						}
+					}
+				}), tc.limits)
+				warm(t, hc, base)
+				resp, err := hc.Get(base + "/x")
+				if err == nil {
+					close(release)
+					drain(resp.Body)
+				} else {
+					defer close(release)
+				}
+				switch {
+				case tc.refused && err == nil:
+					t.Errorf("over the limit: %s, want an error", resp.Status)
+				case !tc.refused && err != nil:
+					t.Errorf("at the limit: %v, want it served", err)
+				case tc.refused && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxResponseHeaderBytes"):
+					t.Errorf("the error does not name the limit: %v", err)
+				}
+				if tc.refused && tc.flush && err != nil {
+					waitFor(t, ctxEnded, "the handler's context's end")
+				}
+			})
+		})
+	}
+}
