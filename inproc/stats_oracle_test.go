@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,6 +65,9 @@ func (r *kindsRecorder) take(t *testing.T) []string {
 			out = append(out, "InPayload")
 		case *stats.OutPayload:
 			out = append(out, "OutPayload")
+		case *stats.DelayedPickComplete:
+			// grpc-go's client waited for a connection to pick; a
+			// Channel has none to wait for.
 		default:
 			out = append(out, fmt.Sprintf("%T", e))
 		}
@@ -221,4 +225,50 @@ func TestStatsServerInHeaderFirstAsGRPC(t *testing.T) {
 			oracleFail(t, grpcgo, "the server's first stats event is not InHeader: %v", server)
 		}
 	})
+}
+
+// TestStatsUnaryOrderAsGRPC: the events of a unary call whose handler
+// answers. grpc-go's server writes the header before the response
+// (http2_server.go write calls writeHeader) and reports the response once
+// written (server.go sendResponse): OutHeader, then OutPayload. A response
+// over the client's receive limit is checked by the client alone, so the
+// server's events are the same; there both sides are compared whole. (In
+// the call that ends well, grpc-go's client hears the trailer, which its
+// transport reads, before the response, which its caller reads: this
+// test does not judge that order.)
+func TestStatsUnaryOrderAsGRPC(t *testing.T) {
+	long := &funcEcho{get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		return &echov1.EchoResponse{Text: strings.Repeat("x", 100)}, nil
+	}}
+	for _, c := range []struct {
+		name       string
+		opts       []grpc.CallOption
+		code       codes.Code
+		wholeSides bool // compare the client's events too
+	}{
+		{"ends-well", nil, codes.OK, false},
+		{"over-client-recv-limit", []grpc.CallOption{grpc.MaxCallRecvMsgSize(10)}, codes.ResourceExhausted, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wantC, wantS []string
+			statsSides(t, long, func(t *testing.T, ec echov1.EchoClient) {
+				_, err := ec.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}, c.opts...)
+				wantCode(t, "Get", err, c.code)
+			}, func(t *testing.T, client, server []string, grpcgo bool) {
+				if grpcgo {
+					if i := slices.Index(server, "OutHeader[]"); i < 0 || i+1 >= len(server) || server[i+1] != "OutPayload" {
+						oracleFail(t, grpcgo, "the server's OutHeader is not followed by its OutPayload: %v", server)
+					}
+					wantC, wantS = client, server
+					return
+				}
+				if !slices.Equal(server, wantS) {
+					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
+				}
+				if c.wholeSides && !slices.Equal(client, wantC) {
+					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
+				}
+			})
+		})
+	}
 }

@@ -189,15 +189,18 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		var n int
 		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
 		r.size = int32(n)
-		if st = handlerStatus(err); st == nil {
-			u.stats.handle(u.ctx, payloadOut(false, resp, n))
-		}
+		st = handlerStatus(err)
 	}
 	// An Isolated client that left ended the handler's context: over a
 	// socket the stream was reset, and nothing more reached the client.
 	heard := !u.uctx.ended.Load()
 	if st == nil && heard {
-		u.sendHeaderIfNot() // before the response, which goes out
+		// The response goes out behind the header, as grpc-go's server
+		// writes them and then reports the response written.
+		u.sendHeaderIfNot()
+		if u.stats != nil {
+			u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
+		}
 	} else {
 		u.headerBeforeStatus(heard)
 	}
