@@ -173,9 +173,10 @@ func (ci *callInfo) responses(ch *Channel, m *method) handover.Direction {
 
 // checkUnrouted checks a request to a method that does not exist, as a
 // network would encode it before the server says so; nothing is copied.
-func (ci *callInfo) checkUnrouted(req any) error {
-	_, _, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{MaxSend: ci.maxSend, MaxRecv: math.MaxInt, Slot: new(handover.Slot)})
-	return err
+// It returns the request's size, encoded.
+func (ci *callInfo) checkUnrouted(req any) (int, error) {
+	_, n, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{MaxSend: ci.maxSend, MaxRecv: math.MaxInt, Slot: new(handover.Slot)})
+	return n, err
 }
 
 func (ci *callInfo) reporter() *callReport {

@@ -77,12 +77,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)
 	}
 	s.clientCtx = ctx
-	m, err := ch.lookup(method)
-	if err != nil {
-		// As over a network, the stream opens and its first RecvMsg tells.
-		s.finishClient(err)
-		return (*clientStream)(s), nil
-	}
+	m, lookupErr := ch.lookup(method)
 	if s.md, err = ci.outgoing(ctx, method); err != nil {
 		return nil, s.finishClient(err)
 	}
@@ -94,6 +89,15 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	}
 	if s.cstats.hs != nil {
 		s.cstats.outHeader(ctx, method)
+	}
+	if lookupErr != nil {
+		// As over a network, the stream opens, the server answers with
+		// its status alone, and the client's first RecvMsg tells.
+		ch.refuse(ctx, ci, method, s.md)
+		s.sendStatus(lookupErr)
+		ch.end()
+		s.watchClient()
+		return (*clientStream)(s), nil
 	}
 	s.method, s.serverDesc = m, unaryDesc
 	if m.stream != nil {
@@ -115,12 +119,17 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	// Whatever ends the call ends parent (Stop, the client, the deadline,
 	// the handler's return): then every parked side wakes to look.
 	context.AfterFunc(parent, s.kick)
-	if ctx.Done() != nil {
+	s.watchClient()
+	return (*clientStream)(s), nil
+}
+
+// watchClient has the end of the client's context end the client's side.
+func (s *stream) watchClient() {
+	if s.clientCtx.Done() != nil {
 		s.watchMu.Lock()
-		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
+		s.stopWatch = context.AfterFunc(s.clientCtx, s.clientCancelled)
 		s.watchMu.Unlock()
 	}
-	return (*clientStream)(s), nil
 }
 
 // serve runs the handler and ends the handler's side.
@@ -327,9 +336,6 @@ func (c *clientStream) ended() bool {
 // side with why, which RecvMsg reports, and Header returns nil.
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
-	if s.method == nil {
-		return nil, nil // RecvMsg reports the lookup's error
-	}
 	if err := s.run.awaitHeader(); err != nil {
 		s.finishClient(err)
 		return nil, nil
@@ -384,7 +390,7 @@ func (c *clientStream) CloseSend() error {
 		(*stream)(c).clientCancelled()
 		return nil
 	}
-	if c.method != nil && !c.toServer.closed.Load() {
+	if !c.toServer.closed.Load() {
 		c.toServer.close()
 		c.run.fed()
 	}
@@ -397,12 +403,10 @@ func (c *clientStream) SendMsg(m any) error {
 	case s.toServer.closed.Load():
 		// As grpc-go, this ends the stream: RecvMsg says so too.
 		return s.finishClient(status.Error(codes.Internal, "SendMsg called after CloseSend"))
-	case s.method == nil:
-		// No such method: as over a network, the message is encoded and
-		// goes out, and RecvMsg reports Unimplemented.
-		return s.info.checkUnrouted(m)
 	case s.clientDone.isRaised() || s.ch.state.Load() == stopped:
 		return io.EOF // RecvMsg tells why
+	case s.method == nil:
+		return c.sendUnrouted(m)
 	case s.clientCtx.Err() != nil:
 		s.clientCancelled() // before the message can reach the handler
 		return io.EOF
@@ -425,6 +429,24 @@ func (c *clientStream) SendMsg(m any) error {
 		c.CloseSend()
 	} else {
 		s.run.fed()
+	}
+	return nil
+}
+
+// sendUnrouted sends m on a stream to a method the channel does not
+// have. As over a network, the message is encoded and goes out before
+// the client hears the status, which RecvMsg reports.
+func (c *clientStream) sendUnrouted(m any) error {
+	s := (*stream)(c)
+	n, err := s.info.checkUnrouted(m)
+	if err != nil {
+		return s.finishClient(err)
+	}
+	if s.cstats.hs != nil {
+		s.cstats.outPayload(s.clientCtx, m, n)
+	}
+	if !s.desc.ClientStreams {
+		c.CloseSend()
 	}
 	return nil
 }

@@ -67,14 +67,6 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 			ci.finish(header, trailer, err)
 		}
 	}()
-	if lookupErr != nil {
-		// As over a network, the request is encoded before the server
-		// can say it has no such method.
-		if err := ci.checkUnrouted(req); err != nil {
-			return err
-		}
-		return lookupErr
-	}
 	md, err := ci.outgoing(ctx, method)
 	if err != nil {
 		return err
@@ -82,7 +74,15 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil {
 		cs.outHeader(ctx, method)
 	}
-	v, n, err := handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
+	var v any
+	var n int
+	if lookupErr == nil {
+		v, n, err = handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
+	} else {
+		// As over a network, the request is encoded and sent before the
+		// server can say it has no such method.
+		n, err = ci.checkUnrouted(req)
+	}
 	if err != nil {
 		return err
 	}
@@ -94,6 +94,13 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	}
 	if !ch.begin() {
 		return errStopped
+	}
+	if lookupErr != nil {
+		ch.refuse(ctx, ci, method, md)
+		ch.end()
+		// The status came alone: trailers only, with the content-type.
+		trailer = toResponse(nil, ci.contentType())
+		return lookupErr
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
 	inHandler = true
