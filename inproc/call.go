@@ -31,6 +31,9 @@ type call struct {
 	// no header. Set under mu before headerOut is raised.
 	trailersOnly bool
 	mdComplete   bool // md has the keys a transport adds, under mu: see incomingMD
+	// parentValues is sctx's: it lives here, beside the other flags, so
+	// that it takes no word of its own.
+	parentValues bool
 
 	stats *serverStats // nil unless the channel has server stats handlers
 }
@@ -95,7 +98,8 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 
 func (c *call) initContext(parent context.Context, parentValues bool) context.Context {
 	if keysProbed {
-		c.sctx = serverContext{parent: parent, parentValues: parentValues, call: c}
+		c.sctx = serverContext{parent: parent, call: c}
+		c.parentValues = parentValues
 		return &c.sctx
 	}
 	return newServerContext(parent, parentValues, c.incomingMD(), c)
