@@ -55,11 +55,12 @@ type stream struct {
 	recvd       bool            // the handler received its one request
 
 	// The client's side.
-	cstats    clientStats
-	received  bool // the client received its one response
-	sawHeader atomic.Bool
-	watchMu   sync.Mutex  // stopWatch may be read before newStream stored it
-	stopWatch func() bool // stops the watch on the client's context
+	cstats        clientStats
+	received      bool // the client received its one response
+	sawHeader     atomic.Bool
+	watchMu       sync.Mutex  // the stop functions may be read before newStream stored them
+	stopWatch     func() bool // stops the watch on the client's context
+	stopConnWatch func() bool // stops the watch on its connection's close
 }
 
 // unaryDesc describes a unary method called through NewStream.
@@ -81,8 +82,8 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	if s.md, err = ci.outgoing(ctx, method); err != nil {
 		return nil, s.finishClient(err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, s.finishClient(status.FromContextError(err).Err())
+	if err := ci.left(ctx); err != nil {
+		return nil, s.finishClient(err)
 	}
 	if !ch.begin() {
 		return nil, s.finishClient(errStopped)
@@ -123,12 +124,19 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	return (*clientStream)(s), nil
 }
 
-// watchClient has the end of the client's context end the client's side.
+// watchClient has the end of the client's context, or the close of its
+// connection, end the client's side.
 func (s *stream) watchClient() {
+	if s.clientCtx.Done() == nil && s.info.conn == nil {
+		return
+	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
 	if s.clientCtx.Done() != nil {
-		s.watchMu.Lock()
 		s.stopWatch = context.AfterFunc(s.clientCtx, s.clientCancelled)
-		s.watchMu.Unlock()
+	}
+	if s.info.conn != nil {
+		s.stopConnWatch = context.AfterFunc(s.info.conn.Closed, s.connClosed)
 	}
 }
 
@@ -210,23 +218,32 @@ func (s *stream) kick() {
 	s.toClient.kick()
 }
 
-// clientCancelled runs when the client's context ends. A stream whose
-// status is out had its whole answer reach the client: as over a socket,
-// where a cancel comes behind what the client's buffer holds and ends
-// nothing once the trailers came, the client still receives all of it and
-// the status.
+// clientCancelled runs when the client's context ends.
 func (s *stream) clientCancelled() {
+	s.clientLeft(status.FromContextError(s.clientCtx.Err()).Err())
+}
+
+// connClosed runs when the client's connection closes: as grpc-go's
+// ClientConn.Close, it ends the call as a cancel does, with its own error.
+func (s *stream) connClosed() { s.clientLeft(s.info.connErr()) }
+
+// clientLeft ends the client's side with err because the client left. A
+// stream whose status is out had its whole answer reach the client: as
+// over a socket, where a cancel comes behind what the client's buffer
+// holds and ends nothing once the trailers came, the client still
+// receives all of it and the status.
+func (s *stream) clientLeft(err error) {
 	defer s.kick() // the handler's context may have ended first, at a deadline
 	if s.statusOut.isRaised() {
 		// grpc-go's client still ends the call for its stats handlers
 		// and call options with the cancel, at once.
-		s.reportEnd(status.FromContextError(s.clientCtx.Err()).Err())
+		s.reportEnd(err)
 		return
 	}
 	// The client's side ends before the handler's context does, so that a
 	// handler that returns at once finds its client gone: its trailer is
 	// then lost, as over a socket.
-	s.finishClient(status.FromContextError(s.clientCtx.Err()).Err())
+	s.finishClient(err)
 	if s.cancel != nil {
 		cancelForClient(s.clientCtx, s.cancel)
 	}
@@ -248,10 +265,13 @@ func (s *stream) finishClient(err error) error {
 		return s.clientDone.cause()
 	}
 	s.watchMu.Lock()
-	stopWatch := s.stopWatch
+	stopWatch, stopConnWatch := s.stopWatch, s.stopConnWatch
 	s.watchMu.Unlock()
 	if stopWatch != nil {
 		stopWatch()
+	}
+	if stopConnWatch != nil {
+		stopConnWatch()
 	}
 	if s.method != nil && !s.handlerReturned.isRaised() {
 		// The handler's context ends with the call, as over a network; at
@@ -345,6 +365,8 @@ func (c *clientStream) Header() (metadata.MD, error) {
 		case <-s.headerOut.done():
 		case <-s.clientCtx.Done():
 			s.finishClient(s.clientGoneErr())
+			return nil, nil
+		case <-s.clientDone.done(): // its connection closed, say
 			return nil, nil
 		case <-s.ch.quit:
 			s.finishClient(errStopped)

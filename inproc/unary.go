@@ -7,7 +7,6 @@ import (
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 )
 
 // Invoke performs a unary call, as grpc.ClientConn does.
@@ -89,8 +88,8 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil {
 		cs.outPayload(ctx, req, n)
 	}
-	if err := ctx.Err(); err != nil {
-		return status.FromContextError(err).Err()
+	if err := ci.left(ctx); err != nil {
+		return err
 	}
 	if !ch.begin() {
 		return errStopped
