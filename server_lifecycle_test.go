@@ -120,16 +120,16 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 						_, err := call.Call(timeoutCtx(t), c)
 						got <- err
 					}()
-					receiveWithin(t, held, "the handler to hold the call")
+					receive(t, held, "the handler to hold the call")
 					cc.Close()
-					if err := receiveWithin(t, got, "the call in flight to end"); status.Code(err) != codes.Canceled {
+					if err := receive(t, got, "the call in flight to end"); status.Code(err) != codes.Canceled {
 						t.Errorf("the call in flight when its ClientConn closed: %v; want Canceled", err)
 					}
 					unhold()
 					// The server of a socket hears of the closed
 					// connection a moment after the client returned.
-					ctx := receiveWithin(t, ended, "the handler's hold to end")
-					receiveWithin(t, ctx.Done(), "the handler's context to end")
+					ctx := receive(t, ended, "the handler's hold to end")
+					receive(t, ctx.Done(), "the handler's context to end")
 					if err := ctx.Err(); err != context.Canceled {
 						t.Errorf("the handler's context once its client's ClientConn closed: %v; want context.Canceled", err)
 					}
@@ -139,19 +139,6 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 				})
 			}
 		}
-	}
-}
-
-// receiveWithin returns the next value of c, failing the test if none
-// comes within waitLimit.
-func receiveWithin[T any](t *testing.T, c <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(waitLimit):
-		t.Fatalf("waited %v for %s", waitLimit, what)
-		panic("unreachable")
 	}
 }
 

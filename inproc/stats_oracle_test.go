@@ -2,9 +2,7 @@ package inproc_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 
 	"slices"
 	"strings"
@@ -360,29 +358,6 @@ func TestStatsUnknownMethodAsGRPC(t *testing.T) {
 					}
 				})
 			})
-		}
-	}
-}
-
-// callOnce calls method on cc, as desc says (nil: a unary call), with one
-// request, and returns how the call ended.
-func callOnce(ctx context.Context, cc grpc.ClientConnInterface, desc *grpc.StreamDesc, method string) error {
-	if desc == nil {
-		return cc.Invoke(ctx, method, &echov1.EchoRequest{Text: "x"}, &echov1.EchoResponse{})
-	}
-	s, err := cc.NewStream(ctx, desc, method)
-	if err != nil {
-		return err
-	}
-	if err := s.SendMsg(&echov1.EchoRequest{Text: "x"}); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if err := s.CloseSend(); err != nil {
-		return err
-	}
-	for {
-		if err := s.RecvMsg(&echov1.EchoResponse{}); err != nil {
-			return err
 		}
 	}
 }
