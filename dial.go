@@ -6,7 +6,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/internal/callopt"
@@ -124,18 +123,20 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		// As a socket client, it connects when a call needs a server: one
 		// may listen on the name later.
 		c := &inprocConn{
-			name:    a.Name,
-			closing: make(chan struct{}),
-			open:    map[*context.CancelFunc]struct{}{},
-			unary:   chain.UnaryClient(cfg.unary),
-			stream:  chain.StreamClient(cfg.stream),
+			name:   a.Name,
+			unary:  chain.UnaryClient(cfg.unary),
+			stream: chain.StreamClient(cfg.stream),
 		}
+		c.closed, c.close = context.WithCancelCause(context.Background())
 		srv, _ := lookupOrWait(a.Name)
 		c.srv.Store(srv)
 		c.defaults = cfg.calls
+		c.opts = []grpc.CallOption{&callopt.Conn{Closed: c.closed}}
 		if cfg.stats != nil {
-			c.opts = []grpc.CallOption{callopt.ClientStats{Handlers: cfg.stats}}
+			c.opts = append(c.opts, callopt.ClientStats{Handlers: cfg.stats})
 		}
+		c.opts = slices.Clip(c.opts)
+		c.staticOpts = slices.Clip(append([]grpc.CallOption{grpc.StaticMethod()}, c.opts...))
 		return c, nil
 	}
 	var gopts []grpc.DialOption
@@ -211,16 +212,15 @@ type inprocConn struct {
 	srv    atomic.Pointer[Server]
 	unary  grpc.UnaryClientInterceptor
 	stream grpc.StreamClientInterceptor
-	opts   []grpc.CallOption // added to every call, after the caller's
+	// opts are added to every call, after the caller's: the connection,
+	// through which the channel ends the call at Close, and the stats
+	// handlers. staticOpts are grpc.StaticMethod() and opts.
+	opts, staticOpts []grpc.CallOption
 	// defaults start every call, before the caller's options.
 	defaults []grpc.CallOption
-	closed   atomic.Bool
-	closing  chan struct{} // closed by Close, for calls that wait
-
-	// mu guards open, the cancel functions of the streams in flight, which
-	// Close ends, as grpc-go's ClientConn.Close does.
-	mu   sync.Mutex
-	open map[*context.CancelFunc]struct{}
+	// closed ends at Close, with errConnClosing as its cause.
+	closed context.Context
+	close  context.CancelCauseFunc
 }
 
 // server is the Server the connection's name leads to: its last one
@@ -252,7 +252,7 @@ func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 		case <-claimed:
 		case <-ctx.Done():
 			return nil, status.FromContextError(ctx.Err()).Err()
-		case <-c.closing:
+		case <-c.closed.Done():
 			return nil, errConnClosing
 		}
 	}
@@ -268,11 +268,11 @@ func (c *inprocConn) ready(ctx context.Context, opts []grpc.CallOption) (*Server
 		if err != nil {
 			return nil, err
 		}
-		err = srv.awaitServe(ctx, c.closing)
+		err = srv.awaitServe(ctx, c.closed.Done())
 		if err == errNeverServed && wait {
 			continue
 		}
-		if err == nil && c.closed.Load() {
+		if err == nil && c.closed.Err() != nil {
 			return nil, errConnClosing // Close came while it waited
 		}
 		return srv, err
@@ -291,13 +291,23 @@ func waitsForReady(opts []grpc.CallOption) bool {
 	return wait
 }
 
+func isStaticMethod(o grpc.CallOption) bool {
+	_, ok := o.(grpc.StaticMethodCallOption)
+	return ok
+}
+
 // callOptions are opts and what the connection adds to every call.
 func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
 	if c.defaults != nil {
 		opts = append(slices.Clip(c.defaults), opts...)
 	}
-	if c.opts == nil {
-		return opts
+	switch {
+	case len(opts) == 0:
+		return c.opts // clipped: an append copies it
+	case len(opts) == 1 && isStaticMethod(opts[0]):
+		// What generated clients pass: the options are made once, not
+		// once a call.
+		return c.staticOpts
 	}
 	return append(slices.Clip(opts), c.opts...)
 }
@@ -305,7 +315,7 @@ func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
 var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
 
 func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	if c.closed.Load() {
+	if c.closed.Err() != nil {
 		return errConnClosing
 	}
 	opts = c.callOptions(opts)
@@ -332,55 +342,11 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	if !c.track(&cancel) {
-		cancel()
-		return nil, errConnClosing
-	}
-	context.AfterFunc(ctx, func() { c.untrack(&cancel) })
-	st, err := srv.channel.NewStream(ctx, desc, method, opts...)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return &connStream{ClientStream: st, desc: desc, end: cancel}, nil
-}
-
-// track notes a stream's cancel function, unless the connection is closed.
-func (c *inprocConn) track(cancel *context.CancelFunc) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed.Load() {
-		return false
-	}
-	c.open[cancel] = struct{}{}
-	return true
-}
-
-func (c *inprocConn) untrack(cancel *context.CancelFunc) {
-	c.mu.Lock()
-	delete(c.open, cancel)
-	c.mu.Unlock()
-}
-
-// connStream is a stream of an inprocConn: its end releases what the
-// connection keeps of it.
-type connStream struct {
-	grpc.ClientStream
-	desc *grpc.StreamDesc
-	end  context.CancelFunc
-}
-
-func (s *connStream) RecvMsg(m any) error {
-	err := s.ClientStream.RecvMsg(m)
-	if err != nil || !s.desc.ServerStreams {
-		s.end() // the stream is over: with its status, or its one response
-	}
-	return err
+	return srv.channel.NewStream(ctx, desc, method, opts...)
 }
 
 func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if c.closed.Load() {
+	if c.closed.Err() != nil {
 		return nil, errConnClosing
 	}
 	opts = c.callOptions(opts)
@@ -392,19 +358,13 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	}, opts...)
 }
 
-// Close makes later calls fail with Canceled, and ends the streams in
-// flight with Canceled, as a closed grpc.ClientConn does. Unary calls in
-// flight finish.
+// Close ends the calls in flight with Canceled, as a closed
+// grpc.ClientConn does. Later calls fail with Canceled too. The handler of
+// a call it ends finds its context cancelled, as the server of a closed
+// connection does. A client returns at once unless it is running its
+// handler, as an Inline handler runs on its client's goroutine (see
+// inproc.Inline): then it returns when the handler does.
 func (c *inprocConn) Close() error {
-	c.mu.Lock()
-	if !c.closed.Swap(true) {
-		close(c.closing)
-	}
-	open := c.open
-	c.open = map[*context.CancelFunc]struct{}{}
-	c.mu.Unlock()
-	for cancel := range open {
-		(*cancel)()
-	}
+	c.close(errConnClosing)
 	return nil
 }

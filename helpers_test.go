@@ -46,3 +46,10 @@ func claimed(addr string) bool {
 	defer probe.Stop()
 	return probe.Listen(addr) != nil
 }
+
+// receive returns the next value of c, failing the test if none comes
+// within waitLimit.
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	return servertest.ReceiveWithin(t, c, waitLimit, what)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -60,36 +62,83 @@ func TestClientSurvivesServerRestart(t *testing.T) {
 	}
 }
 
-// TestClientCloseEndsCallsInFlight: grpc.ClientConn.Close ends the
-// streams in flight (Canceled, "grpc: the client connection is closing").
-// Compare inproc with a unix socket.
+// TestClientCloseEndsCallsInFlight: grpc.ClientConn.Close ends every
+// call in flight at once with Canceled ("grpc: the client connection is
+// closing"), unary ones too, whether or not the handler honours its
+// context; the handler's context ends, as the server of a closed
+// connection cancels it; and a call made after Close fails with Canceled.
+// Compare inproc, Isolated and Inline, with a unix socket, for every kind
+// of call and for a client waiting in Header. An Inline handler runs on
+// its caller's goroutine, which waits for it to return: there the handler
+// honours its context.
 func TestClientCloseEndsCallsInFlight(t *testing.T) {
-	for _, addr := range []string{"unix:" + socketPath(t), "inproc:" + uniqueName(t)} {
-		t.Run(addr, func(t *testing.T) {
-			release := make(chan struct{})
-			defer close(release)
-			srv := localgrpc.NewServer()
-			echov1.RegisterEchoServer(srv, holdingEcho{release: release})
-			serve(t, srv, addr)
-			cc, err := localgrpc.NewClient(addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := holdStream(t, timeoutCtx(t), echov1.NewEchoClient(cc))
-			cc.Close()
-			got := make(chan error, 1)
-			go func() { _, err := s.Recv(); got <- err }()
-			select {
-			case err := <-got:
-				if status.Code(err) != codes.Canceled {
-					t.Errorf("stream after Close: %v, want Canceled", err)
+	calls := append(slices.Clone(echoCalls), echoCalls[0])
+	calls[len(calls)-1].Name = "header"
+	calls[len(calls)-1].Call = func(ctx context.Context, c echov1.EchoClient) ([]string, error) {
+		s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "a"})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Header(); err != nil {
+			return nil, err
+		}
+		_, err = s.Recv() // Header reports no error: Recv says why the call ended
+		return nil, err
+	}
+	for _, tr := range []struct {
+		name   string
+		addr   func(t *testing.T) string
+		opts   []localgrpc.ServerOption
+		inline bool
+	}{
+		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil, false},
+		{"inproc-isolated", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Isolated))}, false},
+		{"inproc-inline", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Inline))}, true},
+	} {
+		for _, call := range calls {
+			for _, ignoreContext := range []bool{false, true} {
+				if ignoreContext && tr.inline {
+					continue
 				}
-			case <-time.After(3 * time.Second):
-				t.Errorf("a stream open when its ClientConn was closed is still open (grpc-go ends it with Canceled)")
-				srv.Stop()
-				<-got
+				t.Run(fmt.Sprintf("%s/%s/ignore-context=%v", tr.name, call.Name, ignoreContext), func(t *testing.T) {
+					release := make(chan struct{})
+					var releaseOnce sync.Once
+					unhold := func() { releaseOnce.Do(func() { close(release) }) }
+					held, ended := make(chan struct{}, 1), make(chan context.Context, 1)
+					srv := localgrpc.NewServer(tr.opts...)
+					echov1.RegisterEchoServer(srv, holdingEcho{release: release, ignoreContext: ignoreContext, held: held, ended: ended})
+					addr := tr.addr(t)
+					serve(t, srv, addr)
+					t.Cleanup(unhold) // before the server stops
+					cc, err := localgrpc.NewClient(addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					c := echov1.NewEchoClient(cc)
+					got := make(chan error, 1)
+					go func() {
+						_, err := call.Call(timeoutCtx(t), c)
+						got <- err
+					}()
+					receive(t, held, "the handler to hold the call")
+					cc.Close()
+					if err := receive(t, got, "the call in flight to end"); status.Code(err) != codes.Canceled {
+						t.Errorf("the call in flight when its ClientConn closed: %v; want Canceled", err)
+					}
+					unhold()
+					// The server of a socket hears of the closed
+					// connection a moment after the client returned.
+					ctx := receive(t, ended, "the handler's hold to end")
+					receive(t, ctx.Done(), "the handler's context to end")
+					if err := ctx.Err(); err != context.Canceled {
+						t.Errorf("the handler's context once its client's ClientConn closed: %v; want context.Canceled", err)
+					}
+					if _, err := call.Call(timeoutCtx(t), c); status.Code(err) != codes.Canceled {
+						t.Errorf("a call after Close: %v; want Canceled", err)
+					}
+				})
 			}
-		})
+		}
 	}
 }
 

@@ -13,14 +13,28 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// holdingEcho answers the first message of an Update stream, then holds
-// the stream open until release is closed or, if it honours its context,
-// until that ends.
+// holdingEcho holds its calls: Update answers the first message and then
+// holds the stream, Get, Expand and Collect hold at once. A call is held
+// until release is closed or, if the handler honours its context, until
+// that ends. held, if not nil, hears of each call as it is held; ended,
+// if not nil, of the handler's context when the hold ended.
 type holdingEcho struct {
 	echov1.UnimplementedEchoServer
 	release       <-chan struct{}
 	ignoreContext bool
+	held          chan<- struct{}
+	ended         chan<- context.Context
 }
+
+func (h holdingEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	return &echov1.EchoResponse{}, h.hold(ctx)
+}
+
+func (h holdingEcho) Expand(_ *echov1.EchoRequest, s echov1.Echo_ExpandServer) error {
+	return h.hold(s.Context())
+}
+
+func (h holdingEcho) Collect(s echov1.Echo_CollectServer) error { return h.hold(s.Context()) }
 
 func (h holdingEcho) Update(s echov1.Echo_UpdateServer) error {
 	req, err := s.Recv()
@@ -30,16 +44,25 @@ func (h holdingEcho) Update(s echov1.Echo_UpdateServer) error {
 	if err := s.Send(&echov1.EchoResponse{Text: req.GetText()}); err != nil {
 		return err
 	}
-	done := s.Context().Done()
+	return h.hold(s.Context())
+}
+
+func (h holdingEcho) hold(ctx context.Context) error {
+	if h.held != nil {
+		h.held <- struct{}{}
+	}
+	done := ctx.Done()
 	if h.ignoreContext {
 		done = nil
 	}
 	select {
 	case <-h.release:
-		return nil
 	case <-done:
-		return s.Context().Err()
 	}
+	if h.ended != nil {
+		h.ended <- ctx
+	}
+	return ctx.Err()
 }
 
 // holdStream opens an Update stream on c and returns once its handler

@@ -31,6 +31,9 @@ type call struct {
 	// no header. Set under mu before headerOut is raised.
 	trailersOnly bool
 	mdComplete   bool // md has the keys a transport adds, under mu: see incomingMD
+	// parentValues is sctx's: it lives here, beside the other flags, so
+	// that it takes no word of its own.
+	parentValues bool
 
 	stats *serverStats // nil unless the channel has server stats handlers
 }
@@ -53,20 +56,50 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 	c.ctx = c.initContext(parent, parentValues)
 	if hs := statsHandlers(c.ch.cfg.serverStats); hs != nil {
 		c.stats = &serverStats{hs: hs, begin: time.Now()}
-		c.ctx = c.stats.hs.tag(c.ctx, c.method.name)
+		c.ctx = c.inHeader(hs, c.ctx)
 		isStream := c.method.stream != nil
-		// InHeader first: grpc-go's transport reports the request's
-		// header as it reads it, before its server begins the call.
-		c.stats.handle(c.ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin, FailFast: true,
 			IsClientStream: isStream && c.method.stream.ClientStreams,
 			IsServerStream: isStream && c.method.stream.ServerStreams})
 	}
 }
 
+// inHeader tags ctx for the server's stats handlers hs and reports the
+// request's header to them. grpc-go's transport reports the header as it
+// reads it, before its server looks the method up or begins the call.
+func (c *call) inHeader(hs statsHandlers, ctx context.Context) context.Context {
+	ctx = hs.tag(ctx, c.method.name)
+	hs.handle(ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	return ctx
+}
+
+// refuse is the server's side of a call to fullMethod, which the channel
+// does not have, with the request's metadata md. grpc-go's server answers
+// such a call with its status alone and begins no call. Its stats
+// handlers hear the header and the trailer, and neither Begin nor End. A
+// malformed name is refused before the header is reported.
+func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, md metadata.MD) {
+	hs := statsHandlers(ch.cfg.serverStats)
+	if hs == nil {
+		return
+	}
+	parent, cancel := ch.base, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		parent, cancel = context.WithDeadline(ch.base, d)
+	}
+	defer cancel()
+	c := &call{ch: ch, method: &method{name: fullMethod}, info: ci, md: md}
+	sctx := c.initContext(parent, true)
+	if _, _, ok := splitMethod(fullMethod); ok {
+		sctx = c.inHeader(hs, sctx)
+	}
+	hs.handle(sctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+}
+
 func (c *call) initContext(parent context.Context, parentValues bool) context.Context {
 	if keysProbed {
-		c.sctx = serverContext{parent: parent, parentValues: parentValues, call: c}
+		c.sctx = serverContext{parent: parent, call: c}
+		c.parentValues = parentValues
 		return &c.sctx
 	}
 	return newServerContext(parent, parentValues, c.incomingMD(), c)

@@ -32,6 +32,9 @@ type callInfo struct {
 	// stats handlers: most calls have none, and every call carries its
 	// callInfo.
 	report *callReport
+	// conn is the connection the call goes through (localgrpc's
+	// NewClient), whose close ends it; nil for a call on the Channel.
+	conn *callopt.Conn
 }
 
 // callReport holds the options that hear of a call, its credentials and
@@ -70,6 +73,8 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 			ci.copy = o.mode
 		case callopt.ClientStats:
 			ci.reporter().stats = append(ci.report.stats, o.Handlers...)
+		case *callopt.Conn:
+			ci.conn = o
 		case grpc.HeaderCallOption:
 			ci.reporter().headers = append(ci.report.headers, o.HeaderAddr)
 		case grpc.TrailerCallOption:
@@ -173,10 +178,35 @@ func (ci *callInfo) responses(ch *Channel, m *method) handover.Direction {
 
 // checkUnrouted checks a request to a method that does not exist, as a
 // network would encode it before the server says so; nothing is copied.
-func (ci *callInfo) checkUnrouted(req any) error {
-	_, _, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{MaxSend: ci.maxSend, MaxRecv: math.MaxInt, Slot: new(handover.Slot)})
-	return err
+// It returns the request's size, encoded.
+func (ci *callInfo) checkUnrouted(req any) (int, error) {
+	_, n, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{MaxSend: ci.maxSend, MaxRecv: math.MaxInt, Slot: new(handover.Slot)})
+	return n, err
 }
+
+// left is why the client no longer waits for the call: its context
+// ended, or its connection closed. It is nil while neither happened.
+func (ci *callInfo) left(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	if ci.conn != nil && ci.conn.Closed.Err() != nil {
+		return ci.connErr()
+	}
+	return nil
+}
+
+// closing is closed once the call's connection closes. It is nil for a
+// call on the Channel itself, which has no connection to close.
+func (ci *callInfo) closing() <-chan struct{} {
+	if ci.conn == nil {
+		return nil
+	}
+	return ci.conn.Closed.Done()
+}
+
+// connErr is the error a call ends with when its connection closes.
+func (ci *callInfo) connErr() error { return context.Cause(ci.conn.Closed) }
 
 func (ci *callInfo) reporter() *callReport {
 	if ci.report == nil {

@@ -147,15 +147,25 @@ func (ch *Channel) lookup(fullMethod string) (*method, error) {
 	if m, ok := r.methods[fullMethod]; ok {
 		return m, nil
 	}
-	name := strings.TrimPrefix(fullMethod, "/")
-	pos := strings.LastIndex(name, "/")
-	if pos < 0 {
+	service, name, ok := splitMethod(fullMethod)
+	if !ok {
 		return nil, status.Errorf(codes.Unimplemented, "malformed method name: %q", fullMethod)
 	}
-	if _, ok := r.services[name[:pos]]; ok {
-		return nil, status.Errorf(codes.Unimplemented, "unknown method %v for service %v", name[pos+1:], name[:pos])
+	if _, ok := r.services[service]; ok {
+		return nil, status.Errorf(codes.Unimplemented, "unknown method %v for service %v", name, service)
 	}
-	return nil, status.Errorf(codes.Unimplemented, "unknown service %v", name[:pos])
+	return nil, status.Errorf(codes.Unimplemented, "unknown service %v", service)
+}
+
+// splitMethod splits "/service/method" as grpc-go's server does; ok is
+// false for a name it calls malformed.
+func splitMethod(fullMethod string) (service, method string, ok bool) {
+	sm, ok := strings.CutPrefix(fullMethod, "/")
+	pos := strings.LastIndex(sm, "/")
+	if !ok || pos < 0 {
+		return "", "", false
+	}
+	return sm[:pos], sm[pos+1:], true
 }
 
 var (

@@ -56,11 +56,11 @@ func checkProbedKeys() bool {
 // friends work) from the call.
 type serverContext struct {
 	parent context.Context
-	// parentValues says parent holds no caller values, so lookups of other
-	// keys may go to it: that lets the context package find parent's
-	// cancellation and link children to it without a goroutine.
-	parentValues bool
-	call         *call // whose md is the incoming metadata
+	// call's md is the incoming metadata; its parentValues says parent
+	// holds no caller values, so lookups of other keys may go to it: that
+	// lets the context package find parent's cancellation and link
+	// children to it without a goroutine.
+	call *call
 }
 
 // newServerContext is serverContext made of context.WithValue, for when the
@@ -92,7 +92,7 @@ func (c *serverContext) Value(key any) any {
 	case streamKey:
 		return (*transportStream)(c.call)
 	}
-	if c.parentValues {
+	if c.call.parentValues {
 		return c.parent.Value(key)
 	}
 	return nil

@@ -98,13 +98,7 @@ func timeoutCtx(t *testing.T) context.Context {
 // within waitLimit.
 func receive[T any](t *testing.T, c <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(waitLimit):
-		t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
-		panic("unreachable")
-	}
+	return servertest.ReceiveWithin(t, c, waitLimit, what)
 }
 
 // quiet fails the test if c yields a value within quietWait.
@@ -257,4 +251,30 @@ var echoKinds = []echoKind{
 func realGRPC(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts []grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
 	return servertest.GRPCOverBufconn(t, register, sopts, dopts...)
+}
+
+// callOnce calls method on cc, as desc says (nil: a unary call), with one
+// request, reads until the end, and returns how the call ended: nil if it
+// ended well.
+func callOnce(ctx context.Context, cc grpc.ClientConnInterface, desc *grpc.StreamDesc, method string) error {
+	if desc == nil {
+		return cc.Invoke(ctx, method, &echov1.EchoRequest{Text: "hi"}, &echov1.EchoResponse{})
+	}
+	s, err := cc.NewStream(ctx, desc, method)
+	if err != nil {
+		return err
+	}
+	if err := s.SendMsg(&echov1.EchoRequest{Text: "hi"}); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err := s.CloseSend(); err != nil {
+		return err
+	}
+	for {
+		if err := s.RecvMsg(&echov1.EchoResponse{}); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }

@@ -26,7 +26,7 @@ type inlineExecutor struct{}
 var errHandlerPanicked = status.Error(codes.Internal, "inproc: the handler panicked")
 
 func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
-	u.uctx.init(u.ch, ctx, ctx)
+	u.uctx.init(&u.call, ctx, ctx)
 	u.startServer(&u.uctx, false)
 	returned := false
 	defer func() {
@@ -38,10 +38,10 @@ func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	resp, err := u.handle()
 	returned = true
 	r := u.finish(resp, err)
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if err := u.info.left(ctx); err != nil {
 		// The client stopped waiting before the response: over a network
 		// the response would be lost.
-		return unaryResult{err: status.FromContextError(ctxErr).Err()}
+		return unaryResult{err: err}
 	}
 	return r
 }
@@ -268,6 +268,9 @@ func (r *inlineRun) awaitHeader() error {
 		case <-s.clientCtx.Done():
 			p.parked.Store(false)
 			return s.clientGoneErr()
+		case <-s.clientDone.done(): // its connection closed, say
+			p.parked.Store(false)
+			return nil // the caller's wait says why
 		case <-s.ch.quit:
 			p.parked.Store(false)
 			return errStopped

@@ -18,7 +18,7 @@ func (*isolatedExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	// The handler's context does not follow the client's: the client ends
 	// it when it leaves (see cancelForClient), and the handler may outlive
 	// the client.
-	u.uctx.init(u.ch, ctx, nil)
+	u.uctx.init(&u.call, ctx, nil)
 	u.startServer(&u.uctx, false)
 	return u.runIsolated(ctx)
 }
@@ -90,8 +90,9 @@ const (
 var wakeChans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
 // runIsolated runs the handler on its own goroutine and waits for it, for
-// the client's context to end, or for Stop. The handler reads only what
-// send made of the request, so the client may return at once.
+// the client's context to end, for its connection to close, or for Stop.
+// The handler reads only what send made of the request, so the client may
+// return at once.
 func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	go u.serveIsolated()
 	// The handler is next to run on this processor. Yielding to it first,
@@ -117,6 +118,9 @@ func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	case <-ctx.Done():
 		cancelForClient(ctx, u.uctx.end)
 		return unaryResult{err: status.FromContextError(ctx.Err()).Err(), left: true}
+	case <-u.info.closing():
+		u.uctx.end() // as the server of a closed connection does
+		return unaryResult{err: u.info.connErr(), left: true}
 	case <-u.ch.quit:
 		if u.state.Load() == handlerDone {
 			// The handler's end may be what stopped the channel, a

@@ -2,8 +2,6 @@ package inproc_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -23,7 +21,7 @@ func TestContextEndsDuringNewStream(t *testing.T) {
 		rounds = 200
 	}
 	forEachMode(t, func(t *testing.T, m testMode) {
-		c, _ := newEcho(t, m, &funcEcho{})
+		_, ch := newEcho(t, m, &funcEcho{})
 		for i := range rounds {
 			var ctx context.Context
 			var cancel context.CancelFunc
@@ -33,33 +31,11 @@ func TestContextEndsDuringNewStream(t *testing.T) {
 			} else {
 				ctx, cancel = context.WithTimeout(t.Context(), time.Duration(1+i%7)*time.Microsecond)
 			}
-			err := bidiOnce(ctx, c)
+			err := callOnce(ctx, ch, &echov1.Echo_ServiceDesc.Streams[2], echov1.Echo_Update_FullMethodName)
 			cancel()
 			if err != nil {
 				wantCode(t, "a call whose context ended as it began", err, codes.Canceled, codes.DeadlineExceeded)
 			}
 		}
 	})
-}
-
-// bidiOnce sends one request on an Update stream and reads until the end.
-func bidiOnce(ctx context.Context, c echov1.EchoClient) error {
-	s, err := c.Update(ctx)
-	if err != nil {
-		return err
-	}
-	if err := s.Send(&echov1.EchoRequest{Text: "hi"}); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if err := s.CloseSend(); err != nil {
-		return err
-	}
-	for {
-		if _, err := s.Recv(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
 }

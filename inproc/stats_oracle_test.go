@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,34 +23,45 @@ type kindsRecorder struct {
 	mu     sync.Mutex
 	events []stats.RPCStats
 	ends   chan struct{}
+	last   func(stats.RPCStats) bool // whether an event is a call's last
 }
 
-func newKindsRecorder() *kindsRecorder { return &kindsRecorder{ends: make(chan struct{}, 8)} }
+func newKindsRecorder() *kindsRecorder { return recorderUntil[*stats.End]() }
+
+// recorderUntil is a kindsRecorder of calls whose last event is a T: an
+// End, or an OutTrailer on a server that answers without beginning a call.
+func recorderUntil[T stats.RPCStats]() *kindsRecorder {
+	return &kindsRecorder{ends: make(chan struct{}, 8), last: func(s stats.RPCStats) bool {
+		_, ok := s.(T)
+		return ok
+	}}
+}
 
 func (*kindsRecorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 func (r *kindsRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
 	r.mu.Lock()
 	r.events = append(r.events, s)
 	r.mu.Unlock()
-	if _, ok := s.(*stats.End); ok {
+	if r.last(s) {
 		r.ends <- struct{}{}
 	}
 }
 func (*kindsRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
 func (*kindsRecorder) HandleConn(context.Context, stats.ConnStats)                       {}
 
-// take waits for the call's End and returns the events' kinds, with
-// header and trailer contents.
+// take waits for the call's last event and returns the events' kinds,
+// with header and trailer keys, the method a server's InHeader names, the
+// kind of method a Begin says, and the code an End reports.
 func (r *kindsRecorder) take(t *testing.T) []string {
 	t.Helper()
-	receive(t, r.ends, "stats End")
+	receive(t, r.ends, "the call's last stats event")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
 		switch e := e.(type) {
 		case *stats.InHeader:
-			out = append(out, fmt.Sprintf("InHeader%v", keys(e.Header, "grpc-accept-encoding")))
+			out = append(out, fmt.Sprintf("InHeader%v%s", keys(e.Header, "grpc-accept-encoding"), e.FullMethod))
 		case *stats.OutHeader:
 			out = append(out, fmt.Sprintf("OutHeader%v", keys(e.Header)))
 		case *stats.InTrailer:
@@ -57,13 +69,16 @@ func (r *kindsRecorder) take(t *testing.T) []string {
 		case *stats.OutTrailer:
 			out = append(out, fmt.Sprintf("OutTrailer%v", keys(e.Trailer)))
 		case *stats.Begin:
-			out = append(out, "Begin")
+			out = append(out, fmt.Sprintf("Begin{client-stream=%v server-stream=%v}", e.IsClientStream, e.IsServerStream))
 		case *stats.End:
-			out = append(out, "End")
+			out = append(out, fmt.Sprintf("End{%v}", status.Code(e.Error)))
 		case *stats.InPayload:
 			out = append(out, "InPayload")
 		case *stats.OutPayload:
 			out = append(out, "OutPayload")
+		case *stats.DelayedPickComplete:
+			// grpc-go's client waited for a connection to pick; a
+			// Channel has none to wait for.
 		default:
 			out = append(out, fmt.Sprintf("%T", e))
 		}
@@ -77,16 +92,35 @@ func (r *kindsRecorder) take(t *testing.T) []string {
 // gives check the events each side's handler saw (see kindsRecorder.take).
 func statsSides(t *testing.T, srv echov1.EchoServer, call func(t *testing.T, c echov1.EchoClient), check func(t *testing.T, client, server []string, grpcgo bool)) {
 	t.Helper()
-	cs, ss := newKindsRecorder(), newKindsRecorder()
-	call(t, echoOracle(t, srv, []grpc.ServerOption{grpc.StatsHandler(ss)}, grpc.WithStatsHandler(cs)))
-	wantC, wantS := cs.take(t), ss.take(t)
-	t.Logf("grpc-go client: %v", wantC)
-	t.Logf("grpc-go server: %v", wantS)
+	statsConns(t, srv, newKindsRecorder, nil, func(t *testing.T, cc grpc.ClientConnInterface) { call(t, echov1.NewEchoClient(cc)) }, check)
+}
+
+// statsConns is statsSides for a call on the connection itself. The
+// server's events end as a recorder of newServer says. Where the order of
+// grpc-go's events depends on which of its goroutines runs first, settled
+// says whether they went as they go unless one stalls (a nil settled
+// takes any), and grpc-go runs again, up to ten times, until they did.
+func statsConns(t *testing.T, srv echov1.EchoServer, newServer func() *kindsRecorder, settled func(client, server []string) bool, call func(t *testing.T, cc grpc.ClientConnInterface), check func(t *testing.T, client, server []string, grpcgo bool)) {
+	t.Helper()
+	var wantC, wantS []string
+	for try := 1; ; try++ {
+		cs, ss := newKindsRecorder(), newServer()
+		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, []grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs)}))
+		wantC, wantS = cs.take(t), ss.take(t)
+		t.Logf("grpc-go client: %v", wantC)
+		t.Logf("grpc-go server: %v", wantS)
+		if settled == nil || settled(wantC, wantS) {
+			break
+		}
+		if try == 10 {
+			t.Fatalf("grpc-go: the events never went as they go unless a goroutine stalls, in %d tries", try)
+		}
+	}
 	check(t, wantC, wantS, true)
 	forEachMode(t, func(t *testing.T, m testMode) {
-		cs, ss := newKindsRecorder(), newKindsRecorder()
-		ic, _ := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
-		call(t, ic)
+		cs, ss := newKindsRecorder(), newServer()
+		_, ch := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+		call(t, ch)
 		gotC, gotS := cs.take(t), ss.take(t)
 		check(t, gotC, gotS, false)
 		if t.Failed() {
@@ -182,7 +216,7 @@ func TestStatsCancelledAsGRPC(t *testing.T) {
 		if hasEvent(client, "InTrailer") || hasEvent(client, "InHeader") {
 			oracleFail(t, grpcgo, "the client's stats handler saw a header or trailer the server never sent: %v", client)
 		}
-		if client[len(client)-1] != "End" {
+		if !hasEvent(client[len(client)-1:], "End") {
 			oracleFail(t, grpcgo, "the client's stats handler saw events after End: %v", client)
 		}
 		if hasEvent(server, "OutHeader") || hasEvent(server, "OutTrailer") {
@@ -221,4 +255,109 @@ func TestStatsServerInHeaderFirstAsGRPC(t *testing.T) {
 			oracleFail(t, grpcgo, "the server's first stats event is not InHeader: %v", server)
 		}
 	})
+}
+
+// TestStatsUnaryOrderAsGRPC: the events of a unary call whose handler
+// answers. grpc-go's server writes the header before the response
+// (http2_server.go write calls writeHeader) and reports the response once
+// written (server.go sendResponse): OutHeader, then OutPayload. A response
+// over the client's receive limit is checked by the client alone, so the
+// server's events are the same; there both sides are compared whole, as
+// they go when the trailer reaches the client before the reset its
+// failure sends reaches the server. (In the call that ends well, grpc-go's
+// client hears the trailer, which its transport reads, before the
+// response, which its caller reads: this test does not judge that order.)
+func TestStatsUnaryOrderAsGRPC(t *testing.T) {
+	long := &funcEcho{get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		return &echov1.EchoResponse{Text: strings.Repeat("x", 100)}, nil
+	}}
+	trailerCame := func(client, server []string) bool {
+		return hasEvent(client, "InTrailer") && hasEvent(server, "OutTrailer")
+	}
+	for _, c := range []struct {
+		name       string
+		opts       []grpc.CallOption
+		code       codes.Code
+		wholeSides bool // compare the client's events too
+		settled    func(client, server []string) bool
+	}{
+		{"ends-well", nil, codes.OK, false, nil},
+		{"over-client-recv-limit", []grpc.CallOption{grpc.MaxCallRecvMsgSize(10)}, codes.ResourceExhausted, true, trailerCame},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wantC, wantS []string
+			statsConns(t, long, newKindsRecorder, c.settled, func(t *testing.T, cc grpc.ClientConnInterface) {
+				_, err := echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}, c.opts...)
+				wantCode(t, "Get", err, c.code)
+			}, func(t *testing.T, client, server []string, grpcgo bool) {
+				if grpcgo {
+					if i := slices.Index(server, "OutHeader[]"); i < 0 || i+1 >= len(server) || server[i+1] != "OutPayload" {
+						oracleFail(t, grpcgo, "the server's OutHeader is not followed by its OutPayload: %v", server)
+					}
+					wantC, wantS = client, server
+					return
+				}
+				if !slices.Equal(server, wantS) {
+					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
+				}
+				if c.wholeSides && !slices.Equal(client, wantC) {
+					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
+				}
+			})
+		})
+	}
+}
+
+// TestStatsUnknownMethodAsGRPC: a call to a method the server does not
+// have. grpc-go's server (server.go handleStream) reports the request's
+// header, then writes the status, trailers only, without beginning a
+// call: its stats handler sees InHeader and OutTrailer, and no Begin, no
+// End. A malformed name it refuses before it reports the header: only
+// OutTrailer. Its client sees what a call that fails with trailers only
+// shows: Begin, OutHeader, OutPayload for the request it sent, InTrailer
+// with the content-type, and End with Unimplemented; that is, unless the
+// status reaches it before it sends the request, which only a client
+// goroutine stalled between the two lets happen.
+func TestStatsUnknownMethodAsGRPC(t *testing.T) {
+	sentFirst := func(client, _ []string) bool {
+		return len(client) >= 3 && slices.Equal(client[len(client)-3:], []string{"OutPayload", "InTrailer[content-type]", "End{Unimplemented}"})
+	}
+	for _, name := range []struct{ name, method string }{
+		{"unknown-service", "/nosuch.v1.Service/Get"},
+		{"unknown-method", "/echo.v1.Echo/Nope"},
+		{"malformed", "nosuch"},
+		{"malformed-without-leading-slash", "nosuch.v1.Service/Get"},
+	} {
+		for _, desc := range []struct {
+			name string
+			desc *grpc.StreamDesc // nil: unary
+		}{
+			{"unary", nil},
+			{"server-stream", &grpc.StreamDesc{ServerStreams: true}},
+			{"client-stream", &grpc.StreamDesc{ClientStreams: true}},
+			{"bidi", &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}},
+		} {
+			t.Run(name.name+"/"+desc.name, func(t *testing.T) {
+				var wantC, wantS []string
+				statsConns(t, &funcEcho{}, recorderUntil[*stats.OutTrailer], sentFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+					err := callOnce(timeoutCtx(t), cc, desc.desc, name.method)
+					wantCode(t, "the call", err, codes.Unimplemented)
+				}, func(t *testing.T, client, server []string, grpcgo bool) {
+					if grpcgo {
+						if hasEvent(server, "Begin") || hasEvent(server, "End") {
+							oracleFail(t, grpcgo, "the server's stats handler saw the call begin or end: %v", server)
+						}
+						wantC, wantS = client, server
+						return
+					}
+					if !slices.Equal(client, wantC) {
+						t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
+					}
+					if !slices.Equal(server, wantS) {
+						t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
+					}
+				})
+			})
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -19,13 +20,7 @@ const stopLimit = time.Second
 // receiveWithin is receive with a bound of d.
 func receiveWithin[T any](t *testing.T, c <-chan T, d time.Duration, what string) T {
 	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(d):
-		t.Fatalf("timed out after %v waiting for %s", d, what)
-		panic("unreachable")
-	}
+	return servertest.ReceiveWithin(t, c, d, what)
 }
 
 // TestStopEndsInFlightCalls checks that Stop ends calls in flight, of

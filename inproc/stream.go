@@ -55,11 +55,12 @@ type stream struct {
 	recvd       bool            // the handler received its one request
 
 	// The client's side.
-	cstats    clientStats
-	received  bool // the client received its one response
-	sawHeader atomic.Bool
-	watchMu   sync.Mutex  // stopWatch may be read before newStream stored it
-	stopWatch func() bool // stops the watch on the client's context
+	cstats        clientStats
+	received      bool // the client received its one response
+	sawHeader     atomic.Bool
+	watchMu       sync.Mutex  // the stop functions may be read before newStream stored them
+	stopWatch     func() bool // stops the watch on the client's context
+	stopConnWatch func() bool // stops the watch on its connection's close
 }
 
 // unaryDesc describes a unary method called through NewStream.
@@ -77,23 +78,27 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)
 	}
 	s.clientCtx = ctx
-	m, err := ch.lookup(method)
-	if err != nil {
-		// As over a network, the stream opens and its first RecvMsg tells.
-		s.finishClient(err)
-		return (*clientStream)(s), nil
-	}
+	m, lookupErr := ch.lookup(method)
 	if s.md, err = ci.outgoing(ctx, method); err != nil {
 		return nil, s.finishClient(err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, s.finishClient(status.FromContextError(err).Err())
+	if err := ci.left(ctx); err != nil {
+		return nil, s.finishClient(err)
 	}
 	if !ch.begin() {
 		return nil, s.finishClient(errStopped)
 	}
 	if s.cstats.hs != nil {
 		s.cstats.outHeader(ctx, method)
+	}
+	if lookupErr != nil {
+		// As over a network, the stream opens, the server answers with
+		// its status alone, and the client's first RecvMsg tells.
+		ch.refuse(ctx, ci, method, s.md)
+		s.sendStatus(lookupErr)
+		ch.end()
+		s.watchClient()
+		return (*clientStream)(s), nil
 	}
 	s.method, s.serverDesc = m, unaryDesc
 	if m.stream != nil {
@@ -115,12 +120,24 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	// Whatever ends the call ends parent (Stop, the client, the deadline,
 	// the handler's return): then every parked side wakes to look.
 	context.AfterFunc(parent, s.kick)
-	if ctx.Done() != nil {
-		s.watchMu.Lock()
-		s.stopWatch = context.AfterFunc(ctx, s.clientCancelled)
-		s.watchMu.Unlock()
-	}
+	s.watchClient()
 	return (*clientStream)(s), nil
+}
+
+// watchClient has the end of the client's context, or the close of its
+// connection, end the client's side.
+func (s *stream) watchClient() {
+	if s.clientCtx.Done() == nil && s.info.conn == nil {
+		return
+	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.clientCtx.Done() != nil {
+		s.stopWatch = context.AfterFunc(s.clientCtx, s.clientCancelled)
+	}
+	if s.info.conn != nil {
+		s.stopConnWatch = context.AfterFunc(s.info.conn.Closed, s.connClosed)
+	}
 }
 
 // serve runs the handler and ends the handler's side.
@@ -201,23 +218,32 @@ func (s *stream) kick() {
 	s.toClient.kick()
 }
 
-// clientCancelled runs when the client's context ends. A stream whose
-// status is out had its whole answer reach the client: as over a socket,
-// where a cancel comes behind what the client's buffer holds and ends
-// nothing once the trailers came, the client still receives all of it and
-// the status.
+// clientCancelled runs when the client's context ends.
 func (s *stream) clientCancelled() {
+	s.clientLeft(status.FromContextError(s.clientCtx.Err()).Err())
+}
+
+// connClosed runs when the client's connection closes: as grpc-go's
+// ClientConn.Close, it ends the call as a cancel does, with its own error.
+func (s *stream) connClosed() { s.clientLeft(s.info.connErr()) }
+
+// clientLeft ends the client's side with err because the client left. A
+// stream whose status is out had its whole answer reach the client: as
+// over a socket, where a cancel comes behind what the client's buffer
+// holds and ends nothing once the trailers came, the client still
+// receives all of it and the status.
+func (s *stream) clientLeft(err error) {
 	defer s.kick() // the handler's context may have ended first, at a deadline
 	if s.statusOut.isRaised() {
 		// grpc-go's client still ends the call for its stats handlers
 		// and call options with the cancel, at once.
-		s.reportEnd(status.FromContextError(s.clientCtx.Err()).Err())
+		s.reportEnd(err)
 		return
 	}
 	// The client's side ends before the handler's context does, so that a
 	// handler that returns at once finds its client gone: its trailer is
 	// then lost, as over a socket.
-	s.finishClient(status.FromContextError(s.clientCtx.Err()).Err())
+	s.finishClient(err)
 	if s.cancel != nil {
 		cancelForClient(s.clientCtx, s.cancel)
 	}
@@ -239,10 +265,13 @@ func (s *stream) finishClient(err error) error {
 		return s.clientDone.cause()
 	}
 	s.watchMu.Lock()
-	stopWatch := s.stopWatch
+	stopWatch, stopConnWatch := s.stopWatch, s.stopConnWatch
 	s.watchMu.Unlock()
 	if stopWatch != nil {
 		stopWatch()
+	}
+	if stopConnWatch != nil {
+		stopConnWatch()
 	}
 	if s.method != nil && !s.handlerReturned.isRaised() {
 		// The handler's context ends with the call, as over a network; at
@@ -327,9 +356,6 @@ func (c *clientStream) ended() bool {
 // side with why, which RecvMsg reports, and Header returns nil.
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
-	if s.method == nil {
-		return nil, nil // RecvMsg reports the lookup's error
-	}
 	if err := s.run.awaitHeader(); err != nil {
 		s.finishClient(err)
 		return nil, nil
@@ -339,6 +365,8 @@ func (c *clientStream) Header() (metadata.MD, error) {
 		case <-s.headerOut.done():
 		case <-s.clientCtx.Done():
 			s.finishClient(s.clientGoneErr())
+			return nil, nil
+		case <-s.clientDone.done(): // its connection closed, say
 			return nil, nil
 		case <-s.ch.quit:
 			s.finishClient(errStopped)
@@ -384,7 +412,7 @@ func (c *clientStream) CloseSend() error {
 		(*stream)(c).clientCancelled()
 		return nil
 	}
-	if c.method != nil && !c.toServer.closed.Load() {
+	if !c.toServer.closed.Load() {
 		c.toServer.close()
 		c.run.fed()
 	}
@@ -397,12 +425,10 @@ func (c *clientStream) SendMsg(m any) error {
 	case s.toServer.closed.Load():
 		// As grpc-go, this ends the stream: RecvMsg says so too.
 		return s.finishClient(status.Error(codes.Internal, "SendMsg called after CloseSend"))
-	case s.method == nil:
-		// No such method: as over a network, the message is encoded and
-		// goes out, and RecvMsg reports Unimplemented.
-		return s.info.checkUnrouted(m)
 	case s.clientDone.isRaised() || s.ch.state.Load() == stopped:
 		return io.EOF // RecvMsg tells why
+	case s.method == nil:
+		return c.sendUnrouted(m)
 	case s.clientCtx.Err() != nil:
 		s.clientCancelled() // before the message can reach the handler
 		return io.EOF
@@ -425,6 +451,24 @@ func (c *clientStream) SendMsg(m any) error {
 		c.CloseSend()
 	} else {
 		s.run.fed()
+	}
+	return nil
+}
+
+// sendUnrouted sends m on a stream to a method the channel does not
+// have. As over a network, the message is encoded and goes out before
+// the client hears the status, which RecvMsg reports.
+func (c *clientStream) sendUnrouted(m any) error {
+	s := (*stream)(c)
+	n, err := s.info.checkUnrouted(m)
+	if err != nil {
+		return s.finishClient(err)
+	}
+	if s.cstats.hs != nil {
+		s.cstats.outPayload(s.clientCtx, m, n)
+	}
+	if !s.desc.ClientStreams {
+		c.CloseSend()
 	}
 	return nil
 }

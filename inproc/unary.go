@@ -7,7 +7,6 @@ import (
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 )
 
 // Invoke performs a unary call, as grpc.ClientConn does.
@@ -67,14 +66,6 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 			ci.finish(header, trailer, err)
 		}
 	}()
-	if lookupErr != nil {
-		// As over a network, the request is encoded before the server
-		// can say it has no such method.
-		if err := ci.checkUnrouted(req); err != nil {
-			return err
-		}
-		return lookupErr
-	}
 	md, err := ci.outgoing(ctx, method)
 	if err != nil {
 		return err
@@ -82,18 +73,33 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil {
 		cs.outHeader(ctx, method)
 	}
-	v, n, err := handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
+	var v any
+	var n int
+	if lookupErr == nil {
+		v, n, err = handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
+	} else {
+		// As over a network, the request is encoded and sent before the
+		// server can say it has no such method.
+		n, err = ci.checkUnrouted(req)
+	}
 	if err != nil {
 		return err
 	}
 	if cs.hs != nil {
 		cs.outPayload(ctx, req, n)
 	}
-	if err := ctx.Err(); err != nil {
-		return status.FromContextError(err).Err()
+	if err := ci.left(ctx); err != nil {
+		return err
 	}
 	if !ch.begin() {
 		return errStopped
+	}
+	if lookupErr != nil {
+		ch.refuse(ctx, ci, method, md)
+		ch.end()
+		// The status came alone: trailers only, with the content-type.
+		trailer = toResponse(nil, ci.contentType())
+		return lookupErr
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
 	inHandler = true
@@ -189,15 +195,18 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		var n int
 		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
 		r.size = int32(n)
-		if st = handlerStatus(err); st == nil {
-			u.stats.handle(u.ctx, payloadOut(false, resp, n))
-		}
+		st = handlerStatus(err)
 	}
 	// An Isolated client that left ended the handler's context: over a
 	// socket the stream was reset, and nothing more reached the client.
 	heard := !u.uctx.ended.Load()
 	if st == nil && heard {
-		u.sendHeaderIfNot() // before the response, which goes out
+		// The response goes out behind the header, as grpc-go's server
+		// writes them and then reports the response written.
+		u.sendHeaderIfNot()
+		if u.stats != nil {
+			u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
+		}
 	} else {
 		u.headerBeforeStatus(heard)
 	}

@@ -9,12 +9,13 @@ import (
 // unaryContext is the parent of a unary handler's context. It ends with the
 // client's context (where the handler runs on the client's goroutine, it
 // follows the client's; otherwise the client ends it when it leaves), at
-// the client's deadline, with Stop, and when the call ends, as over a
-// network. Most unary handlers never wait on their context, so the
-// machinery to wait (a context.Context of the channel's, with its timer and
-// registration) is made only on the first call of Done or AfterFunc.
+// the client's deadline, with Stop, with the close of the client's
+// connection, and when the call ends, as over a network. Most unary
+// handlers never wait on their context, so the machinery to wait (a
+// context.Context of the channel's, with its timer and registration) is
+// made only on the first call of Done or AfterFunc.
 type unaryContext struct {
-	ch *Channel
+	call *call // whose channel and connection end it
 	// follows is the context whose end ends this one at once: the
 	// client's, or nil where the handler may outlive the client.
 	follows     context.Context
@@ -29,18 +30,24 @@ type ctxWaiter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	unlink func() bool // from the channel's context, when following another
+	// unlinkConn unlinks it from the call's connection, if it has one.
+	unlinkConn func() bool
 }
 
 func (w *ctxWaiter) release() {
 	if w.unlink != nil {
 		w.unlink()
 	}
+	if w.unlinkConn != nil {
+		w.unlinkConn()
+	}
 	w.cancel()
 }
 
-// init makes the context of a call from client, following follows.
-func (c *unaryContext) init(ch *Channel, client, follows context.Context) {
-	c.ch, c.follows = ch, follows
+// init makes the context of u from its client's context, following
+// follows.
+func (c *unaryContext) init(u *call, client, follows context.Context) {
+	c.call, c.follows = u, follows
 	c.deadline, c.hasDeadline = client.Deadline()
 }
 
@@ -62,7 +69,10 @@ func (c *unaryContext) Err() error {
 	if c.hasDeadline && !time.Now().Before(c.deadline) {
 		return context.DeadlineExceeded
 	}
-	if c.ch.base.Err() != nil {
+	if c.call.ch.base.Err() != nil {
+		return context.Canceled
+	}
+	if conn := c.call.info.conn; conn != nil && conn.Closed.Err() != nil {
 		return context.Canceled
 	}
 	return nil
@@ -76,11 +86,14 @@ func (c *unaryContext) wait() context.Context {
 	switch {
 	case c.follows != nil:
 		w.ctx, w.cancel = context.WithCancel(detached{c.follows})
-		w.unlink = context.AfterFunc(c.ch.base, w.cancel)
+		w.unlink = context.AfterFunc(c.call.ch.base, w.cancel)
 	case c.hasDeadline:
-		w.ctx, w.cancel = context.WithDeadline(c.ch.base, c.deadline)
+		w.ctx, w.cancel = context.WithDeadline(c.call.ch.base, c.deadline)
 	default:
-		w.ctx, w.cancel = context.WithCancel(c.ch.base)
+		w.ctx, w.cancel = context.WithCancel(c.call.ch.base)
+	}
+	if conn := c.call.info.conn; conn != nil {
+		w.unlinkConn = context.AfterFunc(conn.Closed, w.cancel)
 	}
 	if !c.waiter.CompareAndSwap(nil, w) {
 		w.release() // another goroutine of the handler made one first

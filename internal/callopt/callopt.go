@@ -4,6 +4,8 @@
 package callopt
 
 import (
+	"context"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 )
@@ -13,4 +15,14 @@ import (
 type ClientStats struct {
 	grpc.EmptyCallOption
 	Handlers []stats.Handler
+}
+
+// Conn is the connection a call goes through, which may close: its close
+// ends the call in flight, as grpc.ClientConn.Close does. A call takes it
+// as a *Conn, so that carrying it copies nothing.
+type Conn struct {
+	grpc.EmptyCallOption
+	// Closed ends when the connection closes. Its cause is the error the
+	// calls then end with.
+	Closed context.Context
 }

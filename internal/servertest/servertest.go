@@ -25,6 +25,19 @@ import (
 // WaitLimit bounds every wait of these tests.
 const WaitLimit = 10 * time.Second
 
+// ReceiveWithin returns the next value of c, failing the test if none
+// comes within d.
+func ReceiveWithin[T any](t testing.TB, c <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(d):
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+		panic("unreachable")
+	}
+}
+
 // TimeoutCtx is the test's context, ending after WaitLimit.
 func TimeoutCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), WaitLimit)
