@@ -128,9 +128,10 @@ const (
 	// sender and one receiver at a time, as gRPC allows); those wait as
 	// Isolated handlers do.
 	// Cancellation is cooperative: the handler's context ends with the
-	// caller's, with Stop and with the call, but a client waits for a
-	// handler that ignores its context, and a handler that blocks on
-	// something other than its stream blocks its caller. A client whose
+	// caller's, with Stop, with the call and with the Close of the
+	// localgrpc client that made it, but a client waits for a handler
+	// that ignores its context, and a handler that blocks on something
+	// other than its stream blocks its caller. A client whose
 	// context ended no longer drives its handler: its next call reports
 	// the cancel, however much the handler would still send, and a stream
 	// handler whose client leaves before first driving it never runs
