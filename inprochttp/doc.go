@@ -80,9 +80,10 @@
 // "trailers" is answered 400, the URL is parsed from the path sent, the
 // Host is in punycode, headers have canonical keys, connection-specific
 // fields (Connection, Keep-Alive, Transfer-Encoding, Upgrade) are left
-// out, cookies are joined in one field, one User-Agent is kept, and
-// "Expect: 100-continue" is answered at the handler's first read of the
-// body. The handler reads no more of the body than its ContentLength.
+// out, cookies are joined in one field, an empty Cookie value is not
+// sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
+// the handler's first read of the body. The handler reads no more of the
+// body than its ContentLength.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may

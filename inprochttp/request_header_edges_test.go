@@ -29,6 +29,20 @@ var requestHeaderCases = []exchangeCase{
 		},
 	},
 	{
+		// The client sends each cookie-pair in a field of its own and
+		// drops an empty last one, so an empty Cookie value sends no
+		// field at all: the handler sees no Cookie.
+		name: "cookie-empty",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Cookie", "")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
+	{
 		// Only the first User-Agent is sent.
 		name: "user-agent-first",
 		request: func(base string) *http.Request {
@@ -82,6 +96,43 @@ var requestHeaderCases = []exchangeCase{
 		},
 	},
 	// Cases that hold: pinned.
+	{
+		// Empty values among others send nothing; a pair left empty
+		// between semicolons is sent, empty, and joined as it is.
+		name: "cookies-some-empty",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header["Cookie"] = []string{"", "a=1;", "", "; ", ";b=2;; c=3", ""}
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
+	{
+		// "; " is one empty pair before the semicolon, which is sent.
+		name: "cookie-empty-pair",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Cookie", "; ")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
+	{
+		// Only empty values: no field.
+		name: "cookies-all-empty",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header["Cookie"] = []string{"", ""}
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+		},
+	},
 	{
 		name: "te-trailers",
 		request: func(base string) *http.Request {
