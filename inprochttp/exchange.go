@@ -55,6 +55,10 @@ type exchange struct {
 	// deadlines are the handler's, nil until it sets one.
 	deadlines *deadlines
 
+	// informationalSize is what HTTP/2 counts of the 1xx heads sent so
+	// far.
+	informationalSize int64
+
 	sent     bool
 	writeEnd error
 	readEnd  error
@@ -188,7 +192,7 @@ func (ex *exchange) response() (*http.Response, error) {
 	// The client reads the head as it came, the "Trailer" field in it.
 	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
 		// net/http's client resets the stream, and RoundTrip fails.
-		err := responseTooLarge(size, ex.t.maxResponseList, ex.t.maxResponseHeaderBytes)
+		err := ex.t.responseTooLarge("response header list", size)
 		ex.mu.Unlock()
 		ex.clientEnd(err, err)
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,6 +301,145 @@ func TestResponseHeaderLimit(t *testing.T) {
 					t.Errorf("the error does not name the limit: %v", err)
 				}
 				if tc.refused && tc.flush && err != nil {
+					waitFor(t, ctxEnded, "the handler's context's end")
+				}
+			})
+		})
+	}
+}
+
+// h2Class is the class of an HTTP/2 error, in RFC 9113's terms: a
+// stream or connection error and its code; "" for none, "other" for an
+// error of neither kind. Both net/http's errors and inprochttp's say
+// them.
+func h2Class(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	kind := "other"
+	switch {
+	case strings.Contains(msg, "stream error"):
+		kind = "stream error"
+	case strings.Contains(msg, "connection error"):
+		kind = "connection error"
+	}
+	for _, code := range []string{"PROTOCOL_ERROR", "COMPRESSION_ERROR", "INTERNAL_ERROR", "CANCEL"} {
+		if strings.Contains(msg, code) {
+			return kind + ", " + code
+		}
+	}
+	return kind
+}
+
+// TestInformationalHeaderLimit: net/http's HTTP/2 client bounds each 1xx
+// response's head, a HEADERS frame of its own, by its limit, and so does
+// the in-process client. Without a trace's Got1xxResponse, which would
+// see them, it bounds all of a response's 1xx heads together, by the
+// larger of its limit and MaxResponseHeaderBytes. A 1xx head over fails
+// RoundTrip with a stream error (PROTOCOL_ERROR), and the handler's
+// context ends. The final head is bounded apart from the 1xx heads.
+func TestInformationalHeaderLimit(t *testing.T) {
+	type testCase struct {
+		name    string
+		limits  headerLimits
+		trace   bool  // the request's trace has a Got1xxResponse
+		sizes   []int // each 1xx head's size, as HTTP/2 counts it
+		refused bool
+	}
+	var cases []testCase
+	for _, maxResponse := range []int64{0, 4096, 1 << 32} {
+		// perFrame bounds a head; all bounds the 1xx heads together
+		// when no trace sees them.
+		perFrame, all := int(maxResponse)+320, int(maxResponse)+320
+		switch maxResponse {
+		case 0:
+			perFrame, all = 10<<20, 10<<20
+		case 1 << 32:
+			perFrame, all = 16<<20, 1<<32 // the framer's default; MaxResponseHeaderBytes
+		}
+		add := func(name string, trace bool, refused bool, sizes ...int) {
+			cases = append(cases, testCase{
+				name:    name + "/maxResponseHeaderBytes=" + strconv.FormatInt(maxResponse, 10),
+				limits:  headerLimits{response: maxResponse},
+				trace:   trace,
+				sizes:   sizes,
+				refused: refused,
+			})
+		}
+		add("trace/one-at", true, false, perFrame)
+		add("trace/one-over", true, true, perFrame+1)
+		add("trace/two-at", true, false, perFrame, perFrame)
+		add("no-trace/one-over", false, true, perFrame+1)
+		if all > perFrame {
+			add("no-trace/two-at", false, false, perFrame, perFrame)
+			continue
+		}
+		add("no-trace/one-at", false, false, perFrame)
+		add("no-trace/two-sum-at", false, false, all/2, all-all/2)
+		add("no-trace/two-sum-over", false, true, all/2, all-all/2+1)
+		add("no-trace/three-sum-over", false, true, all/3, all/3, all-2*(all/3)+1)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pads := make([][]string, len(tc.sizes))
+			for i, size := range tc.sizes {
+				pads[i] = padTo(fieldsSize(":status", "103"), size)
+			}
+			forEach(t, func(t *testing.T, tr transport) {
+				ctxEnded := make(chan struct{})
+				// Closed only if the client got the response it
+				// should not have, so that the handler lets it end.
+				release := make(chan struct{})
+				hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/x" {
+						return
+					}
+					h := w.Header()
+					for _, pad := range pads {
+						h["X-Pad"] = pad
+						w.WriteHeader(http.StatusEarlyHints)
+					}
+					delete(h, "X-Pad") // a 1xx leaves the header to the final head
+					w.WriteHeader(http.StatusOK)
+					w.(http.Flusher).Flush()
+					if tc.refused {
+						select {
+						case <-r.Context().Done():
+							close(ctxEnded)
+						case <-release:
+						}
+					}
+				}), tc.limits)
+				warm(t, hc, base)
+				ctx := t.Context()
+				got := 0
+				if tc.trace {
+					ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+						Got1xxResponse: func(int, textproto.MIMEHeader) error { got++; return nil },
+					})
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
+				resp, err := hc.Do(req)
+				if err == nil {
+					close(release)
+					drain(resp.Body)
+				} else {
+					defer close(release)
+				}
+				switch {
+				case tc.refused && err == nil:
+					t.Errorf("over the limit: %s, want an error", resp.Status)
+				case !tc.refused && err != nil:
+					t.Errorf("at the limit: %v, want it served", err)
+				case !tc.refused && tc.trace && got != len(tc.sizes):
+					t.Errorf("the trace saw %d 1xx responses, want %d", got, len(tc.sizes))
+				case tc.refused && h2Class(err) != "stream error, PROTOCOL_ERROR":
+					t.Errorf("over the limit: %v, want a stream error with PROTOCOL_ERROR", err)
+				case tc.refused && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxResponseHeaderBytes"):
+					t.Errorf("the error does not name the limit: %v", err)
+				}
+				if tc.refused && err != nil {
 					waitFor(t, ctxEnded, "the handler's context's end")
 				}
 			})

@@ -84,11 +84,37 @@ func requestTooLarge(size, limit int64, maxHeaderBytes int) error {
 		size, limit, maxHeaderBytes, http1Slack)
 }
 
-// responseTooLarge is what the client gets of a response whose head
-// counts size bytes, over limit, the bound for maxResponseHeaderBytes: in
-// the words of the stream error net/http's client gets then, so that
-// what classifies those classifies this alike.
-func responseTooLarge(size, limit, maxResponseHeaderBytes int64) error {
-	return fmt.Errorf("stream error: inprochttp: response header list too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
-		size, limit, maxResponseHeaderBytes, http1Slack)
+// maxInformationalList is the most net/http's HTTP/2 client takes of a
+// response's 1xx heads together, with maxResponseHeaderBytes as its
+// Transport's MaxResponseHeaderBytes, when no trace's Got1xxResponse
+// sees them: the larger of its header list bound and
+// MaxResponseHeaderBytes (http2clientConnReadLoop.handleResponse).
+func maxInformationalList(maxResponseHeaderBytes int64) int64 {
+	switch n := maxResponseHeaderBytes; {
+	case n <= 0:
+		return 10 << 20
+	case n >= math.MaxUint32-http1Slack:
+		// Its header list bound is no setting then, 0 to this
+		// comparison, so MaxResponseHeaderBytes is the larger.
+		return n
+	default:
+		return n + http1Slack
+	}
+}
+
+// responseTooLarge is what the client gets of a response whose head, a
+// 1xx head or the final one as what says, counts size bytes, over the
+// client's limit: in the words of the stream error net/http's client
+// gets then, so that what classifies those classifies this alike.
+func (t *transport) responseTooLarge(what string, size int64) error {
+	return fmt.Errorf("stream error: inprochttp: %s too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
+		what, size, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack)
+}
+
+// informationalTooLarge is what the client gets of a response whose 1xx
+// heads count size bytes together, over the bound for them when no
+// trace sees them: a stream error, as for one head.
+func (t *transport) informationalTooLarge(size int64) error {
+	return fmt.Errorf("stream error: inprochttp: 1xx response heads too large: %d bytes together, as HTTP/2 counts them, with no trace's Got1xxResponse to see them, over the client's limit of %d for them (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
+		size, t.maxInformationalList, t.maxResponseHeaderBytes, http1Slack)
 }

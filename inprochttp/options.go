@@ -41,10 +41,13 @@ func WithMaxHeaderBytes(n int) Option {
 // client. The bound is n bytes and 320 more, counted as
 // [WithMaxHeaderBytes] says. A response whose head is over it fails the
 // client's RoundTrip with a stream error (PROTOCOL_ERROR), and the
-// handler's context ends, as net/http's client resets the stream. Zero
-// or less means 10 MiB, net/http's HTTP/2 client's default. A bound
-// larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as it does
-// there.
+// handler's context ends, as net/http's client resets the stream. Each
+// 1xx response's head is bounded alike. Unless the request's
+// [net/http/httptrace.ClientTrace] has a Got1xxResponse, a response's 1xx heads
+// are bounded together too, as net/http's client bounds those it shows
+// no one. Zero or less means 10 MiB, net/http's HTTP/2 client's default.
+// A bound larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as
+// it does there. For 1xx heads together, such a bound is n itself.
 func WithMaxResponseHeaderBytes(n int64) Option {
 	return optionFunc(func(t *transport) { t.maxResponseHeaderBytes = n })
 }
