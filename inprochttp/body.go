@@ -145,6 +145,14 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		// length, fails, and resets the stream.
 		return 0, ex.inFailed(errBodyTooLong)
 	}
+	if err == io.EOF {
+		// net/http's client ends the stream with the trailers, which
+		// it sends only within the server's limit; over it, it fails
+		// and resets the stream.
+		if tooLarge := ex.t.requestTrailersTooLarge(ex.creq.Trailer); tooLarge != nil {
+			return n, ex.inFailed(tooLarge)
+		}
+	}
 	switch {
 	case err == nil:
 		return n, nil

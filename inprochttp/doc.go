@@ -56,13 +56,16 @@
 //     the handler, as net/http's client refuses to send it once it knows
 //     the limit; on a new connection, whose first request may go before
 //     the client knows it, net/http's server answers 431 instead. A
-//     response whose head is over the client's limit
-//     ([WithMaxResponseHeaderBytes]) fails RoundTrip with a stream error,
-//     and the handler's context ends. So does a 1xx response whose head
-//     is over that limit. Unless the request's trace has a
-//     Got1xxResponse, so do a response's 1xx heads over it together, as
-//     net/http's client bounds the 1xx heads it shows no one. Trailers
-//     are not counted against these limits.
+//     request's trailers are bounded by that limit too, when the
+//     handler reads the end of the body: over it, that read fails and
+//     so does the client's request, as net/http's client resets the
+//     stream rather than send them. A response whose head is over the
+//     client's limit ([WithMaxResponseHeaderBytes]) fails RoundTrip with
+//     a stream error, and the handler's context ends. So does a 1xx
+//     response whose head is over that limit. Unless the request's trace
+//     has a Got1xxResponse, so do a response's 1xx heads over it
+//     together, as net/http's client bounds the 1xx heads it shows no
+//     one. A response's trailers are not counted against these limits.
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
 //     resets its stream: the client gets an error that HTTP/2 clients
 //     recognize as a stream reset with INTERNAL_ERROR (connect-go reports

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc/inprochttp"
 )
@@ -441,6 +442,83 @@ func TestInformationalHeaderLimit(t *testing.T) {
 				}
 				if tc.refused && err != nil {
 					waitFor(t, ctxEnded, "the handler's context's end")
+				}
+			})
+		})
+	}
+}
+
+// TestRequestTrailerLimit: net/http's HTTP/2 client counts a request's
+// trailers as HTTP/2 counts them, at the end of the body, and sends them
+// only within the server's SETTINGS_MAX_HEADER_LIST_SIZE (MaxHeaderBytes
+// and 320 bytes); over it, it resets the stream. The handler's read of
+// the body then fails, with no trailer value, and the client's
+// RoundTrip fails, or its read of the body if the head came first.
+// Trailers at the limit reach the handler.
+func TestRequestTrailerLimit(t *testing.T) {
+	type testCase struct {
+		name         string
+		limits       headerLimits
+		respondFirst bool // the handler flushes its head before it reads
+		pad          []string
+		refused      bool
+	}
+	var cases []testCase
+	for _, maxHeaderBytes := range []int{0, 4096} {
+		limit := maxHeaderBytes + 320
+		if maxHeaderBytes <= 0 {
+			limit = http.DefaultMaxHeaderBytes + 320
+		}
+		for _, respondFirst := range []bool{false, true} {
+			for _, over := range []int{0, 1} {
+				cases = append(cases, testCase{
+					name:         "maxHeaderBytes=" + strconv.Itoa(maxHeaderBytes) + "/respondFirst=" + strconv.FormatBool(respondFirst) + "/over=" + strconv.Itoa(over),
+					limits:       headerLimits{header: maxHeaderBytes},
+					respondFirst: respondFirst,
+					pad:          padTo(0, limit+over),
+					refused:      over > 0,
+				})
+			}
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				type read struct {
+					err    error
+					values int // of the trailer
+				}
+				reads := make(chan read, 1)
+				hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/x" {
+						return
+					}
+					if tc.respondFirst {
+						w.(http.Flusher).Flush()
+					}
+					_, err := io.Copy(io.Discard, r.Body)
+					reads <- read{err, len(r.Trailer["X-Pad"])}
+				}), tc.limits)
+				warm(t, hc, base)
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/x", strings.NewReader("body"))
+				req.Trailer = http.Header{"X-Pad": tc.pad}
+				resp, err := hc.Do(req)
+				if err == nil {
+					_, err = drain(resp.Body)
+				}
+				var got read
+				select {
+				case got = <-reads:
+				case <-time.After(bound):
+					t.Fatalf("the handler did not read the body within %v", bound)
+				}
+				switch {
+				case tc.refused && (err == nil || got.err == nil || got.values != 0):
+					t.Errorf("over the limit: client's error %v, handler's read %v with %d trailer values; want both to fail, with none", err, got.err, got.values)
+				case !tc.refused && (err != nil || got.err != nil || got.values != len(tc.pad)):
+					t.Errorf("at the limit: client's error %v, handler's read %v with %d trailer values; want %d values", err, got.err, got.values, len(tc.pad))
+				case tc.refused && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxHeaderBytes"):
+					t.Errorf("the error does not name the limit: %v", err)
 				}
 			})
 		})

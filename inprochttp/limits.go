@@ -77,11 +77,33 @@ func maxResponseHeaderList(maxResponseHeaderBytes int64) int64 {
 	}
 }
 
-// requestTooLarge is why a request whose header list counts size bytes
-// is not sent, over limit, the bound for maxHeaderBytes.
-func requestTooLarge(size, limit int64, maxHeaderBytes int) error {
-	return fmt.Errorf("inprochttp: request header list too large: %d bytes, as HTTP/2 counts them, over the server's limit of %d (MaxHeaderBytes %d and %d; http.DefaultMaxHeaderBytes for 0)",
-		size, limit, maxHeaderBytes, http1Slack)
+// requestTooLarge is why a request whose header list, or trailers, as
+// what says, count size bytes is not sent, or not ended, over limit, the
+// bound for maxHeaderBytes.
+func requestTooLarge(what string, size, limit int64, maxHeaderBytes int) error {
+	return fmt.Errorf("inprochttp: %s too large: %d bytes, as HTTP/2 counts them, over the server's limit of %d (MaxHeaderBytes %d and %d; http.DefaultMaxHeaderBytes for 0)",
+		what, size, limit, maxHeaderBytes, http1Slack)
+}
+
+// requestTrailersTooLarge is why net/http's client does not send the
+// trailers of a request, at the end of its body: they count more than
+// the server's limit (http2ClientConn.encodeTrailers). It counts each
+// value of each key as a field, as net/http's client sends them,
+// declared or not. net/http's server would keep the trailers that fit
+// of a list over its limit, dropping the rest, but only a client that
+// ignores the limit sends it one; in-process, the client always knows
+// the limit.
+func (t *transport) requestTrailersTooLarge(trailer http.Header) error {
+	var size int64
+	for k, vv := range trailer {
+		for _, v := range vv {
+			size += fieldSize(k, len(v))
+		}
+	}
+	if size > t.maxRequestList {
+		return requestTooLarge("request trailers", size, t.maxRequestList, t.maxHeaderBytes)
+	}
+	return nil
 }
 
 // maxInformationalList is the most net/http's HTTP/2 client takes of a

@@ -28,7 +28,11 @@ func WithErrorLog(l *log.Logger) Option {
 // value and 32 bytes, pseudo-header fields (:authority, :method, :path,
 // :scheme) included, and each cookie-pair as a field of its own. A
 // request over the bound fails in RoundTrip and never reaches the
-// handler, as net/http's client refuses to send it. Zero or less means
+// handler, as net/http's client refuses to send it. A request's
+// trailers are bounded alike, when the handler reads the end of the
+// body. Trailers over the bound fail that read and the client's
+// request, as net/http's client resets the stream rather than send
+// them. Zero or less means
 // [http.DefaultMaxHeaderBytes], as on net/http. A bound larger than an
 // HTTP/2 setting can say (4 GiB) is the largest it can say, where
 // net/http's server wraps it to a small one.

@@ -92,7 +92,7 @@ func serverRequest(req, sreq *http.Request, maxList int64, maxHeaderBytes int) (
 		return arrival{}, err
 	}
 	if size += headerSize; size > maxList {
-		return arrival{}, requestTooLarge(size, maxList, maxHeaderBytes)
+		return arrival{}, requestTooLarge("request header list", size, maxList, maxHeaderBytes)
 	}
 	// The "Trailer" field the client sends declares req.Trailer's keys,
 	// and the server takes it out of the header.
