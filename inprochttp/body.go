@@ -85,9 +85,18 @@ func (ex *exchange) readEOFLocked() error {
 	if ex.remain > 0 {
 		err = io.ErrUnexpectedEOF
 	}
+	// The client takes the trailers as net/http's client does: cut to
+	// its bound, or, where that client fails its connection on them,
+	// not at all, failing the read.
+	trailer, tooLarge := ex.t.cutTrailers(ex.trailer)
+	if tooLarge != nil {
+		err = tooLarge
+	}
 	ex.readEnd = err
 	ex.dropWindowLocked()
-	ex.deliverTrailersLocked()
+	if tooLarge == nil {
+		ex.deliverTrailersLocked(trailer)
+	}
 	ex.mu.Unlock()
 	ex.stopWatching()
 	return err

@@ -65,7 +65,12 @@
 //     response whose head is over that limit. Unless the request's trace
 //     has a Got1xxResponse, so do a response's 1xx heads over it
 //     together, as net/http's client bounds the 1xx heads it shows no
-//     one. A response's trailers are not counted against these limits.
+//     one. A response's trailers are bounded by that limit too, as
+//     net/http's client bounds them: counted in the order of their keys,
+//     the fields from the first that does not fit on are dropped, with no
+//     error. Trailers over it in ways on which net/http's client fails
+//     its connection instead fail the client's read of the body's end
+//     with a connection error (see [WithMaxResponseHeaderBytes]).
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
 //     resets its stream: the client gets an error that HTTP/2 clients
 //     recognize as a stream reset with INTERNAL_ERROR (connect-go reports

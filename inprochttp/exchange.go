@@ -360,14 +360,15 @@ func (ex *exchange) stopWatching() {
 	}
 }
 
-// deliverTrailersLocked sets the response's trailers, as the client reads
-// the end of its body.
-func (ex *exchange) deliverTrailersLocked() {
+// deliverTrailersLocked sets the response's trailers to trailer, what
+// the client takes of the handler's, as the client reads the end of its
+// body.
+func (ex *exchange) deliverTrailersLocked(trailer http.Header) {
 	switch {
-	case len(ex.trailer) == 0:
+	case len(trailer) == 0:
 	case ex.resp.Trailer == nil:
-		ex.resp.Trailer = ex.trailer // no one else has it
+		ex.resp.Trailer = trailer // no one else has it
 	default:
-		maps.Copy(ex.resp.Trailer, ex.trailer)
+		maps.Copy(ex.resp.Trailer, trailer)
 	}
 }

@@ -1,18 +1,26 @@
 package inprochttp_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/localgrpc/localgrpc/inprochttp"
+	"golang.org/x/net/http2/hpack"
 )
 
 // headerLimits are a server's MaxHeaderBytes and a client's
@@ -521,6 +529,280 @@ func TestRequestTrailerLimit(t *testing.T) {
 					t.Errorf("the error does not name the limit: %v", err)
 				}
 			})
+		})
+	}
+}
+
+// A trailerField is a field of a response's trailers.
+type trailerField struct{ key, value string }
+
+// trailerOutcome is what a client makes of a response's trailers: the
+// trailers it keeps, and the class of the error its read of the body
+// ends with instead of io.EOF.
+type trailerOutcome struct {
+	trailer http.Header
+	class   string
+}
+
+func (o trailerOutcome) String() string {
+	var kept []string
+	for k, vv := range o.trailer {
+		for _, v := range vv {
+			kept = append(kept, k+":"+strconv.Itoa(len(v)))
+		}
+	}
+	slices.Sort(kept)
+	return fmt.Sprintf("trailers %v (key:length), error %q", kept, o.class)
+}
+
+// readTrailers is what tr's client makes of the trailers fields, set
+// under http.TrailerPrefix by a handler, with MaxResponseHeaderBytes
+// maxResponse.
+func readTrailers(t *testing.T, tr transport, maxResponse int64, fields []trailerField) trailerOutcome {
+	t.Helper()
+	hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/x" {
+			return
+		}
+		io.WriteString(w, "body")
+		for _, f := range fields {
+			w.Header().Add(http.TrailerPrefix+f.key, f.value)
+		}
+	}), headerLimits{response: maxResponse})
+	warm(t, hc, base)
+	resp, err := hc.Get(base + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := drain(resp.Body)
+	if body != "body" {
+		t.Errorf("body %q, want all of it before the trailers", body)
+	}
+	o := trailerOutcome{class: h2Class(err)}
+	for k, vv := range resp.Trailer {
+		if len(vv) > 0 {
+			if o.trailer == nil {
+				o.trailer = make(http.Header)
+			}
+			o.trailer[k] = vv
+		}
+	}
+	if err != nil && tr.name == "inproc" && !strings.Contains(err.Error(), "MaxResponseHeaderBytes") {
+		t.Errorf("the error does not name the limit: %v", err)
+	}
+	return o
+}
+
+// printable is n bytes of printable ASCII but the space, from r: a value
+// whose bytes take Huffman codes of many lengths.
+func printable(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('!' + r.IntN('~'-'!'+1))
+	}
+	return string(b)
+}
+
+// hpackLen is how many bytes HPACK takes to send fields, none of which
+// the encoder has sent before, as golang.org/x/net/http2/hpack, which
+// net/http bundles, encodes them.
+func hpackLen(fields []trailerField) int {
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	for _, f := range fields {
+		enc.WriteField(hpack.HeaderField{Name: strings.ToLower(f.key), Value: f.value})
+	}
+	return buf.Len()
+}
+
+// fillTo is fields and a field named key whose value makes the fields'
+// HPACK block wire bytes long. Its value is of '&', which Huffman codes
+// in 8 bits, so HPACK sends it as it is, a byte a byte.
+func fillTo(t *testing.T, fields []trailerField, key string, wire int) []trailerField {
+	t.Helper()
+	n := wire - hpackLen(fields) - hpackLen([]trailerField{{key, ""}})
+	for ; n > 0; n-- {
+		filled := append(slices.Clip(fields), trailerField{key, strings.Repeat("&", n)})
+		if got := hpackLen(filled); got == wire {
+			return filled
+		} else if got < wire {
+			break
+		}
+	}
+	t.Fatalf("no value of %s makes the block %d bytes", key, wire)
+	return nil
+}
+
+// TestResponseTrailerLimit: net/http's HTTP/2 client reads a response's
+// trailers through the framer that bounds a head, and with the same
+// bound, counted as HTTP/2 counts it, the fields in the order the server
+// sends them (by key). It keeps the fields up to the first that does not
+// fit, drops that one and the rest, and reports no error. It fails the
+// connection instead, and so the read of the body, on a name or value
+// longer than the bound as sent (Huffman-coded where that is shorter),
+// or as decoded where it decodes it (COMPRESSION_ERROR), and on a frame
+// of the trailers' HPACK block longer than twice what is left of the
+// bound, which any frame after the cut is (PROTOCOL_ERROR). The cases
+// go in pairs: at an edge, and a byte past it.
+func TestResponseTrailerLimit(t *testing.T) {
+	const maxResponse = 4096
+	const limit = maxResponse + 320
+	// pad is a field named key that HTTP/2 counts as size bytes, its
+	// value of 'p', 6 bits in Huffman code.
+	pad := func(key string, size int) trailerField {
+		return trailerField{key, strings.Repeat("p", size-fieldsSize(key, ""))}
+	}
+	// values are n fields X-T00, X-T01, ..., of n printable bytes
+	// each.
+	values := func(n, valueLen int) []trailerField {
+		r := rand.New(rand.NewPCG(uint64(n), uint64(valueLen)))
+		fields := make([]trailerField, n)
+		for i := range fields {
+			fields[i] = trailerField{fmt.Sprintf("X-T%02d", i), printable(r, valueLen)}
+		}
+		return fields
+	}
+	keys := func(fields []trailerField) []string {
+		var kk []string
+		for _, f := range fields {
+			kk = append(kk, f.key)
+		}
+		return kk
+	}
+	cut := pad("X-A", limit+1) // a first field that does not fit
+	for _, tc := range []struct {
+		name        string
+		maxResponse int64 // maxResponse if 0
+		fields      func(t *testing.T) []trailerField
+		kept        []string
+		class       string
+	}{
+		{
+			name:   "at",
+			fields: func(*testing.T) []trailerField { return []trailerField{pad("X-A", limit-36), {"X-B", "1"}} },
+			kept:   []string{"X-A", "X-B"},
+		},
+		{
+			name:   "over",
+			fields: func(*testing.T) []trailerField { return []trailerField{pad("X-A", limit-36+1), {"X-B", "1"}} },
+			kept:   []string{"X-A"},
+		},
+		{
+			// Sent by key: X-A comes first though set last.
+			name:   "over-by-key",
+			fields: func(*testing.T) []trailerField { return []trailerField{pad("X-C", limit-36+1), {"X-A", "1"}} },
+			kept:   []string{"X-A"},
+		},
+		{
+			name:   "all-dropped",
+			fields: func(*testing.T) []trailerField { return []trailerField{cut, {"X-B", "1"}} },
+		},
+		{
+			name: "value-at-bound",
+			fields: func(*testing.T) []trailerField {
+				return []trailerField{{"X-A", "1"}, {"X-B", strings.Repeat("p", limit)}}
+			},
+			kept: []string{"X-A"},
+		},
+		{
+			name: "value-over-bound",
+			fields: func(*testing.T) []trailerField {
+				return []trailerField{{"X-A", "1"}, {"X-B", strings.Repeat("p", limit+1)}}
+			},
+			class: "connection error, COMPRESSION_ERROR",
+		},
+		{
+			// After the cut a field too large for HPACK's table is
+			// not decoded: its length as sent counts, and 'a' is
+			// sent in 5 bits, 7065 of them in the bound's 4416 bytes.
+			name:   "huffman-at-bound-after-cut",
+			fields: func(*testing.T) []trailerField { return []trailerField{cut, {"X-B", strings.Repeat("a", limit*8/5)}} },
+		},
+		{
+			name:   "huffman-over-bound-after-cut",
+			fields: func(*testing.T) []trailerField { return []trailerField{cut, {"X-B", strings.Repeat("a", limit*8/5+1)}} },
+			class:  "connection error, COMPRESSION_ERROR",
+		},
+		{
+			// '{' takes 15 bits in Huffman code: sent as it is.
+			name:   "raw-at-bound-after-cut",
+			fields: func(*testing.T) []trailerField { return []trailerField{cut, {"X-B", strings.Repeat("{", limit)}} },
+		},
+		{
+			name:   "raw-over-bound-after-cut",
+			fields: func(*testing.T) []trailerField { return []trailerField{cut, {"X-B", strings.Repeat("{", limit+1)}} },
+			class:  "connection error, COMPRESSION_ERROR",
+		},
+		{
+			// A field small enough for HPACK's table is decoded
+			// after the cut, to be added to it, and fails.
+			name:        "decoded-over-bound-after-cut",
+			maxResponse: 1000,
+			fields: func(*testing.T) []trailerField {
+				return []trailerField{pad("X-A", 1320+1), {"X-B", strings.Repeat("a", 2000)}}
+			},
+			class: "connection error, COMPRESSION_ERROR",
+		},
+		{
+			// The first frame comes with all the bound left.
+			name: "first-frame-at-twice-the-bound",
+			fields: func(t *testing.T) []trailerField {
+				return fillTo(t, values(5, 1000), "X-T05", 2*limit)
+			},
+			kept: []string{"X-T00", "X-T01", "X-T02", "X-T03"},
+		},
+		{
+			name: "first-frame-over-twice-the-bound",
+			fields: func(t *testing.T) []trailerField {
+				return fillTo(t, values(5, 1000), "X-T05", 2*limit+1)
+			},
+			class: "connection error, PROTOCOL_ERROR",
+		},
+		{
+			// X-T03 begins in the first frame and is cut in the
+			// second, which comes with the bound less X-T00 to X-T02
+			// left.
+			name:        "second-frame-at-twice-what-is-left",
+			maxResponse: 20000,
+			fields: func(t *testing.T) []trailerField {
+				return fillTo(t, values(3, 5000), "X-T03", 16384+2*(20320-3*fieldsSize("x-t00", strings.Repeat("v", 5000))))
+			},
+			kept: []string{"X-T00", "X-T01", "X-T02"},
+		},
+		{
+			name:        "second-frame-over-twice-what-is-left",
+			maxResponse: 20000,
+			fields: func(t *testing.T) []trailerField {
+				return fillTo(t, values(3, 5000), "X-T03", 16384+2*(20320-3*fieldsSize("x-t00", strings.Repeat("v", 5000)))+1)
+			},
+			class: "connection error, PROTOCOL_ERROR",
+		},
+		{
+			// X-T07 is cut in the fourth frame: a block that ends
+			// with it is cut, one a byte longer fails.
+			name:        "no-frame-after-the-cut",
+			maxResponse: 60000 - 320,
+			fields:      func(t *testing.T) []trailerField { return fillTo(t, values(8, 8000), "X-T08", 4*16384) },
+			kept:        keys(values(7, 8000)),
+		},
+		{
+			name:        "a-frame-after-the-cut",
+			maxResponse: 60000 - 320,
+			fields:      func(t *testing.T) []trailerField { return fillTo(t, values(8, 8000), "X-T08", 4*16384+1) },
+			class:       "connection error, PROTOCOL_ERROR",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			maxResponse := cmp.Or(tc.maxResponse, maxResponse)
+			fields := tc.fields(t)
+			got := readTrailers(t, transports[0], maxResponse, fields)
+			want := readTrailers(t, transports[1], maxResponse, fields)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("in-process %v\nnet/http   %v", got, want)
+			}
+			if kept := slices.Sorted(maps.Keys(want.trailer)); !slices.Equal(kept, tc.kept) || want.class != tc.class {
+				t.Errorf("net/http's client kept %v with error %q; the case expects %v with %q", kept, want.class, tc.kept, tc.class)
+			}
 		})
 	}
 }

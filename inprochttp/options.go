@@ -40,16 +40,28 @@ func WithMaxHeaderBytes(n int) Option {
 	return optionFunc(func(t *transport) { t.maxHeaderBytes = n })
 }
 
-// WithMaxResponseHeaderBytes bounds the response head the client takes,
-// as [http.Transport.MaxResponseHeaderBytes] does on net/http's HTTP/2
-// client. The bound is n bytes and 320 more, counted as
+// WithMaxResponseHeaderBytes bounds the response heads and trailers the
+// client takes, as [http.Transport.MaxResponseHeaderBytes] does on
+// net/http's HTTP/2 client. The bound is n bytes and 320 more, counted as
 // [WithMaxHeaderBytes] says. A response whose head is over it fails the
 // client's RoundTrip with a stream error (PROTOCOL_ERROR), and the
 // handler's context ends, as net/http's client resets the stream. Each
 // 1xx response's head is bounded alike. Unless the request's
 // [net/http/httptrace.ClientTrace] has a Got1xxResponse, a response's 1xx heads
 // are bounded together too, as net/http's client bounds those it shows
-// no one. Zero or less means 10 MiB, net/http's HTTP/2 client's default.
+// no one. A response's trailers are bounded alike, counted in the order
+// of their keys, as net/http's server sends them. The fields from the
+// first that does not fit on are dropped, with no error, as net/http's
+// client drops them. The client's read of the body's end fails with a
+// connection error instead where net/http's client fails its
+// connection: on a trailer's name or value longer than the bound
+// (COMPRESSION_ERROR), and on a 16 KiB frame of the trailers' HPACK
+// block longer than twice what is left of the bound as it comes, as
+// every frame after the first field dropped is (PROTOCOL_ERROR). Bytes
+// on the wire are reckoned as HPACK sends fields it has not sent
+// before. A field net/http's server sent before costs it fewer bytes,
+// so within a few bytes of an edge the two may disagree. Zero or less
+// means 10 MiB, net/http's HTTP/2 client's default.
 // A bound larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as
 // it does there. For 1xx heads together, such a bound is n itself.
 func WithMaxResponseHeaderBytes(n int64) Option {
