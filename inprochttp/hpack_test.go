@@ -9,18 +9,6 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// TestHuffmanCodeLen: each byte's code is as long as in the Huffman code
-// of golang.org/x/net/http2/hpack, which net/http bundles. Eight of a
-// byte take its length in whole bytes.
-func TestHuffmanCodeLen(t *testing.T) {
-	for c := range 256 {
-		s := strings.Repeat(string([]byte{byte(c)}), 8)
-		if got, want := uint64(huffmanCodeLen[c]), hpack.HuffmanEncodeLength(s); got != want {
-			t.Errorf("byte %#x: %d bits, hpack has %d", c, got, want)
-		}
-	}
-}
-
 // TestHPACKFieldLen: hpackFieldLen is what hpack's encoder writes of a
 // field it has not sent before, for names and values of every byte and
 // lengths about where an HPACK integer takes another byte.
