@@ -85,9 +85,18 @@ func (ex *exchange) readEOFLocked() error {
 	if ex.remain > 0 {
 		err = io.ErrUnexpectedEOF
 	}
+	// The client takes the trailers as net/http's client does: cut to
+	// its bound, or, where that client fails its connection on them,
+	// not at all, failing the read.
+	trailer, tooLarge := ex.t.cutTrailers(ex.trailer)
+	if tooLarge != nil {
+		err = tooLarge
+	}
 	ex.readEnd = err
 	ex.dropWindowLocked()
-	ex.deliverTrailersLocked()
+	if tooLarge == nil {
+		ex.deliverTrailersLocked(trailer)
+	}
 	ex.mu.Unlock()
 	ex.stopWatching()
 	return err
@@ -144,6 +153,14 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		// net/http's client sends none of what it read beyond the
 		// length, fails, and resets the stream.
 		return 0, ex.inFailed(errBodyTooLong)
+	}
+	if err == io.EOF {
+		// net/http's client ends the stream with the trailers, which
+		// it sends only within the server's limit; over it, it fails
+		// and resets the stream.
+		if tooLarge := ex.t.requestTrailersTooLarge(ex.creq.Trailer); tooLarge != nil {
+			return n, ex.inFailed(tooLarge)
+		}
 	}
 	switch {
 	case err == nil:

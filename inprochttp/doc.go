@@ -56,10 +56,21 @@
 //     the handler, as net/http's client refuses to send it once it knows
 //     the limit; on a new connection, whose first request may go before
 //     the client knows it, net/http's server answers 431 instead. A
-//     response whose head is over the client's limit
-//     ([WithMaxResponseHeaderBytes]) fails RoundTrip with a stream error,
-//     and the handler's context ends. Trailers and 1xx responses are not
-//     counted against these limits.
+//     request's trailers are bounded by that limit too, when the
+//     handler reads the end of the body: over it, that read fails and
+//     so does the client's request, as net/http's client resets the
+//     stream rather than send them. A response whose head is over the
+//     client's limit ([WithMaxResponseHeaderBytes]) fails RoundTrip with
+//     a stream error, and the handler's context ends. So does a 1xx
+//     response whose head is over that limit. Unless the request's trace
+//     has a Got1xxResponse, so do a response's 1xx heads over it
+//     together, as net/http's client bounds the 1xx heads it shows no
+//     one. A response's trailers are bounded by that limit too, as
+//     net/http's client bounds them: counted in the order of their keys,
+//     the fields from the first that does not fit on are dropped, with no
+//     error. Trailers over it in ways on which net/http's client fails
+//     its connection instead fail the client's read of the body's end
+//     with a connection error (see [WithMaxResponseHeaderBytes]).
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
 //     resets its stream: the client gets an error that HTTP/2 clients
 //     recognize as a stream reset with INTERNAL_ERROR (connect-go reports
@@ -80,9 +91,10 @@
 // "trailers" is answered 400, the URL is parsed from the path sent, the
 // Host is in punycode, headers have canonical keys, connection-specific
 // fields (Connection, Keep-Alive, Transfer-Encoding, Upgrade) are left
-// out, cookies are joined in one field, one User-Agent is kept, and
-// "Expect: 100-continue" is answered at the handler's first read of the
-// body. The handler reads no more of the body than its ContentLength.
+// out, cookies are joined in one field, an empty Cookie value is not
+// sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
+// the handler's first read of the body. The handler reads no more of the
+// body than its ContentLength.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may

@@ -55,6 +55,10 @@ type exchange struct {
 	// deadlines are the handler's, nil until it sets one.
 	deadlines *deadlines
 
+	// informationalSize is what HTTP/2 counts of the 1xx heads sent so
+	// far.
+	informationalSize int64
+
 	sent     bool
 	writeEnd error
 	readEnd  error
@@ -188,7 +192,7 @@ func (ex *exchange) response() (*http.Response, error) {
 	// The client reads the head as it came, the "Trailer" field in it.
 	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
 		// net/http's client resets the stream, and RoundTrip fails.
-		err := responseTooLarge(size, ex.t.maxResponseList, ex.t.maxResponseHeaderBytes)
+		err := ex.t.responseTooLarge("response header list", size)
 		ex.mu.Unlock()
 		ex.clientEnd(err, err)
 		return nil, err
@@ -356,14 +360,15 @@ func (ex *exchange) stopWatching() {
 	}
 }
 
-// deliverTrailersLocked sets the response's trailers, as the client reads
-// the end of its body.
-func (ex *exchange) deliverTrailersLocked() {
+// deliverTrailersLocked sets the response's trailers to trailer, what
+// the client takes of the handler's, as the client reads the end of its
+// body.
+func (ex *exchange) deliverTrailersLocked(trailer http.Header) {
 	switch {
-	case len(ex.trailer) == 0:
+	case len(trailer) == 0:
 	case ex.resp.Trailer == nil:
-		ex.resp.Trailer = ex.trailer // no one else has it
+		ex.resp.Trailer = trailer // no one else has it
 	default:
-		maps.Copy(ex.resp.Trailer, ex.trailer)
+		maps.Copy(ex.resp.Trailer, trailer)
 	}
 }

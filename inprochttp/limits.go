@@ -2,18 +2,21 @@ package inprochttp
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 )
 
 // HTTP/2 bounds a header list by the size HPACK gives it: each field's
 // name and value and 32 bytes (RFC 9113, section 6.5.2). net/http's
 // HTTP/2 server advertises its bound in SETTINGS_MAX_HEADER_LIST_SIZE,
-// which its client obeys before it sends a request; its client bounds
-// the response heads it reads by a bound of its own. Both are counted
-// here on the fields that would cross the wire, and checked where
-// net/http's client checks them: a request before it is sent, a
-// response's head as it arrives.
+// which its client obeys before it sends a request or its trailers; its
+// client bounds the response heads, 1xx or final, and trailers it reads
+// by a bound of its own. Both are counted here on the fields that would
+// cross the wire, and checked where net/http's client checks them: a
+// request before it is sent, its trailers at the end of its body, a
+// response's heads as they arrive, its trailers at the end of its body.
 
 // http1Slack is what net/http adds to a limit in HTTP/1 bytes to make it
 // a header list size (http2adjustHTTP1MaxHeaderSize): HTTP/1 counts no
@@ -77,18 +80,192 @@ func maxResponseHeaderList(maxResponseHeaderBytes int64) int64 {
 	}
 }
 
-// requestTooLarge is why a request whose header list counts size bytes
-// is not sent, over limit, the bound for maxHeaderBytes.
-func requestTooLarge(size, limit int64, maxHeaderBytes int) error {
-	return fmt.Errorf("inprochttp: request header list too large: %d bytes, as HTTP/2 counts them, over the server's limit of %d (MaxHeaderBytes %d and %d; http.DefaultMaxHeaderBytes for 0)",
-		size, limit, maxHeaderBytes, http1Slack)
+// requestTooLarge is why a request whose header list, or trailers, as
+// what says, count size bytes is not sent, or not ended, over limit, the
+// bound for maxHeaderBytes.
+func requestTooLarge(what string, size, limit int64, maxHeaderBytes int) error {
+	return fmt.Errorf("inprochttp: %s too large: %d bytes, as HTTP/2 counts them, over the server's limit of %d (MaxHeaderBytes %d and %d; http.DefaultMaxHeaderBytes for 0)",
+		what, size, limit, maxHeaderBytes, http1Slack)
 }
 
-// responseTooLarge is what the client gets of a response whose head
-// counts size bytes, over limit, the bound for maxResponseHeaderBytes: in
-// the words of the stream error net/http's client gets then, so that
+// requestTrailersTooLarge is why net/http's client does not send the
+// trailers of a request, at the end of its body: they count more than
+// the server's limit (http2ClientConn.encodeTrailers). It counts each
+// value of each key as a field, as net/http's client sends them,
+// declared or not. net/http's server would keep the trailers that fit
+// of a list over its limit, dropping the rest, but only a client that
+// ignores the limit sends it one; in-process, the client always knows
+// the limit.
+func (t *transport) requestTrailersTooLarge(trailer http.Header) error {
+	var size int64
+	for k, vv := range trailer {
+		for _, v := range vv {
+			size += fieldSize(k, len(v))
+		}
+	}
+	if size > t.maxRequestList {
+		return requestTooLarge("request trailers", size, t.maxRequestList, t.maxHeaderBytes)
+	}
+	return nil
+}
+
+// maxInformationalList is the most net/http's HTTP/2 client takes of a
+// response's 1xx heads together, with maxResponseHeaderBytes as its
+// Transport's MaxResponseHeaderBytes, when no trace's Got1xxResponse
+// sees them: the larger of its header list bound and
+// MaxResponseHeaderBytes (http2clientConnReadLoop.handleResponse).
+func maxInformationalList(maxResponseHeaderBytes int64) int64 {
+	switch n := maxResponseHeaderBytes; {
+	case n <= 0:
+		return 10 << 20
+	case n >= math.MaxUint32-http1Slack:
+		// Its header list bound is no setting then, 0 to this
+		// comparison, so MaxResponseHeaderBytes is the larger.
+		return n
+	default:
+		return n + http1Slack
+	}
+}
+
+// responseTooLarge is what the client gets of a response whose head, a
+// 1xx head or the final one as what says, counts size bytes, over the
+// client's limit: in the words of the stream error net/http's client
+// gets then, so that what classifies those classifies this alike.
+func (t *transport) responseTooLarge(what string, size int64) error {
+	return fmt.Errorf("stream error: inprochttp: %s too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
+		what, size, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack)
+}
+
+// informationalTooLarge is what the client gets of a response whose 1xx
+// heads count size bytes together, over the bound for them when no
+// trace sees them: a stream error, as for one head.
+func (t *transport) informationalTooLarge(size int64) error {
+	return fmt.Errorf("stream error: inprochttp: 1xx response heads too large: %d bytes together, as HTTP/2 counts them, with no trace's Got1xxResponse to see them, over the client's limit of %d for them (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
+		size, t.maxInformationalList, t.maxResponseHeaderBytes, http1Slack)
+}
+
+// A response's trailers cross in an HPACK block of their own, which
+// net/http's server sends in frames of 16 KiB (http2splitHeaderBlock)
+// and net/http's client reads as it reads a head, through its framer,
+// with the same bound (http2Framer.readMetaFrame). The framer emits the
+// fields in the order they came until one does not fit in what is left
+// of the bound; from there on it emits none and marks the list cut. Its
+// processTrailers, unlike handleResponse for a head, does not look at
+// the mark: the fields that fit are the trailers, and no error is
+// reported. The framer fails the connection instead of cutting in two
+// cases: a name or value longer than the bound (hpack's string limit,
+// COMPRESSION_ERROR), and a frame of the block longer than twice what
+// is left of the bound as the frame comes, which any frame after the cut
+// is (PROTOCOL_ERROR). Which of cutting and failing it does hangs on the
+// bytes HPACK sends, reckoned here as for fields the server has not sent
+// before (see hpackFieldLen): a field it sent before, on the same
+// connection or earlier in the block, costs it fewer, so within a few
+// bytes of an edge the two may disagree.
+
+// hpackFrameSize is the most of an HPACK block net/http's server sends in
+// one frame; the rest goes in CONTINUATION frames.
+const hpackFrameSize = 16 << 10
+
+// hpackIndexedMax is the largest field, as HTTP/2 counts it, that
+// net/http's server adds to HPACK's dynamic table (hpack's Encoder
+// shouldIndex, its table being 4096 bytes). net/http's client decodes the
+// strings of such a field even after the cut, to add it to its table, so
+// it fails on one longer than the bound there.
+const hpackIndexedMax = 4096
+
+// cutTrailers returns what net/http's HTTP/2 client keeps of a response's
+// trailers trailer, as net/http's server sends them, or the connection
+// error it fails the read of the body with instead.
+func (t *transport) cutTrailers(trailer http.Header) (http.Header, error) {
+	limit := t.maxResponseList
+	var size int64
+	for k, vv := range trailer {
+		for _, v := range vv {
+			size += fieldSize(k, len(v))
+		}
+	}
+	if size <= limit {
+		// Every field fits, and none of its strings is longer than the
+		// bound; no field takes more bytes on the wire than HTTP/2
+		// counts of it, so no frame is longer than twice what is left.
+		return trailer, nil
+	}
+	// net/http's server sends them by key (promoteUndeclaredTrailers
+	// sorts them), each key's values in order.
+	type field struct {
+		key, value        string
+		size              int64
+		wire              int // bytes on the wire
+		nameLen, valueLen int // bytes of each string on the wire, but its length
+	}
+	var fields []field
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(trailer)) {
+		for _, v := range trailer[k] {
+			wire, nameLen, valueLen := hpackFieldLen(k, v)
+			fields = append(fields, field{k, v, fieldSize(k, len(v)), wire, nameLen, valueLen})
+			total += wire
+		}
+	}
+	kept := make(http.Header)
+	remain, cut := limit, false
+	// next is where the next frame starts: the framer checks its
+	// length as it comes, once every field that ends before it is
+	// decoded.
+	next := 0
+	checkFrame := func() error {
+		// net/http doubles its 32-bit remainder in 32 bits, which
+		// wraps for a bound of 2 GiB or more and fails any frame
+		// longer than the wrapped double; this takes the double, as
+		// it means to.
+		if n := min(hpackFrameSize, total-next); int64(n) > 2*remain {
+			return t.trailersTooLarge(size, "a frame of their HPACK block more than twice what is left of", "PROTOCOL_ERROR")
+		}
+		next += hpackFrameSize
+		return nil
+	}
+	pos := 0
+	for _, f := range fields {
+		end := pos + f.wire
+		for next <= pos {
+			if err := checkFrame(); err != nil {
+				return nil, err
+			}
+		}
+		// hpack refuses a string longer than the bound as it reads
+		// the length it is sent with.
+		if int64(max(f.nameLen, f.valueLen)) > limit {
+			return nil, t.trailersTooLarge(size, "a name or value longer than", "COMPRESSION_ERROR")
+		}
+		for next < end {
+			if err := checkFrame(); err != nil {
+				return nil, err
+			}
+		}
+		// It also refuses one that decodes to more, where it decodes
+		// it: to emit the field, or to add it to its table.
+		if (!cut || f.size <= hpackIndexedMax) && int64(max(len(f.key), len(f.value))) > limit {
+			return nil, t.trailersTooLarge(size, "a name or value longer than", "COMPRESSION_ERROR")
+		}
+		if !cut {
+			if f.size > remain {
+				cut, remain = true, 0
+			} else {
+				remain -= f.size
+				kept[f.key] = append(kept[f.key], f.value)
+			}
+		}
+		pos = end
+	}
+	return kept, nil
+}
+
+// trailersTooLarge is what the client's read of the body fails with when
+// net/http's client would fail its connection with code on the
+// response's trailers, which count size bytes, for what they have in
+// the client's limit: in the words of that connection error, so that
 // what classifies those classifies this alike.
-func responseTooLarge(size, limit, maxResponseHeaderBytes int64) error {
-	return fmt.Errorf("stream error: inprochttp: response header list too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
-		size, limit, maxResponseHeaderBytes, http1Slack)
+func (t *transport) trailersTooLarge(size int64, what, code string) error {
+	return fmt.Errorf("connection error: inprochttp: response trailers too large: %d bytes, as HTTP/2 counts them, with %s the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); %s",
+		size, what, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack, code)
 }

@@ -28,7 +28,11 @@ func WithErrorLog(l *log.Logger) Option {
 // value and 32 bytes, pseudo-header fields (:authority, :method, :path,
 // :scheme) included, and each cookie-pair as a field of its own. A
 // request over the bound fails in RoundTrip and never reaches the
-// handler, as net/http's client refuses to send it. Zero or less means
+// handler, as net/http's client refuses to send it. A request's
+// trailers are bounded alike, when the handler reads the end of the
+// body. Trailers over the bound fail that read and the client's
+// request, as net/http's client resets the stream rather than send
+// them. Zero or less means
 // [http.DefaultMaxHeaderBytes], as on net/http. A bound larger than an
 // HTTP/2 setting can say (4 GiB) is the largest it can say, where
 // net/http's server wraps it to a small one.
@@ -36,15 +40,30 @@ func WithMaxHeaderBytes(n int) Option {
 	return optionFunc(func(t *transport) { t.maxHeaderBytes = n })
 }
 
-// WithMaxResponseHeaderBytes bounds the response head the client takes,
-// as [http.Transport.MaxResponseHeaderBytes] does on net/http's HTTP/2
-// client. The bound is n bytes and 320 more, counted as
+// WithMaxResponseHeaderBytes bounds the response heads and trailers the
+// client takes, as [http.Transport.MaxResponseHeaderBytes] does on
+// net/http's HTTP/2 client. The bound is n bytes and 320 more, counted as
 // [WithMaxHeaderBytes] says. A response whose head is over it fails the
 // client's RoundTrip with a stream error (PROTOCOL_ERROR), and the
-// handler's context ends, as net/http's client resets the stream. Zero
-// or less means 10 MiB, net/http's HTTP/2 client's default. A bound
-// larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as it does
-// there.
+// handler's context ends, as net/http's client resets the stream. Each
+// 1xx response's head is bounded alike. Unless the request's
+// [net/http/httptrace.ClientTrace] has a Got1xxResponse, a response's 1xx heads
+// are bounded together too, as net/http's client bounds those it shows
+// no one. A response's trailers are bounded alike, counted in the order
+// of their keys, as net/http's server sends them. The fields from the
+// first that does not fit on are dropped, with no error, as net/http's
+// client drops them. The client's read of the body's end fails with a
+// connection error instead where net/http's client fails its
+// connection: on a trailer's name or value longer than the bound
+// (COMPRESSION_ERROR), and on a 16 KiB frame of the trailers' HPACK
+// block longer than twice what is left of the bound as it comes, as
+// every frame after the first field dropped is (PROTOCOL_ERROR). Bytes
+// on the wire are reckoned as HPACK sends fields it has not sent
+// before. A field net/http's server sent before costs it fewer bytes,
+// so within a few bytes of an edge the two may disagree. Zero or less
+// means 10 MiB, net/http's HTTP/2 client's default.
+// A bound larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as
+// it does there. For 1xx heads together, such a bound is n itself.
 func WithMaxResponseHeaderBytes(n int64) Option {
 	return optionFunc(func(t *transport) { t.maxResponseHeaderBytes = n })
 }

@@ -92,7 +92,7 @@ func serverRequest(req, sreq *http.Request, maxList int64, maxHeaderBytes int) (
 		return arrival{}, err
 	}
 	if size += headerSize; size > maxList {
-		return arrival{}, requestTooLarge(size, maxList, maxHeaderBytes)
+		return arrival{}, requestTooLarge("request header list", size, maxList, maxHeaderBytes)
 	}
 	// The "Trailer" field the client sends declares req.Trailer's keys,
 	// and the server takes it out of the header.
@@ -309,7 +309,9 @@ func mentions(h http.Header, key string) bool {
 // client sends each cookie-pair as a field of its own (RFC 9113, section
 // 8.2.3), and the server joins them with "; ". nil if there are none.
 func joinCookies(vv []string) []string {
-	if len(vv) == 1 && !strings.Contains(vv[0], ";") {
+	// One pair, sent as it is; an empty value is no pair, and sends
+	// no field.
+	if len(vv) == 1 && vv[0] != "" && !strings.Contains(vv[0], ";") {
 		return vv
 	}
 	var crumbs []string

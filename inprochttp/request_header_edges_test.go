@@ -28,30 +28,14 @@ var requestHeaderCases = []exchangeCase{
 			saw("header", r.Header)
 		},
 	},
-	{
-		// Only the first User-Agent is sent.
-		name: "user-agent-first",
-		request: func(base string) *http.Request {
-			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
-			req.Header["User-Agent"] = []string{"first", "second"}
-			return req
-		},
-		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
-			saw("header", r.Header)
-		},
-	},
-	{
-		// An empty User-Agent is net/http's documented way to send none.
-		name: "user-agent-empty",
-		request: func(base string) *http.Request {
-			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
-			req.Header.Set("User-Agent", "")
-			return req
-		},
-		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
-			saw("header", r.Header)
-		},
-	},
+	// The client sends each cookie-pair in a field of its own and
+	// drops an empty last one, so an empty Cookie value sends no
+	// field at all: the handler sees no Cookie.
+	headerCase("cookie-empty", func(h http.Header) { h.Set("Cookie", "") }),
+	// Only the first User-Agent is sent.
+	headerCase("user-agent-first", func(h http.Header) { h["User-Agent"] = []string{"first", "second"} }),
+	// An empty User-Agent is net/http's documented way to send none.
+	headerCase("user-agent-empty", func(h http.Header) { h.Set("User-Agent", "") }),
 	{
 		// The server takes Expect: 100-continue for itself: the handler
 		// does not see it, and its first read sends 100 Continue, which
@@ -82,6 +66,14 @@ var requestHeaderCases = []exchangeCase{
 		},
 	},
 	// Cases that hold: pinned.
+
+	// Empty values among others send nothing; a pair left empty
+	// between semicolons is sent, empty, and joined as it is.
+	headerCase("cookies-some-empty", func(h http.Header) { h["Cookie"] = []string{"", "a=1;", "", "; ", ";b=2;; c=3", ""} }),
+	// "; " is one empty pair before the semicolon, which is sent.
+	headerCase("cookie-empty-pair", func(h http.Header) { h.Set("Cookie", "; ") }),
+	// Only empty values: no field.
+	headerCase("cookies-all-empty", func(h http.Header) { h["Cookie"] = []string{"", ""} }),
 	{
 		name: "te-trailers",
 		request: func(base string) *http.Request {
@@ -98,17 +90,23 @@ var requestHeaderCases = []exchangeCase{
 			saw("host", r.Host)
 		},
 	},
-	{
-		name: "cookie-one-value",
+	headerCase("cookie-one-value", func(h http.Header) { h.Set("Cookie", "a=1; b=2") }),
+}
+
+// headerCase is a GET of /x whose header set changes, and whose handler
+// sees the header.
+func headerCase(name string, set func(h http.Header)) exchangeCase {
+	return exchangeCase{
+		name: name,
 		request: func(base string) *http.Request {
 			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
-			req.Header.Set("Cookie", "a=1; b=2")
+			set(req.Header)
 			return req
 		},
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			saw("header", r.Header)
 		},
-	},
+	}
 }
 
 // TestRequestHeaderEdges runs each of requestHeaderCases in-process and

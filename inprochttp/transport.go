@@ -28,6 +28,7 @@ func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 	}
 	t.maxRequestList = maxRequestHeaderList(t.maxHeaderBytes)
 	t.maxResponseList = maxResponseHeaderList(t.maxResponseHeaderBytes)
+	t.maxInformationalList = maxInformationalList(t.maxResponseHeaderBytes)
 	if t.server == nil {
 		t.server = &http.Server{Handler: h, ErrorLog: t.errorLog, MaxHeaderBytes: t.maxHeaderBytes}
 	}
@@ -43,10 +44,12 @@ type transport struct {
 	handler  http.Handler
 	errorLog *log.Logger // nil: the log package's standard logger
 	// The limits as options set them, and the header list sizes they
-	// bound requests' and responses' heads to.
+	// bound requests' and responses' heads to, and a response's 1xx
+	// heads together.
 	maxHeaderBytes                  int
 	maxResponseHeaderBytes          int64
 	maxRequestList, maxResponseList int64
+	maxInformationalList            int64
 	// server is what handlers find under http.ServerContextKey:
 	// WithServer's, or one of the transport's own.
 	server *http.Server

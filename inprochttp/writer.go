@@ -67,24 +67,44 @@ func (w *responseWriter) WriteHeader(code int) {
 }
 
 // informational hands a 1xx response with header h to the client's trace,
-// as net/http sends it: without the final response's Content-Length.
+// as net/http sends it: without the final response's Content-Length. The
+// client bounds its head, as net/http's client bounds each HEADERS frame,
+// and, unless a trace's Got1xxResponse sees them, all the 1xx heads of
+// the response together: one over fails the request.
 func (ex *exchange) informational(code int, h http.Header) {
+	mh, _, _ := cloneHeader(h, 0, false)
+	delete(mh, "Content-Length")
 	trace := httptrace.ContextClientTrace(ex.creq.Context())
-	if trace == nil {
-		return
-	}
+	seen := trace != nil && trace.Got1xxResponse != nil
 	ex.mu.Lock()
-	gone := ex.readEnd != nil
-	ex.mu.Unlock()
-	if gone {
+	if ex.readEnd != nil {
 		// The client's request is over: net/http's client drops what
 		// arrives on a stream it reset, and a trace called now would
 		// race with a caller that took its request for done.
+		ex.mu.Unlock()
 		return
 	}
-	if trace.Got1xxResponse != nil {
-		mh, _, _ := cloneHeader(h, 0, false)
-		delete(mh, "Content-Length")
+	var tooLarge error
+	size := fieldSize(":status", 3) + headerListSize(mh, false)
+	if size > ex.t.maxResponseList {
+		tooLarge = ex.t.responseTooLarge("1xx response header list", size)
+	} else if !seen {
+		// A trace that sees them is left to bound them, as net/http
+		// leaves it.
+		ex.informationalSize += size
+		if ex.informationalSize > ex.t.maxInformationalList {
+			tooLarge = ex.t.informationalTooLarge(ex.informationalSize)
+		}
+	}
+	ex.mu.Unlock()
+	if tooLarge != nil {
+		ex.clientEnd(tooLarge, tooLarge) // as net/http's client resets the stream
+		return
+	}
+	if trace == nil {
+		return
+	}
+	if seen {
 		if err := trace.Got1xxResponse(code, textproto.MIMEHeader(mh)); err != nil {
 			ex.clientEnd(err, err) // as net/http's client ends the request
 			return
