@@ -106,10 +106,21 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 // abstract sockets, loopback and unspecified IP addresses, localhost and
 // :PORT, and dns or passthrough targets of those hosts. "localhost." is
 // not among them: with its trailing dot it is a DNS name, which a DNS
-// server may resolve to any address. Any other address
-// needs transport credentials, [WithClientTransportCredentials]
+// server may resolve to any address. Any other address needs transport
+// credentials, [WithClientTransportCredentials]
 // (insecure.NewCredentials() for plaintext on purpose), or NewClient
 // returns an error, as grpc.NewClient does without them.
+//
+// What addr says is where the call goes:
+//   - localhost, in any case, and an empty host are dialed on loopback
+//     (127.0.0.1, then ::1) and never resolved, as RFC 6761 says
+//     localhost names loopback: a hosts file without it, or a DNS search
+//     domain, would let DNS choose where the call goes. The same holds
+//     for dns and passthrough targets of localhost, whatever DNS server a
+//     dns target names.
+//   - An address on this machine is dialed without a proxy: Go's proxy
+//     rules pass over localhost and loopback addresses only, and an
+//     HTTPS_PROXY would carry a call to 0.0.0.0 to another machine.
 func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -140,13 +151,20 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		return c, nil
 	}
 	var gopts []grpc.DialOption
+	local := onThisMachine(a)
 	switch {
 	case cfg.creds != nil:
 		gopts = append(gopts, grpc.WithTransportCredentials(cfg.creds))
-	case onThisMachine(a):
+	case local:
 		// Nothing leaves the machine: plaintext, as is usual for unix
 		// sockets and loopback, unless WithGRPCDialOptions says otherwise.
 		gopts = append(gopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	if local {
+		// Go's proxy rules pass over only "localhost" and loopback IP
+		// addresses: an HTTPS_PROXY would carry a call to 0.0.0.0, ::
+		// or LOCALHOST, in plaintext, to another machine.
+		gopts = append(gopts, grpc.WithNoProxy())
 	}
 	gopts = append(gopts,
 		grpc.WithChainUnaryInterceptor(cfg.unary...),
@@ -161,7 +179,7 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	target, dial := grpcTarget(a)
 	gopts = append(gopts, dial...)
 	cc, err := grpc.NewClient(target, append(gopts, cfg.grpc...)...)
-	if err != nil && cfg.creds == nil && !onThisMachine(a) && strings.Contains(err.Error(), "no transport security set") {
+	if err != nil && cfg.creds == nil && !local && strings.Contains(err.Error(), "no transport security set") {
 		// grpc-go's own refusal, with the rule and the ways out.
 		return nil, &AddressError{Address: addr, Err: err, Reason: "may reach another machine, and no transport credentials were given: " +
 			"give them with WithClientTransportCredentials (credentials.NewTLS, or insecure.NewCredentials() for plaintext on purpose) " +
@@ -183,10 +201,11 @@ func grpcTarget(a Address) (string, []grpc.DialOption) {
 		return "passthrough:///localhost", []grpc.DialOption{unixDialer(a.Path)}
 	case Abstract:
 		return "passthrough:///localhost", []grpc.DialOption{unixDialer("@" + a.Name)}
-	case TCP:
-		if host, port, _ := net.SplitHostPort(a.HostPort); host == "" {
-			return "passthrough:///" + net.JoinHostPort("localhost", port), nil
-		}
+	}
+	if host, port, ok := endpointOf(a); ok && isLocalhost(host) && port != "" {
+		return "passthrough:///" + net.JoinHostPort("localhost", port), []grpc.DialOption{loopbackDialer(port)}
+	}
+	if a.Kind == TCP {
 		// grpc-go percent-decodes the target: a "%" of the address (an
 		// IPv6 zone) must reach its dialer as written, not decode into
 		// another host ("127.0.0.1%2eevil.example").

@@ -15,7 +15,10 @@ import (
 // any of the addresses works: socket clients connect, and their calls,
 // like in-process ones, wait until [Server.Serve] serves them (or their
 // context ends). Addresses follow the grammar of [ParseAddress]; grpc-go
-// targets name servers to dial and are refused.
+// targets name servers to dial and are refused. A TCP address whose host
+// is localhost, in any case, binds loopback (127.0.0.1, or ::1 where that
+// fails) without asking a resolver, which might name an interface other
+// machines reach; ":PORT" binds every interface, as net.Listen does.
 //
 // Listen may be called again, before or while Serve serves (what it binds
 // then is served at once), but not after a stop: that is an error
@@ -182,6 +185,9 @@ func listen(a Address, mode fs.FileMode) (*listener, error) {
 	case Abstract:
 		return listenNet(a, "unix", "@"+a.Name)
 	case TCP:
+		if host, port, _ := net.SplitHostPort(a.HostPort); host != "" && isLocalhost(host) {
+			return listenLoopback(a, port)
+		}
 		return listenNet(a, "tcp", a.HostPort)
 	}
 	return nil, addressError(a.String(), "a grpc-go target names servers to dial, not an address to listen on")
@@ -190,6 +196,21 @@ func listen(a Address, mode fs.FileMode) (*listener, error) {
 func listenNet(a Address, network, address string) (*listener, error) {
 	l, err := net.Listen(network, address)
 	if err != nil {
+		return nil, listenError(a, err)
+	}
+	return &listener{addr: a, net: l}, nil
+}
+
+// listenLoopback listens on port of loopback, 127.0.0.1 or else ::1, for
+// a, whose host is localhost: a resolver would ask the hosts file and
+// then DNS, which may name an interface other machines reach, and
+// NewClient dials localhost on loopback without asking (loopbackDialer).
+func listenLoopback(a Address, port string) (*listener, error) {
+	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		if l6, err6 := net.Listen("tcp6", net.JoinHostPort("::1", port)); err6 == nil {
+			return &listener{addr: a, net: l6}, nil
+		}
 		return nil, listenError(a, err)
 	}
 	return &listener{addr: a, net: l}, nil
