@@ -39,12 +39,13 @@ const (
 	//
 	// What the receiver may do to its top level without reaching the
 	// sender's message:
-	//   - assign, clear or merge into any field, through protobuf's API or
-	//     plain Go: fields with presence get boxes of their own, oneofs
-	//     wrappers of their own (which protobuf's reflection writes
-	//     through; a gogoproto message's own code assigns new ones, so its
-	//     are shared), and the opaque API's repeated fields headers of
-	//     their own;
+	//   - assign or clear any field, through protobuf's API or plain Go,
+	//     and merge into it (proto.Merge, a merging Unmarshal) where the
+	//     merge writes into no message the field holds: fields with
+	//     presence get boxes of their own, oneofs wrappers of their own
+	//     (which protobuf's reflection writes through; a gogoproto
+	//     message's own code assigns new ones, so its are shared), and the
+	//     opaque API's repeated fields headers of their own;
 	//   - append to a list or bytes: their capacity is clipped to their
 	//     length, so an append reallocates;
 	//   - change a map: maps are copied (a map of n entries costs n
@@ -55,7 +56,8 @@ const (
 	// after a reslice (the in-place filter out := l[:0] then
 	// out = append(out, x), the buffer reuse b = append(b[:0], ...)),
 	// protobuf's List().Set, List().Truncate then Append, and any change
-	// to a nested message. Copying every list and bytes field instead
+	// to a nested message, a merge into a message field that is set
+	// included (protobuf merges into the message the field holds). Copying every list and bytes field instead
 	// would cost an allocation and a copy a field a message, more than
 	// twice Share's time on a stream of 100-string messages.
 	//

@@ -160,20 +160,22 @@ func TestShareReplyTopLevelContainersAreTheClients(t *testing.T) {
 	}
 }
 
-// sliceIdiom is something a receiver does to a list or bytes field of the
-// top level of its message, through plain Go or protobuf's API, and
-// whether it writes into the elements the field holds, which Share's
-// rule forbids: those are the sender's.
+// sliceIdiom is something a receiver does to a field of the top level of
+// its message, a list, bytes or a message, through plain Go or
+// protobuf's API, and whether it writes into what the field holds, which
+// Share's rule forbids: that is the sender's.
 type sliceIdiom struct {
 	name string
 	msg  func() proto.Message
 	// change makes the idiom's change to m, a message received.
 	change func(m proto.Message)
 	read   func(m proto.Message) string
-	// intoElements: the idiom writes into the elements the field held
-	// when received (a reslice to [:0] and an append, a store to an
-	// element, protobuf's List().Truncate then Append, or List().Set).
-	intoElements bool
+	// intoHeld: the idiom writes into what the field held when received:
+	// the elements of a list or bytes (a reslice to [:0] and an append, a
+	// store to an element, protobuf's List().Truncate then Append, or
+	// List().Set), or a nested message (a merge into a message field that
+	// is set).
+	intoHeld bool
 }
 
 func sliceIdioms() []sliceIdiom {
@@ -187,10 +189,15 @@ func sliceIdioms() []sliceIdiom {
 		return out
 	}
 	tree := func() proto.Message {
-		return &open3.Tree{S: "client's", Names: []string{"drop1", "keep1", "drop2", "keep2"}, Ds: []float64{1, 2}}
+		return &open3.Tree{S: "client's", Names: []string{"drop1", "keep1", "drop2", "keep2"}, Ds: []float64{1, 2}, Leaf: &open3.Leaf{S: "client's leaf"}}
 	}
+	treeWithoutLeaf := func() proto.Message { return &open3.Tree{S: "client's"} }
 	readTree := func(m proto.Message) string {
-		return fmt.Sprintf("names=%q ds=%v", m.(*open3.Tree).Names, m.(*open3.Tree).Ds)
+		tr := m.(*open3.Tree)
+		return fmt.Sprintf("names=%q ds=%v leaf=%q", tr.Names, tr.Ds, tr.GetLeaf().GetS())
+	}
+	mergeLeaf := func(m proto.Message) {
+		proto.Merge(m, &open3.Tree{Leaf: &open3.Leaf{S: "handler's leaf"}})
 	}
 	leaf := func() proto.Message { return &open3.Leaf{S: "client's", B: []byte("client's bytes")} }
 	readLeaf := func(m proto.Message) string { return fmt.Sprintf("b=%q", m.(*open3.Leaf).B) }
@@ -243,6 +250,20 @@ func sliceIdioms() []sliceIdiom {
 		{"open3/names/merge", tree, func(m proto.Message) {
 			proto.Merge(m, &open3.Tree{Names: []string{"handler's"}})
 		}, readTree, false},
+		{"open3/leaf/merge", tree, mergeLeaf, readTree, true},
+		{"open3/leaf/merging-unmarshal", tree, func(m proto.Message) {
+			b, err := proto.Marshal(&open3.Tree{Leaf: &open3.Leaf{S: "handler's leaf"}})
+			if err == nil {
+				err = proto.UnmarshalOptions{Merge: true}.Unmarshal(b, m)
+			}
+			if err != nil {
+				panic(err)
+			}
+		}, readTree, true},
+		{"open3/unset-leaf/merge", treeWithoutLeaf, mergeLeaf, readTree, false},
+		{"open3/leaf/assign", tree, func(m proto.Message) {
+			m.(*open3.Tree).Leaf = &open3.Leaf{S: "handler's leaf"}
+		}, readTree, false},
 		{"open3/bytes/reuse", leaf, func(m proto.Message) {
 			m.(*open3.Leaf).B = append(m.(*open3.Leaf).B[:0], "handler"...)
 		}, readLeaf, true},
@@ -275,14 +296,16 @@ func sliceIdioms() []sliceIdiom {
 	}
 }
 
-// TestShareSliceIdioms checks Share's rule for lists and bytes, in both
-// directions, against grpc-go: a receiver that appends to a list or bytes
-// field, assigns it, or merges into it leaves the sender's message as it
-// was, in every mode, as over a socket; one that writes into the elements
-// it received (the in-place filter out := l[:0]; out = append(out, x),
-// buffer reuse b = append(b[:0], ...), a store to an element, protobuf's
-// List().Truncate then Append, or List().Set) changes the sender's
-// message with Share, as the rule says, and with Clone does not.
+// TestShareSliceIdioms checks Share's rule for lists, bytes and message
+// fields, in both directions, against grpc-go: a receiver that appends to
+// a list or bytes field, assigns a field, or merges lists and unset
+// messages into it leaves the sender's message as it was, in every mode,
+// as over a socket; one that writes into what a field held (the in-place
+// filter out := l[:0]; out = append(out, x), buffer reuse
+// b = append(b[:0], ...), a store to an element, protobuf's
+// List().Truncate then Append, or List().Set, a merge into a message
+// field that is set) changes the sender's message with Share, as the
+// rule says, and with Clone does not.
 func TestShareSliceIdioms(t *testing.T) {
 	for _, c := range sliceIdioms() {
 		t.Run(c.name, func(t *testing.T) {
@@ -325,11 +348,11 @@ func TestShareSliceIdioms(t *testing.T) {
 						// Only Share shares the elements, and only an
 						// idiom that writes into them reaches the sender.
 						want := "unchanged"
-						if c.intoElements && isShare(t, m) {
+						if c.intoHeld && isShare(t, m) {
 							want = "changed"
 						}
 						if got := run(t, ch, sent); got != want {
-							t.Errorf("the sender's message %s, want %s (%s idiom writes into the elements: %v)", got, want, dir, c.intoElements)
+							t.Errorf("the sender's message %s, want %s (%s idiom writes into what a field holds: %v)", got, want, dir, c.intoHeld)
 						}
 					})
 				})
