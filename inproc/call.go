@@ -58,7 +58,8 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 		c.stats = &serverStats{hs: hs, begin: time.Now()}
 		c.ctx = c.inHeader(hs, c.ctx)
 		isStream := c.method.stream != nil
-		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin, FailFast: true,
+		// FailFast false, as in the tag (see statsHandlers.tag).
+		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin,
 			IsClientStream: isStream && c.method.stream.ClientStreams,
 			IsServerStream: isStream && c.method.stream.ServerStreams})
 	}
@@ -68,7 +69,7 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 // request's header to them. grpc-go's transport reports the header as it
 // reads it, before its server looks the method up or begins the call.
 func (c *call) inHeader(hs statsHandlers, ctx context.Context) context.Context {
-	ctx = hs.tag(ctx, c.method.name)
+	ctx = hs.tag(ctx, c.method.name, false)
 	hs.handle(ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	return ctx
 }

@@ -27,9 +27,12 @@ func newPeer() *peer.Peer { return &peer.Peer{Addr: Addr{}, LocalAddr: Addr{}} }
 // statsHandlers are the stats handlers of one side of a channel.
 type statsHandlers []stats.Handler
 
-func (hs statsHandlers) tag(ctx context.Context, method string) context.Context {
+// tag tags ctx for a call of method. A server tags with failFast false,
+// as grpc-go's: whether a call waits for ready is the client's choice,
+// and no header carries it.
+func (hs statsHandlers) tag(ctx context.Context, method string, failFast bool) context.Context {
 	for _, h := range hs {
-		ctx = h.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method, FailFast: true})
+		ctx = h.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method, FailFast: failFast})
 	}
 	return ctx
 }
@@ -48,7 +51,7 @@ type clientStats struct {
 
 func (cs *clientStats) begin(ctx context.Context, method string, clientStream, serverStream bool) context.Context {
 	cs.beginTime = time.Now()
-	ctx = cs.hs.tag(ctx, method)
+	ctx = cs.hs.tag(ctx, method, true)
 	cs.hs.handle(ctx, &stats.Begin{Client: true, BeginTime: cs.beginTime, FailFast: true, IsClientStream: clientStream, IsServerStream: serverStream})
 	return ctx
 }

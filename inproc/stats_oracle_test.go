@@ -3,7 +3,7 @@ package inproc_test
 import (
 	"context"
 	"fmt"
-
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -21,9 +21,11 @@ import (
 
 type kindsRecorder struct {
 	mu     sync.Mutex
+	tags   []stats.RPCTagInfo
 	events []stats.RPCStats
 	ends   chan struct{}
 	last   func(stats.RPCStats) bool // whether an event is a call's last
+	fields eventFields               // of the events take took last
 }
 
 func newKindsRecorder() *kindsRecorder { return recorderUntil[*stats.End]() }
@@ -37,7 +39,13 @@ func recorderUntil[T stats.RPCStats]() *kindsRecorder {
 	}}
 }
 
-func (*kindsRecorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (r *kindsRecorder) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	r.mu.Lock()
+	r.tags = append(r.tags, *info)
+	r.mu.Unlock()
+	return ctx
+}
+
 func (r *kindsRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
 	r.mu.Lock()
 	r.events = append(r.events, s)
@@ -83,13 +91,51 @@ func (r *kindsRecorder) take(t *testing.T) []string {
 			out = append(out, fmt.Sprintf("%T", e))
 		}
 	}
-	r.events = nil
+	r.fields = fieldsOf(r.tags, r.events)
+	r.tags, r.events = nil, nil
 	return out
 }
 
+// eventFields is what the events of one side say besides their kinds, by
+// kind, in order (see fieldsOf).
+type eventFields map[string][]string
+
+// fieldsOf renders every field of tags and events that a call in-process
+// can give as a call over a socket gives it.
+func fieldsOf(tags []stats.RPCTagInfo, events []stats.RPCStats) eventFields {
+	out := eventFields{}
+	add := func(kind, format string, args ...any) { out[kind] = append(out[kind], fmt.Sprintf(format, args...)) }
+	for _, tg := range tags {
+		add("Tag", "method=%s fail-fast=%v", tg.FullMethodName, tg.FailFast)
+	}
+	for _, e := range events {
+		switch e := e.(type) {
+		case *stats.Begin:
+			add("Begin", "client=%v fail-fast=%v client-stream=%v server-stream=%v retry=%v", e.Client, e.FailFast, e.IsClientStream, e.IsServerStream, e.IsTransparentRetryAttempt)
+		}
+	}
+	return out
+}
+
+// compareFields reports where got's events say other than want's, event
+// by event of each kind: an event of a kind one side lacks is the
+// kinds' check's to report.
+func compareFields(t *testing.T, side string, got, want eventFields) {
+	t.Helper()
+	for _, kind := range slices.Sorted(maps.Keys(want)) {
+		for i, w := range want[kind] {
+			if i < len(got[kind]) && got[kind][i] != w {
+				t.Errorf("the %s's %s #%d: %s; grpc-go's: %s", side, kind, i+1, got[kind][i], w)
+			}
+		}
+	}
+}
+
 // statsSides runs call once against grpc-go over bufconn and once per
-// mode against inproc, each with a client and a server stats handler, and
-// gives check the events each side's handler saw (see kindsRecorder.take).
+// mode against inproc, each with a client and a server stats handler,
+// gives check the events each side's handler saw (see kindsRecorder.take),
+// and fails where an inproc event's fields differ from those of the same
+// event of grpc-go's (see fieldsOf).
 func statsSides(t *testing.T, srv echov1.EchoServer, call func(t *testing.T, c echov1.EchoClient), check func(t *testing.T, client, server []string, grpcgo bool)) {
 	t.Helper()
 	statsConns(t, srv, newKindsRecorder, nil, func(t *testing.T, cc grpc.ClientConnInterface) { call(t, echov1.NewEchoClient(cc)) }, check)
@@ -103,10 +149,12 @@ func statsSides(t *testing.T, srv echov1.EchoServer, call func(t *testing.T, c e
 func statsConns(t *testing.T, srv echov1.EchoServer, newServer func() *kindsRecorder, settled func(client, server []string) bool, call func(t *testing.T, cc grpc.ClientConnInterface), check func(t *testing.T, client, server []string, grpcgo bool)) {
 	t.Helper()
 	var wantC, wantS []string
+	var wantCF, wantSF eventFields
 	for try := 1; ; try++ {
 		cs, ss := newKindsRecorder(), newServer()
 		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, []grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs)}))
 		wantC, wantS = cs.take(t), ss.take(t)
+		wantCF, wantSF = cs.fields, ss.fields
 		t.Logf("grpc-go client: %v", wantC)
 		t.Logf("grpc-go server: %v", wantS)
 		if settled == nil || settled(wantC, wantS) {
@@ -123,6 +171,8 @@ func statsConns(t *testing.T, srv echov1.EchoServer, newServer func() *kindsReco
 		call(t, ch)
 		gotC, gotS := cs.take(t), ss.take(t)
 		check(t, gotC, gotS, false)
+		compareFields(t, "client", cs.fields, wantCF)
+		compareFields(t, "server", ss.fields, wantSF)
 		if t.Failed() {
 			t.Logf("inproc client: %v", gotC)
 			t.Logf("inproc server: %v", gotS)
