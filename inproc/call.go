@@ -180,10 +180,12 @@ func (c *call) headerBeforeStatus(heard bool) {
 	c.mu.Unlock()
 }
 
-// publishHeader sends the header; c.mu is held.
+// publishHeader sends the header; c.mu is held. As grpc-go's server, it
+// reports the header alone: an OutHeader names the method, the authority
+// and the addresses on the client's side only.
 func (c *call) publishHeader() {
 	if c.stats != nil {
-		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy()})
 	}
 	c.headerOut.raise()
 }

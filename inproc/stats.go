@@ -58,18 +58,20 @@ func (cs *clientStats) begin(ctx context.Context, method string, clientStream, s
 
 // outHeader reports the request's header as grpc-go's client reports it:
 // the context's outgoing metadata with its user-agent, without what
-// per-RPC credentials add.
-func (cs *clientStats) outHeader(ctx context.Context, method string) {
+// per-RPC credentials add, and the :authority it goes with.
+func (cs *clientStats) outHeader(ctx context.Context, method, authority string) {
 	md, _ := metadata.FromOutgoingContext(ctx) // a copy
 	if md == nil {
 		md = metadata.MD{}
 	}
 	md["user-agent"] = userAgent
-	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, Authority: authority, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 }
 
+// inHeader reports the response's header md. As grpc-go's client, it
+// names no addresses: an InHeader has them on the server's side only.
 func (cs *clientStats) inHeader(ctx context.Context, md metadata.MD) {
-	cs.hs.handle(ctx, &stats.InHeader{Client: true, Header: md.Copy(), RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	cs.hs.handle(ctx, &stats.InHeader{Client: true, Header: md.Copy()})
 }
 
 // outPayload reports m, of n bytes encoded.

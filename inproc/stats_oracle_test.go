@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -101,7 +102,12 @@ func (r *kindsRecorder) take(t *testing.T) []string {
 type eventFields map[string][]string
 
 // fieldsOf renders every field of tags and events that a call in-process
-// can give as a call over a socket gives it.
+// can give as a call over a socket gives it. Left out: the addresses but
+// whether they are set (a Channel has none of a socket's); the header's
+// WireLength, the HPACK frame's, whose size depends on what the
+// connection sent before (the same header is shorter on a connection's
+// second call); the grpc-accept-encoding header, which grpc-go's client
+// sends only for compressors it knows of.
 func fieldsOf(tags []stats.RPCTagInfo, events []stats.RPCStats) eventFields {
 	out := eventFields{}
 	add := func(kind, format string, args ...any) { out[kind] = append(out[kind], fmt.Sprintf(format, args...)) }
@@ -112,9 +118,28 @@ func fieldsOf(tags []stats.RPCTagInfo, events []stats.RPCStats) eventFields {
 		switch e := e.(type) {
 		case *stats.Begin:
 			add("Begin", "client=%v fail-fast=%v client-stream=%v server-stream=%v retry=%v", e.Client, e.FailFast, e.IsClientStream, e.IsServerStream, e.IsTransparentRetryAttempt)
+		case *stats.InHeader:
+			add("InHeader", "client=%v method=%q compression=%q addrs=%v header=%s", e.Client, e.FullMethod, e.Compression, addrsSet(e.RemoteAddr, e.LocalAddr), mdText(e.Header))
+		case *stats.OutHeader:
+			add("OutHeader", "client=%v method=%q authority=%q compression=%q addrs=%v header=%s", e.Client, e.FullMethod, e.Authority, e.Compression, addrsSet(e.RemoteAddr, e.LocalAddr), mdText(e.Header))
 		}
 	}
 	return out
+}
+
+// addrsSet says which of a remote and a local address are set.
+func addrsSet(remote, local net.Addr) string {
+	return fmt.Sprintf("remote:%v,local:%v", remote != nil, local != nil)
+}
+
+// mdText is md's keys and values, sorted, without grpc-accept-encoding.
+// An empty md and a nil one read the same: neither has a key.
+func mdText(md metadata.MD) string {
+	var b strings.Builder
+	for _, k := range keys(md, "grpc-accept-encoding") {
+		fmt.Fprintf(&b, "%s=%q ", k, md[k])
+	}
+	return "[" + strings.TrimSuffix(b.String(), " ") + "]"
 }
 
 // compareFields reports where got's events say other than want's, event
@@ -152,7 +177,9 @@ func statsConns(t *testing.T, srv echov1.EchoServer, newServer func() *kindsReco
 	var wantCF, wantSF eventFields
 	for try := 1; ; try++ {
 		cs, ss := newKindsRecorder(), newServer()
-		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, []grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs)}))
+		// The authority a Channel's calls send, so that headers compare.
+		dopts := []grpc.DialOption{grpc.WithStatsHandler(cs), grpc.WithAuthority("inproc")}
+		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, []grpc.ServerOption{grpc.StatsHandler(ss)}, dopts))
 		wantC, wantS = cs.take(t), ss.take(t)
 		wantCF, wantSF = cs.fields, ss.fields
 		t.Logf("grpc-go client: %v", wantC)
@@ -277,19 +304,32 @@ func TestStatsCancelledAsGRPC(t *testing.T) {
 
 // TestStatsClientOutHeaderAsGRPC: the client's OutHeader. grpc-go's
 // (http2_client.go NewStream) is the context's outgoing metadata with the
-// user-agent set, without what per-RPC credentials add.
+// user-agent set, without what per-RPC credentials add, and its
+// Authority is the :authority the call sends (the harness compares it,
+// here as grpc.CallAuthority sets it).
 func TestStatsClientOutHeaderAsGRPC(t *testing.T) {
 	srv := &funcEcho{}
-	statsSides(t, srv, func(t *testing.T, c echov1.EchoClient) {
-		ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), "users-own", "v")
-		if _, err := c.Get(ctx, &echov1.EchoRequest{}, grpc.PerRPCCredentials(tokenCreds{token: "t"})); err != nil {
-			t.Fatal(err)
-		}
-	}, func(t *testing.T, client, _ []string, grpcgo bool) {
-		if !slices.Contains(client, "OutHeader[user-agent users-own]") {
-			oracleFail(t, grpcgo, "the client's OutHeader is not [user-agent users-own]: %v", client)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		opts []grpc.CallOption
+	}{
+		{"default-authority", nil},
+		{"call-authority", []grpc.CallOption{grpc.CallAuthority("elsewhere.example")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			statsSides(t, srv, func(t *testing.T, ec echov1.EchoClient) {
+				ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), "users-own", "v")
+				opts := append([]grpc.CallOption{grpc.PerRPCCredentials(tokenCreds{token: "t"})}, c.opts...)
+				if _, err := ec.Get(ctx, &echov1.EchoRequest{}, opts...); err != nil {
+					t.Fatal(err)
+				}
+			}, func(t *testing.T, client, _ []string, grpcgo bool) {
+				if !slices.Contains(client, "OutHeader[user-agent users-own]") {
+					oracleFail(t, grpcgo, "the client's OutHeader is not [user-agent users-own]: %v", client)
+				}
+			})
+		})
+	}
 }
 
 // TestStatsServerInHeaderFirstAsGRPC: grpc-go's server transport reports

@@ -89,7 +89,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		return nil, s.finishClient(errStopped)
 	}
 	if s.cstats.hs != nil {
-		s.cstats.outHeader(ctx, method)
+		s.cstats.outHeader(ctx, method, ci.authority())
 	}
 	if lookupErr != nil {
 		// As over a network, the stream opens, the server answers with

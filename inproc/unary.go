@@ -71,7 +71,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		return err
 	}
 	if cs.hs != nil {
-		cs.outHeader(ctx, method)
+		cs.outHeader(ctx, method, ci.authority())
 	}
 	var v any
 	var n int
