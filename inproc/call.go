@@ -203,7 +203,8 @@ func (c *call) setTrailer(md metadata.MD) error {
 }
 
 // endServer reports the end of the handler, with err, to the stats
-// handlers; heard says the trailer reached the client.
+// handlers; heard says the trailer reached the client. The End carries no
+// trailer, as grpc-go's server's: its Trailer is the client side's field.
 func (c *call) endServer(err error, heard bool) {
 	if c.stats == nil {
 		return
@@ -211,7 +212,7 @@ func (c *call) endServer(err error, heard bool) {
 	if heard {
 		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
 	}
-	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: err})
+	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Error: err})
 }
 
 // handlerStatus is the status a handler's error gives the client, as

@@ -2,13 +2,16 @@ package inproc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
@@ -103,25 +106,40 @@ type eventFields map[string][]string
 
 // fieldsOf renders every field of tags and events that a call in-process
 // can give as a call over a socket gives it. Left out: the addresses but
-// whether they are set (a Channel has none of a socket's); the header's
-// WireLength, the HPACK frame's, whose size depends on what the
-// connection sent before (the same header is shorter on a connection's
-// second call); the grpc-accept-encoding header, which grpc-go's client
-// sends only for compressors it knows of.
+// whether they are set (a Channel has none of a socket's); times but
+// whether an End's BeginTime is its Begin's and it ends no earlier (they
+// differ from run to run); the header's and trailer's WireLength, the
+// HPACK frame's, whose size depends on what the connection sent before
+// (the same header is shorter on a connection's second call); the tag's
+// NameResolutionDelay (a Channel has no resolver to wait for); the
+// grpc-accept-encoding header, which grpc-go's client sends only for
+// compressors it knows of. An error is its code: messages differ.
 func fieldsOf(tags []stats.RPCTagInfo, events []stats.RPCStats) eventFields {
 	out := eventFields{}
 	add := func(kind, format string, args ...any) { out[kind] = append(out[kind], fmt.Sprintf(format, args...)) }
 	for _, tg := range tags {
 		add("Tag", "method=%s fail-fast=%v", tg.FullMethodName, tg.FailFast)
 	}
+	var begin time.Time
 	for _, e := range events {
 		switch e := e.(type) {
 		case *stats.Begin:
+			begin = e.BeginTime
 			add("Begin", "client=%v fail-fast=%v client-stream=%v server-stream=%v retry=%v", e.Client, e.FailFast, e.IsClientStream, e.IsServerStream, e.IsTransparentRetryAttempt)
 		case *stats.InHeader:
 			add("InHeader", "client=%v method=%q compression=%q addrs=%v header=%s", e.Client, e.FullMethod, e.Compression, addrsSet(e.RemoteAddr, e.LocalAddr), mdText(e.Header))
 		case *stats.OutHeader:
 			add("OutHeader", "client=%v method=%q authority=%q compression=%q addrs=%v header=%s", e.Client, e.FullMethod, e.Authority, e.Compression, addrsSet(e.RemoteAddr, e.LocalAddr), mdText(e.Header))
+		case *stats.InTrailer:
+			add("InTrailer", "client=%v trailer=%s", e.Client, mdText(e.Trailer))
+		case *stats.OutTrailer:
+			add("OutTrailer", "client=%v trailer=%s", e.Client, mdText(e.Trailer))
+		case *stats.InPayload:
+			add("InPayload", "client=%v %T length=%d compressed=%d wire=%d", e.Client, e.Payload, e.Length, e.CompressedLength, e.WireLength)
+		case *stats.OutPayload:
+			add("OutPayload", "client=%v %T length=%d compressed=%d wire=%d", e.Client, e.Payload, e.Length, e.CompressedLength, e.WireLength)
+		case *stats.End:
+			add("End", "client=%v code=%v trailer=%s begin-is-begin's=%v ends-after=%v", e.Client, status.Code(e.Error), mdText(e.Trailer), e.BeginTime.Equal(begin), !e.EndTime.Before(e.BeginTime))
 		}
 	}
 	return out
@@ -326,6 +344,126 @@ func TestStatsClientOutHeaderAsGRPC(t *testing.T) {
 			}, func(t *testing.T, client, _ []string, grpcgo bool) {
 				if !slices.Contains(client, "OutHeader[user-agent users-own]") {
 					oracleFail(t, grpcgo, "the client's OutHeader is not [user-agent users-own]: %v", client)
+				}
+			})
+		})
+	}
+}
+
+// trailingEcho answers each kind of call with its request's text, as
+// echo.Server does, having set a header and a trailer.
+var trailingEcho = &funcEcho{
+	get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		if err := grpc.SetHeader(ctx, metadata.Pairs("set-header", "h")); err != nil {
+			return nil, err
+		}
+		if err := grpc.SetTrailer(ctx, metadata.Pairs("set-trailer", "t")); err != nil {
+			return nil, err
+		}
+		return &echov1.EchoResponse{Text: req.GetText()}, nil
+	},
+	expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+		if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
+			return err
+		}
+		s.SetTrailer(metadata.Pairs("set-trailer", "t"))
+		return s.Send(&echov1.EchoResponse{Text: req.GetText()})
+	},
+	collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+		if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
+			return err
+		}
+		s.SetTrailer(metadata.Pairs("set-trailer", "t"))
+		var text string
+		for {
+			req, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				return s.SendAndClose(&echov1.EchoResponse{Text: text})
+			}
+			if err != nil {
+				return err
+			}
+			text += req.GetText()
+		}
+	},
+	update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+		if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
+			return err
+		}
+		s.SetTrailer(metadata.Pairs("set-trailer", "t"))
+		for {
+			req, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := s.Send(&echov1.EchoResponse{Text: req.GetText()}); err != nil {
+				return err
+			}
+		}
+	},
+}
+
+// TestStatsFieldsAsGRPC: calls of each kind whose client sends metadata
+// and whose handler sets a header and a trailer, failing fast or waiting
+// for ready, and a call whose status has details. Each side's stats
+// handler sees the events grpc-go's sees, whatever their order (other
+// tests judge orders), and the harness compares their fields.
+func TestStatsFieldsAsGRPC(t *testing.T) {
+	type fieldsCase struct {
+		name string
+		srv  echov1.EchoServer
+		call func(ctx context.Context, c echov1.EchoClient) error
+	}
+	var cases []fieldsCase
+	for _, o := range []struct {
+		name string
+		opts []grpc.CallOption
+	}{
+		{"fail-fast", nil},
+	} {
+		for _, kind := range textKinds {
+			cases = append(cases, fieldsCase{o.name + "/" + kind.name, trailingEcho, func(ctx context.Context, c echov1.EchoClient) error {
+				_, err := kind.call(ctx, c, "hello", o.opts...)
+				return err
+			}})
+		}
+	}
+	detailed := &funcEcho{get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+		st, err := status.New(codes.NotFound, "no").WithDetails(&echov1.EchoRequest{Text: "detail"})
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.Err()
+	}}
+	cases = append(cases, fieldsCase{"status-details", detailed, func(ctx context.Context, c echov1.EchoClient) error {
+		_, err := c.Get(ctx, &echov1.EchoRequest{})
+		if status.Code(err) == codes.NotFound {
+			return nil
+		}
+		return fmt.Errorf("Get: %v, want NotFound", err)
+	}})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var wantC, wantS []string
+			statsSides(t, c.srv, func(t *testing.T, ec echov1.EchoClient) {
+				ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), "users-own", "v")
+				if err := c.call(ctx, ec); err != nil {
+					t.Fatal(err)
+				}
+			}, func(t *testing.T, client, server []string, grpcgo bool) {
+				client, server = slices.Sorted(slices.Values(client)), slices.Sorted(slices.Values(server))
+				if grpcgo {
+					wantC, wantS = client, server
+					return
+				}
+				if !slices.Equal(client, wantC) {
+					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
+				}
+				if !slices.Equal(server, wantS) {
+					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
 				}
 			})
 		})
