@@ -49,10 +49,10 @@ type clientStats struct {
 	beginTime time.Time
 }
 
-func (cs *clientStats) begin(ctx context.Context, method string, clientStream, serverStream bool) context.Context {
+func (cs *clientStats) begin(ctx context.Context, method string, failFast, clientStream, serverStream bool) context.Context {
 	cs.beginTime = time.Now()
-	ctx = cs.hs.tag(ctx, method, true)
-	cs.hs.handle(ctx, &stats.Begin{Client: true, BeginTime: cs.beginTime, FailFast: true, IsClientStream: clientStream, IsServerStream: serverStream})
+	ctx = cs.hs.tag(ctx, method, failFast)
+	cs.hs.handle(ctx, &stats.Begin{Client: true, BeginTime: cs.beginTime, FailFast: failFast, IsClientStream: clientStream, IsServerStream: serverStream})
 	return ctx
 }
 

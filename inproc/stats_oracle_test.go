@@ -423,6 +423,7 @@ func TestStatsFieldsAsGRPC(t *testing.T) {
 		opts []grpc.CallOption
 	}{
 		{"fail-fast", nil},
+		{"wait-for-ready", []grpc.CallOption{grpc.WaitForReady(true)}},
 	} {
 		for _, kind := range textKinds {
 			cases = append(cases, fieldsCase{o.name + "/" + kind.name, trailingEcho, func(ctx context.Context, c echov1.EchoClient) error {

@@ -75,7 +75,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.desc, s.cstats = desc, ci.clientStats(ch.cfg.clientStats)
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
-		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)
+		ctx = s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
 	}
 	s.clientCtx = ctx
 	m, lookupErr := ch.lookup(method)

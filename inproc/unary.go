@@ -49,7 +49,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	}
 	cs := ci.clientStats(ch.cfg.clientStats)
 	if cs.hs != nil {
-		ctx = cs.begin(ctx, method, false, false)
+		ctx = cs.begin(ctx, method, ci.failFast(), false, false)
 	}
 	var header, trailer metadata.MD
 	// inHandler is true while the executor runs the handler, whose panic,
