@@ -83,12 +83,16 @@ func (cs *clientStats) inPayload(ctx context.Context, m any, n int) {
 	cs.hs.handle(ctx, payloadIn(true, m, n))
 }
 
-// end reports the end of the call with err, after the trailer if one
-// came.
-func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
+// inTrailer reports the trailer, if one came.
+func (cs *clientStats) inTrailer(ctx context.Context, trailer metadata.MD) {
 	if trailer != nil {
 		cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
 	}
+}
+
+// end reports the end of the call with err, and the trailer that came
+// (nil: none).
+func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
 	cs.hs.handle(ctx, &stats.End{Client: true, BeginTime: cs.beginTime, EndTime: time.Now(), Trailer: trailer.Copy(), Error: err})
 }
 

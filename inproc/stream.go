@@ -305,6 +305,7 @@ func (s *stream) reportEnd(err error) {
 		}
 		s.mu.Unlock()
 		if s.cstats.hs != nil {
+			s.cstats.inTrailer(s.clientCtx, trailer)
 			s.cstats.end(s.clientCtx, trailer, endErr)
 		}
 		s.info.finish(header, trailer, endErr)

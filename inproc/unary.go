@@ -99,6 +99,9 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		ch.end()
 		// The status came alone: trailers only, with the content-type.
 		trailer = toResponse(nil, ci.contentType())
+		if cs.hs != nil {
+			cs.inTrailer(ctx, trailer)
+		}
 		return lookupErr
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
@@ -111,8 +114,14 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if cs.hs != nil || ci.wantsFinish() {
 		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer, r.err)
 	}
-	if cs.hs != nil && header != nil {
-		cs.inHeader(ctx, header)
+	if cs.hs != nil {
+		if header != nil {
+			cs.inHeader(ctx, header)
+		}
+		// Before the response, as grpc-go's client most often reports
+		// them: its transport reads the trailer's frame right after the
+		// response's, before the caller it woke reports the response.
+		cs.inTrailer(ctx, trailer)
 	}
 	if r.err != nil {
 		return r.err
