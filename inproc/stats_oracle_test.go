@@ -320,6 +320,99 @@ func TestStatsCancelledAsGRPC(t *testing.T) {
 	})
 }
 
+// TestStatsClientLeftAsGRPC: a client cancels while its handler waits
+// for its context to end; the handler then returns. Over a socket the
+// cancel reset the stream: grpc-go's server had marked it done before it
+// ended the handler's context (http2_server.go closeStream), so nothing
+// the handler writes afterwards goes out. A unary handler's response is
+// written by the server after the handler returns (server.go
+// wrapUnaryHandler), and writing it fails with the context's code: End
+// says Canceled, whatever the handler returned, and there is no
+// OutHeader, OutPayload or OutTrailer. A streaming handler that returns
+// nil without writing leaves End with OK; one whose Send failed returns
+// the Send's error. The client's End says Canceled, with no header or
+// trailer. Inline handlers run on the client's goroutine, yet their
+// events are the same.
+func TestStatsClientLeftAsGRPC(t *testing.T) {
+	running := make(chan struct{}, 1)
+	srv := &funcEcho{
+		get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+			running <- struct{}{}
+			<-ctx.Done()
+			if req.GetText() == "fail" {
+				return nil, status.Error(codes.NotFound, "no")
+			}
+			return &echov1.EchoResponse{Text: req.GetText()}, nil
+		},
+		expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+			running <- struct{}{}
+			<-s.Context().Done()
+			if req.GetText() == "send" {
+				return s.Send(&echov1.EchoResponse{Text: req.GetText()})
+			}
+			return nil
+		},
+	}
+	for _, c := range []struct {
+		name string
+		call func(ctx context.Context, c echov1.EchoClient) error
+	}{
+		{"unary", func(ctx context.Context, c echov1.EchoClient) error {
+			_, err := c.Get(ctx, &echov1.EchoRequest{Text: "hi"})
+			return err
+		}},
+		{"unary-error", func(ctx context.Context, c echov1.EchoClient) error {
+			_, err := c.Get(ctx, &echov1.EchoRequest{Text: "fail"})
+			return err
+		}},
+		{"server-stream", func(ctx context.Context, c echov1.EchoClient) error {
+			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "hi"})
+			if err != nil {
+				return err
+			}
+			_, err = echotest.RecvAll(s.Recv)
+			return err
+		}},
+		{"server-stream-send", func(ctx context.Context, c echov1.EchoClient) error {
+			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "send"})
+			if err != nil {
+				return err
+			}
+			_, err = echotest.RecvAll(s.Recv)
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wantC, wantS []string
+			statsSides(t, srv, func(t *testing.T, ec echov1.EchoClient) {
+				ctx, cancel := context.WithCancel(timeoutCtx(t))
+				go func() {
+					select {
+					case <-running: // an Inline unary handler runs on this test's goroutine
+					case <-ctx.Done():
+					}
+					cancel()
+				}()
+				wantCode(t, "the call", c.call(ctx, ec), codes.Canceled)
+			}, func(t *testing.T, client, server []string, grpcgo bool) {
+				if grpcgo {
+					if hasEvent(server, "OutHeader") || hasEvent(server, "OutPayload") || hasEvent(server, "OutTrailer") {
+						oracleFail(t, grpcgo, "the server's stats handler saw something sent after the client left: %v", server)
+					}
+					wantC, wantS = client, server
+					return
+				}
+				if !slices.Equal(client, wantC) {
+					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
+				}
+				if !slices.Equal(server, wantS) {
+					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
+				}
+			})
+		})
+	}
+}
+
 // TestStatsClientOutHeaderAsGRPC: the client's OutHeader. grpc-go's
 // (http2_client.go NewStream) is the context's outgoing metadata with the
 // user-agent set, without what per-RPC credentials add, and its

@@ -7,6 +7,7 @@ import (
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // Invoke performs a unary call, as grpc.ClientConn does.
@@ -196,8 +197,17 @@ func (u *unaryCall) decode(in any) error {
 // copy would grow it), unless stats handlers must hear of it as sent.
 func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
-	if u.ch.state.Load() == stopped {
+	// The handler's context ended if the client left, the deadline
+	// passed, the client's connection closed or the channel stopped: over
+	// a socket the stream was reset or closed, nothing more reaches the
+	// client, and grpc-go's server, which writes the response after the
+	// handler returns, fails to with the context's code.
+	ended := u.uctx.Err()
+	switch {
+	case u.ch.state.Load() == stopped:
 		st = stoppedStatus // see stream.sendStatus
+	case st == nil && ended != nil:
+		st = status.FromContextError(ended)
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
@@ -206,10 +216,8 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		r.size = int32(n)
 		st = handlerStatus(err)
 	}
-	// An Isolated client that left ended the handler's context: over a
-	// socket the stream was reset, and nothing more reached the client.
-	heard := !u.uctx.ended.Load()
-	if st == nil && heard {
+	heard := ended == nil
+	if st == nil {
 		// The response goes out behind the header, as grpc-go's server
 		// writes them and then reports the response written.
 		u.sendHeaderIfNot()
