@@ -181,7 +181,16 @@ func compareFields(t *testing.T, side string, got, want eventFields) {
 // event of grpc-go's (see fieldsOf).
 func statsSides(t *testing.T, srv echov1.EchoServer, call func(t *testing.T, c echov1.EchoClient), check func(t *testing.T, client, server []string, grpcgo bool)) {
 	t.Helper()
-	statsConns(t, srv, newKindsRecorder, nil, func(t *testing.T, cc grpc.ClientConnInterface) { call(t, echov1.NewEchoClient(cc)) }, check)
+	statsConns(t, statsServer{impl: srv}, newKindsRecorder, nil, func(t *testing.T, cc grpc.ClientConnInterface) { call(t, echov1.NewEchoClient(cc)) }, check)
+}
+
+// statsServer is the server of a stats oracle test: its implementation,
+// and the options that give grpc-go's server and a Channel the same
+// limits.
+type statsServer struct {
+	impl     echov1.EchoServer
+	grpcOpts []grpc.ServerOption
+	opts     []inproc.Option
 }
 
 // statsConns is statsSides for a call on the connection itself. The
@@ -189,15 +198,16 @@ func statsSides(t *testing.T, srv echov1.EchoServer, call func(t *testing.T, c e
 // grpc-go's events depends on which of its goroutines runs first, settled
 // says whether they went as they go unless one stalls (a nil settled
 // takes any), and grpc-go runs again, up to ten times, until they did.
-func statsConns(t *testing.T, srv echov1.EchoServer, newServer func() *kindsRecorder, settled func(client, server []string) bool, call func(t *testing.T, cc grpc.ClientConnInterface), check func(t *testing.T, client, server []string, grpcgo bool)) {
+func statsConns(t *testing.T, srv statsServer, newServer func() *kindsRecorder, settled func(client, server []string) bool, call func(t *testing.T, cc grpc.ClientConnInterface), check func(t *testing.T, client, server []string, grpcgo bool)) {
 	t.Helper()
 	var wantC, wantS []string
 	var wantCF, wantSF eventFields
 	for try := 1; ; try++ {
 		cs, ss := newKindsRecorder(), newServer()
+		sopts := append(slices.Clone(srv.grpcOpts), grpc.StatsHandler(ss))
 		// The authority a Channel's calls send, so that headers compare.
 		dopts := []grpc.DialOption{grpc.WithStatsHandler(cs), grpc.WithAuthority("inproc")}
-		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, []grpc.ServerOption{grpc.StatsHandler(ss)}, dopts))
+		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv.impl) }, sopts, dopts))
 		wantC, wantS = cs.take(t), ss.take(t)
 		wantCF, wantSF = cs.fields, ss.fields
 		t.Logf("grpc-go client: %v", wantC)
@@ -212,7 +222,8 @@ func statsConns(t *testing.T, srv echov1.EchoServer, newServer func() *kindsReco
 	check(t, wantC, wantS, true)
 	forEachMode(t, func(t *testing.T, m testMode) {
 		cs, ss := newKindsRecorder(), newServer()
-		_, ch := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+		opts := append(slices.Clone(srv.opts), inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+		_, ch := newEcho(t, m, srv.impl, opts...)
 		call(t, ch)
 		gotC, gotS := cs.take(t), ss.take(t)
 		check(t, gotC, gotS, false)
@@ -599,9 +610,6 @@ func TestStatsUnaryOrderAsGRPC(t *testing.T) {
 	long := &funcEcho{get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
 		return &echov1.EchoResponse{Text: strings.Repeat("x", 100)}, nil
 	}}
-	sentFirst := func(client, _ []string) bool {
-		return slices.Index(client, "OutPayload") < slices.IndexFunc(client, func(e string) bool { return strings.HasPrefix(e, "InHeader") })
-	}
 	trailerCame := func(client, server []string) bool {
 		return hasEvent(client, "InTrailer") && hasEvent(server, "OutTrailer")
 	}
@@ -611,14 +619,14 @@ func TestStatsUnaryOrderAsGRPC(t *testing.T) {
 		code    codes.Code
 		settled func(client, server []string) bool
 	}{
-		{"ends-well", nil, codes.OK, sentFirst},
+		{"ends-well", nil, codes.OK, requestFirst},
 		{"over-client-recv-limit", []grpc.CallOption{grpc.MaxCallRecvMsgSize(10)}, codes.ResourceExhausted, func(client, server []string) bool {
-			return sentFirst(client, server) && trailerCame(client, server)
+			return requestFirst(client, server) && trailerCame(client, server)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var wantC, wantS []string
-			statsConns(t, long, newKindsRecorder, c.settled, func(t *testing.T, cc grpc.ClientConnInterface) {
+			statsConns(t, statsServer{impl: long}, newKindsRecorder, c.settled, func(t *testing.T, cc grpc.ClientConnInterface) {
 				_, err := echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}, c.opts...)
 				wantCode(t, "Get", err, c.code)
 			}, func(t *testing.T, client, server []string, grpcgo bool) {
@@ -637,6 +645,104 @@ func TestStatsUnaryOrderAsGRPC(t *testing.T) {
 				}
 				if !slices.Equal(client, wantC) {
 					t.Errorf("the client's stats handler saw %v, grpc-go's (in its usual order) %v", client, wantC)
+				}
+			})
+		})
+	}
+}
+
+// requestFirst says whether a client reported its request's OutPayload
+// before anything of the answer. grpc-go's client reports the request once
+// written, so the answer comes first only if the caller stalls between
+// the two.
+func requestFirst(client, _ []string) bool {
+	answer := slices.IndexFunc(client, func(e string) bool {
+		return strings.HasPrefix(e, "InHeader") || strings.HasPrefix(e, "InTrailer")
+	})
+	return answer < 0 || slices.Index(client, "OutPayload") < answer
+}
+
+// TestStatsServerSendLimitAsGRPC: a handler's response over the server's
+// send limit (grpc.MaxSendMsgSize; WithServerMaxSendMsgSize). grpc-go's
+// server checks the size before it writes anything (stream.go
+// serverStream.SendMsg), then writes the status: behind the header the
+// handler set, if it set one, or alone, trailers only (http2_server.go
+// writeStatus). Its client then gets no header but one set, and the
+// content-type in the trailer of a response of trailers only; its stats
+// handler hears no InHeader but of a header set.
+func TestStatsServerSendLimitAsGRPC(t *testing.T) {
+	const limit = 10
+	big := &echov1.EchoResponse{Text: strings.Repeat("x", 2*limit)}
+	srv := statsServer{
+		impl: &funcEcho{
+			get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+				if req.GetText() == "set-header" {
+					if err := grpc.SetHeader(ctx, metadata.Pairs("set-header", "h")); err != nil {
+						return nil, err
+					}
+				}
+				return big, nil
+			},
+			expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+				if req.GetText() == "set-header" {
+					if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
+						return err
+					}
+				}
+				return s.Send(big)
+			},
+		},
+		grpcOpts: []grpc.ServerOption{grpc.MaxSendMsgSize(limit)},
+		opts:     []inproc.Option{inproc.WithServerMaxSendMsgSize(limit)},
+	}
+	type limitCase struct {
+		name      string
+		stream    bool
+		text      string
+		newServer func() *kindsRecorder
+	}
+	var cases []limitCase
+	for _, text := range []string{"no-header", "set-header"} {
+		cases = append(cases,
+			limitCase{"unary/" + text, false, text, newKindsRecorder},
+			limitCase{"server-stream/" + text, true, text, newKindsRecorder})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var md, wantMD string // the keys of the client's header and trailer
+			var wantC, wantS []string
+			statsConns(t, srv, c.newServer, requestFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+				ec := echov1.NewEchoClient(cc)
+				var header, trailer metadata.MD
+				var err error
+				if c.stream {
+					var s grpc.ServerStreamingClient[echov1.EchoResponse]
+					if s, err = ec.Expand(timeoutCtx(t), &echov1.EchoRequest{Text: c.text}); err != nil {
+						t.Fatal(err)
+					}
+					if header, err = s.Header(); err != nil {
+						t.Fatal(err)
+					}
+					_, err = echotest.RecvAll(s.Recv)
+					trailer = s.Trailer()
+				} else {
+					_, err = ec.Get(timeoutCtx(t), &echov1.EchoRequest{Text: c.text}, grpc.Header(&header), grpc.Trailer(&trailer))
+				}
+				wantCode(t, "the call", err, codes.ResourceExhausted)
+				md = fmt.Sprintf("header %v, trailer %v", keys(header), keys(trailer))
+			}, func(t *testing.T, client, server []string, grpcgo bool) {
+				if grpcgo {
+					wantMD, wantC, wantS = md, client, server
+					return
+				}
+				if md != wantMD {
+					t.Errorf("the client got %s; grpc-go's %s", md, wantMD)
+				}
+				if !slices.Equal(client, wantC) {
+					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
+				}
+				if !slices.Equal(server, wantS) {
+					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
 				}
 			})
 		})
@@ -694,7 +800,7 @@ func TestStatsUnknownMethodAsGRPC(t *testing.T) {
 		} {
 			t.Run(name.name+"/"+desc.name, func(t *testing.T) {
 				var wantC, wantS []string
-				statsConns(t, &funcEcho{}, recorderUntil[*stats.OutTrailer], sentFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+				statsConns(t, statsServer{impl: &funcEcho{}}, recorderUntil[*stats.OutTrailer], sentFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
 					err := callOnce(timeoutCtx(t), cc, desc.desc, name.method)
 					wantCode(t, "the call", err, codes.Unimplemented)
 				}, func(t *testing.T, client, server []string, grpcgo bool) {

@@ -596,11 +596,14 @@ func (ss *serverStream) SendMsg(m any) error {
 		return ss.fail(errConcurrentSend)
 	}
 	defer ss.toClient.leave(true)
-	ss.sendHeaderIfNot()
 	v, n, err := handover.Send(m, ss.info.copy.mode(), ss.info.codec, ss.info.responses(ss.ch, ss.method))
 	if err != nil {
+		// Before the header: grpc-go's server checks a message before it
+		// writes anything, and a handler that set no header then ends
+		// with trailers only.
 		return ss.fail(err)
 	}
+	ss.sendHeaderIfNot()
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadOut(false, m, n))
 	}
