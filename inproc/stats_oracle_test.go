@@ -193,6 +193,10 @@ type statsServer struct {
 	opts     []inproc.Option
 }
 
+// noServerStats makes the server of a stats oracle test go without a
+// stats handler; check then gets no server events.
+func noServerStats() *kindsRecorder { return nil }
+
 // statsConns is statsSides for a call on the connection itself. The
 // server's events end as a recorder of newServer says. Where the order of
 // grpc-go's events depends on which of its goroutines runs first, settled
@@ -200,16 +204,25 @@ type statsServer struct {
 // takes any), and grpc-go runs again, up to ten times, until they did.
 func statsConns(t *testing.T, srv statsServer, newServer func() *kindsRecorder, settled func(client, server []string) bool, call func(t *testing.T, cc grpc.ClientConnInterface), check func(t *testing.T, client, server []string, grpcgo bool)) {
 	t.Helper()
+	take := func(r *kindsRecorder) ([]string, eventFields) {
+		if r == nil {
+			return nil, nil
+		}
+		return r.take(t), r.fields
+	}
 	var wantC, wantS []string
 	var wantCF, wantSF eventFields
 	for try := 1; ; try++ {
 		cs, ss := newKindsRecorder(), newServer()
-		sopts := append(slices.Clone(srv.grpcOpts), grpc.StatsHandler(ss))
+		sopts := slices.Clone(srv.grpcOpts)
+		if ss != nil {
+			sopts = append(sopts, grpc.StatsHandler(ss))
+		}
 		// The authority a Channel's calls send, so that headers compare.
 		dopts := []grpc.DialOption{grpc.WithStatsHandler(cs), grpc.WithAuthority("inproc")}
 		call(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv.impl) }, sopts, dopts))
-		wantC, wantS = cs.take(t), ss.take(t)
-		wantCF, wantSF = cs.fields, ss.fields
+		wantC, wantCF = take(cs)
+		wantS, wantSF = take(ss)
 		t.Logf("grpc-go client: %v", wantC)
 		t.Logf("grpc-go server: %v", wantS)
 		if settled == nil || settled(wantC, wantS) {
@@ -222,13 +235,17 @@ func statsConns(t *testing.T, srv statsServer, newServer func() *kindsRecorder, 
 	check(t, wantC, wantS, true)
 	forEachMode(t, func(t *testing.T, m testMode) {
 		cs, ss := newKindsRecorder(), newServer()
-		opts := append(slices.Clone(srv.opts), inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+		opts := append(slices.Clone(srv.opts), inproc.WithClientStatsHandler(cs))
+		if ss != nil {
+			opts = append(opts, inproc.WithServerStatsHandler(ss))
+		}
 		_, ch := newEcho(t, m, srv.impl, opts...)
 		call(t, ch)
-		gotC, gotS := cs.take(t), ss.take(t)
+		gotC, gotCF := take(cs)
+		gotS, gotSF := take(ss)
 		check(t, gotC, gotS, false)
-		compareFields(t, "client", cs.fields, wantCF)
-		compareFields(t, "server", ss.fields, wantSF)
+		compareFields(t, "client", gotCF, wantCF)
+		compareFields(t, "server", gotSF, wantSF)
 		if t.Failed() {
 			t.Logf("inproc client: %v", gotC)
 			t.Logf("inproc server: %v", gotS)
@@ -669,7 +686,9 @@ func requestFirst(client, _ []string) bool {
 // handler set, if it set one, or alone, trailers only (http2_server.go
 // writeStatus). Its client then gets no header but one set, and the
 // content-type in the trailer of a response of trailers only; its stats
-// handler hears no InHeader but of a header set.
+// handler hears no InHeader but of a header set. A unary call goes with
+// and without a server stats handler: without one, inproc checks a unary
+// response on the client's goroutine.
 func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 	const limit = 10
 	big := &echov1.EchoResponse{Text: strings.Repeat("x", 2*limit)}
@@ -705,6 +724,7 @@ func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 	for _, text := range []string{"no-header", "set-header"} {
 		cases = append(cases,
 			limitCase{"unary/" + text, false, text, newKindsRecorder},
+			limitCase{"unary/" + text + "/no-server-stats", false, text, noServerStats},
 			limitCase{"server-stream/" + text, true, text, newKindsRecorder})
 	}
 	for _, c := range cases {

@@ -112,6 +112,14 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.left {
 		return r.err
 	}
+	size := int(r.size)
+	var recvErr error // the client's refusal of the response
+	switch {
+	case r.err == nil && size < 0:
+		size, r.err, recvErr = u.sendFor(reply, r.resp)
+	case r.err == nil:
+		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
+	}
 	if cs.hs != nil || ci.wantsFinish() {
 		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer, r.err)
 	}
@@ -127,20 +135,32 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.err != nil {
 		return r.err
 	}
-	size := int(r.size)
-	if size < 0 {
-		// The handler handed its response over as it was: take the
-		// client's copy now, straight into reply.
-		if size, err = handover.Transfer(reply, r.resp, ci.copy.mode(), ci.codec, u.info.responses(u.ch, u.method)); err != nil {
-			return err
-		}
-	} else if err := handover.Receive(reply, r.resp, ci.codec, &m.responses); err != nil {
-		return err
+	if recvErr != nil {
+		return recvErr
 	}
 	if cs.hs != nil {
 		cs.inPayload(ctx, reply, size)
 	}
 	return nil
+}
+
+// sendFor does on the client's goroutine what the handler's side left
+// to it (see finish): it checks resp, the response the handler handed
+// over as it returned it, against the server's send limit and its
+// encoding, and copies it straight into reply; then it sends the header,
+// which grpc-go's server writes only once the response passed those
+// checks, or the status of their refusal, with trailers only if the
+// handler set no header. It returns the response's size, the server's
+// refusal (the call's status), and the client's own (its receive limit,
+// the decoding).
+func (u *unaryCall) sendFor(reply, resp any) (size int, refused, recvErr error) {
+	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
+	if refused != nil {
+		u.headerBeforeStatus(true)
+		return size, refused, nil
+	}
+	u.sendHeaderIfNot()
+	return size, nil, recvErr
 }
 
 // cancelForClient ends a handler's context because the client's ended.
@@ -194,7 +214,8 @@ func (u *unaryCall) decode(in any) error {
 // that a GracefulStop the count ends cannot beat the result there. The
 // response is handed over as returned, for the client to check and copy
 // on its own goroutine (the handler's is new, with a small stack, and the
-// copy would grow it), unless stats handlers must hear of it as sent.
+// copy would grow it), unless stats handlers must hear of it as sent;
+// then the client sends the header too (sendFor).
 func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
 	// The handler's context ended if the client left, the deadline
@@ -217,15 +238,14 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		st = handlerStatus(err)
 	}
 	heard := ended == nil
-	if st == nil {
-		// The response goes out behind the header, as grpc-go's server
+	switch {
+	case st != nil:
+		u.headerBeforeStatus(heard)
+	case u.stats != nil:
+		// The response went out behind the header, as grpc-go's server
 		// writes them and then reports the response written.
 		u.sendHeaderIfNot()
-		if u.stats != nil {
-			u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
-		}
-	} else {
-		u.headerBeforeStatus(heard)
+		u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
 	}
 	u.endServer(st.Err(), heard)
 	u.uctx.end()
