@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// kindsRecorder is a stats handler that records the tags and events of
+// one side of a call, until the call's last event (see take).
 type kindsRecorder struct {
 	mu     sync.Mutex
 	tags   []stats.RPCTagInfo
