@@ -2,9 +2,7 @@ package inproc_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
@@ -255,6 +254,21 @@ func statsConns(t *testing.T, srv statsServer, newServer func() *kindsRecorder, 
 	})
 }
 
+// grpcSides are grpc-go's events of both sides of a stats oracle test's
+// call, kept by its check to compare inproc's with.
+type grpcSides struct{ client, server []string }
+
+// same fails where inproc's events differ from grpc-go's, side by side.
+func (g *grpcSides) same(t *testing.T, client, server []string) {
+	t.Helper()
+	if !slices.Equal(client, g.client) {
+		t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, g.client)
+	}
+	if !slices.Equal(server, g.server) {
+		t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, g.server)
+	}
+}
+
 // hasEvent reports whether an event of events begins with prefix.
 func hasEvent(events []string, prefix string) bool {
 	return slices.ContainsFunc(events, func(e string) bool { return len(e) >= len(prefix) && e[:len(prefix)] == prefix })
@@ -384,36 +398,17 @@ func TestStatsClientLeftAsGRPC(t *testing.T) {
 		},
 	}
 	for _, c := range []struct {
-		name string
-		call func(ctx context.Context, c echov1.EchoClient) error
+		name   string
+		stream bool   // Expand, else Get
+		text   string // what the handler returns: see srv
 	}{
-		{"unary", func(ctx context.Context, c echov1.EchoClient) error {
-			_, err := c.Get(ctx, &echov1.EchoRequest{Text: "hi"})
-			return err
-		}},
-		{"unary-error", func(ctx context.Context, c echov1.EchoClient) error {
-			_, err := c.Get(ctx, &echov1.EchoRequest{Text: "fail"})
-			return err
-		}},
-		{"server-stream", func(ctx context.Context, c echov1.EchoClient) error {
-			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "hi"})
-			if err != nil {
-				return err
-			}
-			_, err = echotest.RecvAll(s.Recv)
-			return err
-		}},
-		{"server-stream-send", func(ctx context.Context, c echov1.EchoClient) error {
-			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "send"})
-			if err != nil {
-				return err
-			}
-			_, err = echotest.RecvAll(s.Recv)
-			return err
-		}},
+		{"unary", false, "hi"},
+		{"unary-error", false, "fail"},
+		{"server-stream", true, "hi"},
+		{"server-stream-send", true, "send"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var wantC, wantS []string
+			var want grpcSides
 			statsSides(t, srv, func(t *testing.T, ec echov1.EchoClient) {
 				ctx, cancel := context.WithCancel(timeoutCtx(t))
 				go func() {
@@ -423,21 +418,26 @@ func TestStatsClientLeftAsGRPC(t *testing.T) {
 					}
 					cancel()
 				}()
-				wantCode(t, "the call", c.call(ctx, ec), codes.Canceled)
+				req := &echov1.EchoRequest{Text: c.text}
+				var err error
+				if c.stream {
+					var s grpc.ServerStreamingClient[echov1.EchoResponse]
+					if s, err = ec.Expand(ctx, req); err == nil {
+						_, err = echotest.RecvAll(s.Recv)
+					}
+				} else {
+					_, err = ec.Get(ctx, req)
+				}
+				wantCode(t, "the call", err, codes.Canceled)
 			}, func(t *testing.T, client, server []string, grpcgo bool) {
 				if grpcgo {
 					if hasEvent(server, "OutHeader") || hasEvent(server, "OutPayload") || hasEvent(server, "OutTrailer") {
 						oracleFail(t, grpcgo, "the server's stats handler saw something sent after the client left: %v", server)
 					}
-					wantC, wantS = client, server
+					want = grpcSides{client, server}
 					return
 				}
-				if !slices.Equal(client, wantC) {
-					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
-				}
-				if !slices.Equal(server, wantS) {
-					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
-				}
+				want.same(t, client, server)
 			})
 		})
 	}
@@ -473,8 +473,8 @@ func TestStatsClientOutHeaderAsGRPC(t *testing.T) {
 	}
 }
 
-// trailingEcho answers each kind of call with its request's text, as
-// echo.Server does, having set a header and a trailer.
+// trailingEcho answers each kind of call as echo.Server does, having set
+// a header and a trailer.
 var trailingEcho = &funcEcho{
 	get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
 		if err := grpc.SetHeader(ctx, metadata.Pairs("set-header", "h")); err != nil {
@@ -483,50 +483,27 @@ var trailingEcho = &funcEcho{
 		if err := grpc.SetTrailer(ctx, metadata.Pairs("set-trailer", "t")); err != nil {
 			return nil, err
 		}
-		return &echov1.EchoResponse{Text: req.GetText()}, nil
+		return echo.Server{}.Get(ctx, req)
 	},
 	expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
-		if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
-			return err
-		}
-		s.SetTrailer(metadata.Pairs("set-trailer", "t"))
-		return s.Send(&echov1.EchoResponse{Text: req.GetText()})
+		return setHeaderTrailer(s, func() error { return echo.Server{}.Expand(req, s) })
 	},
 	collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
-		if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
-			return err
-		}
-		s.SetTrailer(metadata.Pairs("set-trailer", "t"))
-		var text string
-		for {
-			req, err := s.Recv()
-			if errors.Is(err, io.EOF) {
-				return s.SendAndClose(&echov1.EchoResponse{Text: text})
-			}
-			if err != nil {
-				return err
-			}
-			text += req.GetText()
-		}
+		return setHeaderTrailer(s, func() error { return echo.Server{}.Collect(s) })
 	},
 	update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
-		if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
-			return err
-		}
-		s.SetTrailer(metadata.Pairs("set-trailer", "t"))
-		for {
-			req, err := s.Recv()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := s.Send(&echov1.EchoResponse{Text: req.GetText()}); err != nil {
-				return err
-			}
-		}
+		return setHeaderTrailer(s, func() error { return echo.Server{}.Update(s) })
 	},
+}
+
+// setHeaderTrailer sets trailingEcho's header and trailer on s, then
+// serves the call with serve.
+func setHeaderTrailer(s grpc.ServerStream, serve func() error) error {
+	if err := s.SetHeader(metadata.Pairs("set-header", "h")); err != nil {
+		return err
+	}
+	s.SetTrailer(metadata.Pairs("set-trailer", "t"))
+	return serve()
 }
 
 // TestStatsFieldsAsGRPC: calls of each kind whose client sends metadata
@@ -571,7 +548,7 @@ func TestStatsFieldsAsGRPC(t *testing.T) {
 	}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var wantC, wantS []string
+			var want grpcSides
 			statsSides(t, c.srv, func(t *testing.T, ec echov1.EchoClient) {
 				ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), "users-own", "v")
 				if err := c.call(ctx, ec); err != nil {
@@ -580,15 +557,10 @@ func TestStatsFieldsAsGRPC(t *testing.T) {
 			}, func(t *testing.T, client, server []string, grpcgo bool) {
 				client, server = slices.Sorted(slices.Values(client)), slices.Sorted(slices.Values(server))
 				if grpcgo {
-					wantC, wantS = client, server
+					want = grpcSides{client, server}
 					return
 				}
-				if !slices.Equal(client, wantC) {
-					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
-				}
-				if !slices.Equal(server, wantS) {
-					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
-				}
+				want.same(t, client, server)
 			})
 		})
 	}
@@ -644,7 +616,7 @@ func TestStatsUnaryOrderAsGRPC(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var wantC, wantS []string
+			var want grpcSides
 			statsConns(t, statsServer{impl: long}, newKindsRecorder, c.settled, func(t *testing.T, cc grpc.ClientConnInterface) {
 				_, err := echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}, c.opts...)
 				wantCode(t, "Get", err, c.code)
@@ -653,18 +625,13 @@ func TestStatsUnaryOrderAsGRPC(t *testing.T) {
 					if i := slices.Index(server, "OutHeader[]"); i < 0 || i+1 >= len(server) || server[i+1] != "OutPayload" {
 						oracleFail(t, grpcgo, "the server's OutHeader is not followed by its OutPayload: %v", server)
 					}
-					wantC, wantS = usualOrder(client), server
-					if c.code == codes.OK && !slices.Equal(wantC[len(wantC)-3:], []string{"InTrailer[]", "InPayload", "End{OK}"}) {
+					want = grpcSides{usualOrder(client), server}
+					if c.code == codes.OK && !slices.Equal(want.client[len(want.client)-3:], []string{"InTrailer[]", "InPayload", "End{OK}"}) {
 						oracleFail(t, grpcgo, "the client's events end in neither order of InTrailer and InPayload: %v", client)
 					}
 					return
 				}
-				if !slices.Equal(server, wantS) {
-					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
-				}
-				if !slices.Equal(client, wantC) {
-					t.Errorf("the client's stats handler saw %v, grpc-go's (in its usual order) %v", client, wantC)
-				}
+				want.same(t, client, server)
 			})
 		})
 	}
@@ -732,7 +699,7 @@ func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var md, wantMD string // the keys of the client's header and trailer
-			var wantC, wantS []string
+			var want grpcSides
 			statsConns(t, srv, c.newServer, requestFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
 				ec := echov1.NewEchoClient(cc)
 				var header, trailer metadata.MD
@@ -754,18 +721,13 @@ func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 				md = fmt.Sprintf("header %v, trailer %v", keys(header), keys(trailer))
 			}, func(t *testing.T, client, server []string, grpcgo bool) {
 				if grpcgo {
-					wantMD, wantC, wantS = md, client, server
+					wantMD, want = md, grpcSides{client, server}
 					return
 				}
 				if md != wantMD {
 					t.Errorf("the client got %s; grpc-go's %s", md, wantMD)
 				}
-				if !slices.Equal(client, wantC) {
-					t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
-				}
-				if !slices.Equal(server, wantS) {
-					t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
-				}
+				want.same(t, client, server)
 			})
 		})
 	}
@@ -821,7 +783,7 @@ func TestStatsUnknownMethodAsGRPC(t *testing.T) {
 			{"bidi", &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}},
 		} {
 			t.Run(name.name+"/"+desc.name, func(t *testing.T) {
-				var wantC, wantS []string
+				var want grpcSides
 				statsConns(t, statsServer{impl: &funcEcho{}}, recorderUntil[*stats.OutTrailer], sentFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
 					err := callOnce(timeoutCtx(t), cc, desc.desc, name.method)
 					wantCode(t, "the call", err, codes.Unimplemented)
@@ -830,15 +792,10 @@ func TestStatsUnknownMethodAsGRPC(t *testing.T) {
 						if hasEvent(server, "Begin") || hasEvent(server, "End") {
 							oracleFail(t, grpcgo, "the server's stats handler saw the call begin or end: %v", server)
 						}
-						wantC, wantS = client, server
+						want = grpcSides{client, server}
 						return
 					}
-					if !slices.Equal(client, wantC) {
-						t.Errorf("the client's stats handler saw %v, grpc-go's %v", client, wantC)
-					}
-					if !slices.Equal(server, wantS) {
-						t.Errorf("the server's stats handler saw %v, grpc-go's %v", server, wantS)
-					}
+					want.same(t, client, server)
 				})
 			})
 		}
