@@ -36,7 +36,7 @@ type unaryResult struct {
 	resp any
 	err  error
 	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
-	left bool  // the client left before the handler ended: err says why
+	left bool  // the client left before it took the result: err says why
 }
 
 func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
