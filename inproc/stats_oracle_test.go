@@ -371,8 +371,9 @@ func TestStatsCancelledAsGRPC(t *testing.T) {
 // the handler writes afterwards goes out. A unary handler's response is
 // written by the server after the handler returns (server.go
 // wrapUnaryHandler), and writing it fails with the context's code: End
-// says Canceled, whatever the handler returned, and there is no
-// OutHeader, OutPayload or OutTrailer. A streaming handler that returns
+// says Canceled for a handler that returned a response (an error it
+// returned is what End says), and there is no OutHeader, OutPayload or
+// OutTrailer. A streaming handler that returns
 // nil without writing leaves End with OK; one whose Send failed returns
 // the Send's error. The client's End says Canceled, with no header or
 // trailer. Inline handlers run on the client's goroutine, yet their
