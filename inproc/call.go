@@ -58,7 +58,8 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 		c.stats = &serverStats{hs: hs, begin: time.Now()}
 		c.ctx = c.inHeader(hs, c.ctx)
 		isStream := c.method.stream != nil
-		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin, FailFast: true,
+		// FailFast false, as in the tag (see statsHandlers.tag).
+		c.stats.handle(c.ctx, &stats.Begin{BeginTime: c.stats.begin,
 			IsClientStream: isStream && c.method.stream.ClientStreams,
 			IsServerStream: isStream && c.method.stream.ServerStreams})
 	}
@@ -68,7 +69,7 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 // request's header to them. grpc-go's transport reports the header as it
 // reads it, before its server looks the method up or begins the call.
 func (c *call) inHeader(hs statsHandlers, ctx context.Context) context.Context {
-	ctx = hs.tag(ctx, c.method.name)
+	ctx = hs.tag(ctx, c.method.name, false)
 	hs.handle(ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 	return ctx
 }
@@ -179,10 +180,12 @@ func (c *call) headerBeforeStatus(heard bool) {
 	c.mu.Unlock()
 }
 
-// publishHeader sends the header; c.mu is held.
+// publishHeader sends the header; c.mu is held. As grpc-go's server, it
+// reports the header alone: an OutHeader names the method, the authority
+// and the addresses on the client's side only.
 func (c *call) publishHeader() {
 	if c.stats != nil {
-		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy()})
 	}
 	c.headerOut.raise()
 }
@@ -200,7 +203,8 @@ func (c *call) setTrailer(md metadata.MD) error {
 }
 
 // endServer reports the end of the handler, with err, to the stats
-// handlers; heard says the trailer reached the client.
+// handlers; heard says the trailer reached the client. The End carries no
+// trailer, as grpc-go's server's: its Trailer is the client side's field.
 func (c *call) endServer(err error, heard bool) {
 	if c.stats == nil {
 		return
@@ -208,7 +212,7 @@ func (c *call) endServer(err error, heard bool) {
 	if heard {
 		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
 	}
-	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Trailer: c.trailer.Copy(), Error: err})
+	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Error: err})
 }
 
 // handlerStatus is the status a handler's error gives the client, as

@@ -50,6 +50,9 @@ type callReport struct {
 	onFinish  []func(error)
 	// stats are client stats handlers the call adds to the channel's.
 	stats []stats.Handler
+	// waitForReady is grpc.WaitForReady's: a Channel is always ready, so
+	// it changes nothing but what the call's stats say (FailFast).
+	waitForReady bool
 }
 
 // withDefaults returns the channel's default call options followed by a
@@ -99,6 +102,8 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 			compressor = o.CompressorType
 		case grpc.AuthorityOverrideCallOption:
 			ci.reporter().authority = o.Authority
+		case grpc.FailFastCallOption:
+			ci.reporter().waitForReady = !o.FailFast
 		}
 	}
 	if err := ci.setCodec(forced, subtype); err != nil {
@@ -153,6 +158,12 @@ func (ci *callInfo) authority() string {
 		return defaultAuthority
 	}
 	return ci.report.authority
+}
+
+// failFast says the call fails at once if the channel is not ready, as
+// grpc-go's client tells its stats handlers: unless grpc.WaitForReady.
+func (ci *callInfo) failFast() bool {
+	return ci.report == nil || !ci.report.waitForReady
 }
 
 // clientStats are the stats handlers that see the call from the client's

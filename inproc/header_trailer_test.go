@@ -267,8 +267,6 @@ func TestHandlerHeaderAfterClientLeftAsGRPC(t *testing.T) {
 	})
 }
 
-// kindsRecorder records the kinds of stats events of the last call on
-// each side.
 // TestUnaryHeaderWithoutSetHeaderAsGRPC: a unary handler that succeeds
 // without setting a header. Over HTTP/2 the response message needs a
 // header frame before it, so grpc-go's client gets a header with the

@@ -40,8 +40,8 @@ func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	r := u.finish(resp, err)
 	if err := u.info.left(ctx); err != nil {
 		// The client stopped waiting before the response: over a network
-		// the response would be lost.
-		return unaryResult{err: err}
+		// neither it nor the header or trailer would reach it.
+		return unaryResult{err: err, left: true}
 	}
 	return r
 }

@@ -27,9 +27,12 @@ func newPeer() *peer.Peer { return &peer.Peer{Addr: Addr{}, LocalAddr: Addr{}} }
 // statsHandlers are the stats handlers of one side of a channel.
 type statsHandlers []stats.Handler
 
-func (hs statsHandlers) tag(ctx context.Context, method string) context.Context {
+// tag tags ctx for a call of method. A server tags with failFast false,
+// as grpc-go's: whether a call waits for ready is the client's choice,
+// and no header carries it.
+func (hs statsHandlers) tag(ctx context.Context, method string, failFast bool) context.Context {
 	for _, h := range hs {
-		ctx = h.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method, FailFast: true})
+		ctx = h.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method, FailFast: failFast})
 	}
 	return ctx
 }
@@ -46,27 +49,29 @@ type clientStats struct {
 	beginTime time.Time
 }
 
-func (cs *clientStats) begin(ctx context.Context, method string, clientStream, serverStream bool) context.Context {
+func (cs *clientStats) begin(ctx context.Context, method string, failFast, clientStream, serverStream bool) context.Context {
 	cs.beginTime = time.Now()
-	ctx = cs.hs.tag(ctx, method)
-	cs.hs.handle(ctx, &stats.Begin{Client: true, BeginTime: cs.beginTime, FailFast: true, IsClientStream: clientStream, IsServerStream: serverStream})
+	ctx = cs.hs.tag(ctx, method, failFast)
+	cs.hs.handle(ctx, &stats.Begin{Client: true, BeginTime: cs.beginTime, FailFast: failFast, IsClientStream: clientStream, IsServerStream: serverStream})
 	return ctx
 }
 
 // outHeader reports the request's header as grpc-go's client reports it:
 // the context's outgoing metadata with its user-agent, without what
-// per-RPC credentials add.
-func (cs *clientStats) outHeader(ctx context.Context, method string) {
+// per-RPC credentials add, and the :authority it goes with.
+func (cs *clientStats) outHeader(ctx context.Context, method, authority string) {
 	md, _ := metadata.FromOutgoingContext(ctx) // a copy
 	if md == nil {
 		md = metadata.MD{}
 	}
 	md["user-agent"] = userAgent
-	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, Authority: authority, RemoteAddr: Addr{}, LocalAddr: Addr{}})
 }
 
+// inHeader reports the response's header md. As grpc-go's client, it
+// names no addresses: an InHeader has them on the server's side only.
 func (cs *clientStats) inHeader(ctx context.Context, md metadata.MD) {
-	cs.hs.handle(ctx, &stats.InHeader{Client: true, Header: md.Copy(), RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	cs.hs.handle(ctx, &stats.InHeader{Client: true, Header: md.Copy()})
 }
 
 // outPayload reports m, of n bytes encoded.
@@ -78,12 +83,16 @@ func (cs *clientStats) inPayload(ctx context.Context, m any, n int) {
 	cs.hs.handle(ctx, payloadIn(true, m, n))
 }
 
-// end reports the end of the call with err, after the trailer if one
-// came.
-func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
+// inTrailer reports the trailer, if one came.
+func (cs *clientStats) inTrailer(ctx context.Context, trailer metadata.MD) {
 	if trailer != nil {
 		cs.hs.handle(ctx, &stats.InTrailer{Client: true, Trailer: trailer.Copy()})
 	}
+}
+
+// end reports the end of the call with err, and the trailer that came
+// (nil: none).
+func (cs *clientStats) end(ctx context.Context, trailer metadata.MD, err error) {
 	cs.hs.handle(ctx, &stats.End{Client: true, BeginTime: cs.beginTime, EndTime: time.Now(), Trailer: trailer.Copy(), Error: err})
 }
 

@@ -75,7 +75,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.desc, s.cstats = desc, ci.clientStats(ch.cfg.clientStats)
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
-		ctx = s.cstats.begin(ctx, method, desc.ClientStreams, desc.ServerStreams)
+		ctx = s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
 	}
 	s.clientCtx = ctx
 	m, lookupErr := ch.lookup(method)
@@ -89,7 +89,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 		return nil, s.finishClient(errStopped)
 	}
 	if s.cstats.hs != nil {
-		s.cstats.outHeader(ctx, method)
+		s.cstats.outHeader(ctx, method, ci.authority())
 	}
 	if lookupErr != nil {
 		// As over a network, the stream opens, the server answers with
@@ -305,6 +305,7 @@ func (s *stream) reportEnd(err error) {
 		}
 		s.mu.Unlock()
 		if s.cstats.hs != nil {
+			s.cstats.inTrailer(s.clientCtx, trailer)
 			s.cstats.end(s.clientCtx, trailer, endErr)
 		}
 		s.info.finish(header, trailer, endErr)
@@ -595,11 +596,14 @@ func (ss *serverStream) SendMsg(m any) error {
 		return ss.fail(errConcurrentSend)
 	}
 	defer ss.toClient.leave(true)
-	ss.sendHeaderIfNot()
 	v, n, err := handover.Send(m, ss.info.copy.mode(), ss.info.codec, ss.info.responses(ss.ch, ss.method))
 	if err != nil {
+		// Before the header: grpc-go's server checks a message before it
+		// writes anything, and a handler that set no header then ends
+		// with trailers only.
 		return ss.fail(err)
 	}
+	ss.sendHeaderIfNot()
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadOut(false, m, n))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // Invoke performs a unary call, as grpc.ClientConn does.
@@ -35,7 +36,7 @@ type unaryResult struct {
 	resp any
 	err  error
 	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
-	left bool  // the client left before the handler ended: err says why
+	left bool  // the client left before it took the result: err says why
 }
 
 func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
@@ -49,7 +50,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	}
 	cs := ci.clientStats(ch.cfg.clientStats)
 	if cs.hs != nil {
-		ctx = cs.begin(ctx, method, false, false)
+		ctx = cs.begin(ctx, method, ci.failFast(), false, false)
 	}
 	var header, trailer metadata.MD
 	// inHandler is true while the executor runs the handler, whose panic,
@@ -71,7 +72,7 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		return err
 	}
 	if cs.hs != nil {
-		cs.outHeader(ctx, method)
+		cs.outHeader(ctx, method, ci.authority())
 	}
 	var v any
 	var n int
@@ -99,6 +100,9 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 		ch.end()
 		// The status came alone: trailers only, with the content-type.
 		trailer = toResponse(nil, ci.contentType())
+		if cs.hs != nil {
+			cs.inTrailer(ctx, trailer)
+		}
 		return lookupErr
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
@@ -108,29 +112,55 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 	if r.left {
 		return r.err
 	}
+	size := int(r.size)
+	var recvErr error // the client's refusal of the response
+	switch {
+	case r.err == nil && size < 0:
+		size, r.err, recvErr = u.sendFor(reply, r.resp)
+	case r.err == nil:
+		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
+	}
 	if cs.hs != nil || ci.wantsFinish() {
 		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer, r.err)
 	}
-	if cs.hs != nil && header != nil {
-		cs.inHeader(ctx, header)
+	if cs.hs != nil {
+		if header != nil {
+			cs.inHeader(ctx, header)
+		}
+		// Before the response, as grpc-go's client most often reports
+		// them: its transport reads the trailer's frame right after the
+		// response's, before the caller it woke reports the response.
+		cs.inTrailer(ctx, trailer)
 	}
 	if r.err != nil {
 		return r.err
 	}
-	size := int(r.size)
-	if size < 0 {
-		// The handler handed its response over as it was: take the
-		// client's copy now, straight into reply.
-		if size, err = handover.Transfer(reply, r.resp, ci.copy.mode(), ci.codec, u.info.responses(u.ch, u.method)); err != nil {
-			return err
-		}
-	} else if err := handover.Receive(reply, r.resp, ci.codec, &m.responses); err != nil {
-		return err
+	if recvErr != nil {
+		return recvErr
 	}
 	if cs.hs != nil {
 		cs.inPayload(ctx, reply, size)
 	}
 	return nil
+}
+
+// sendFor does on the client's goroutine what the handler's side left
+// to it (see finish): it checks resp, the response the handler handed
+// over as it returned it, against the server's send limit and its
+// encoding, and copies it straight into reply; then it sends the header,
+// which grpc-go's server writes only once the response passed those
+// checks, or the status of their refusal, with trailers only if the
+// handler set no header. It returns the response's size, the server's
+// refusal (the call's status), and the client's own (its receive limit,
+// the decoding).
+func (u *unaryCall) sendFor(reply, resp any) (size int, refused, recvErr error) {
+	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
+	if refused != nil {
+		u.headerBeforeStatus(true)
+		return size, refused, nil
+	}
+	u.sendHeaderIfNot()
+	return size, nil, recvErr
 }
 
 // cancelForClient ends a handler's context because the client's ended.
@@ -184,11 +214,21 @@ func (u *unaryCall) decode(in any) error {
 // that a GracefulStop the count ends cannot beat the result there. The
 // response is handed over as returned, for the client to check and copy
 // on its own goroutine (the handler's is new, with a small stack, and the
-// copy would grow it), unless stats handlers must hear of it as sent.
+// copy would grow it), unless stats handlers must hear of it as sent;
+// then the client sends the header too (sendFor).
 func (u *unaryCall) finish(resp any, err error) unaryResult {
 	st := handlerStatus(err)
-	if u.ch.state.Load() == stopped {
+	// The handler's context ended if the client left, the deadline
+	// passed, the client's connection closed or the channel stopped: over
+	// a socket the stream was reset or closed, nothing more reaches the
+	// client, and grpc-go's server, which writes the response after the
+	// handler returns, fails to with the context's code.
+	ended := u.uctx.Err()
+	switch {
+	case u.ch.state.Load() == stopped:
 		st = stoppedStatus // see stream.sendStatus
+	case st == nil && ended != nil:
+		st = status.FromContextError(ended)
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
@@ -197,18 +237,15 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		r.size = int32(n)
 		st = handlerStatus(err)
 	}
-	// An Isolated client that left ended the handler's context: over a
-	// socket the stream was reset, and nothing more reached the client.
-	heard := !u.uctx.ended.Load()
-	if st == nil && heard {
-		// The response goes out behind the header, as grpc-go's server
+	heard := ended == nil
+	switch {
+	case st != nil:
+		u.headerBeforeStatus(heard)
+	case u.stats != nil:
+		// The response went out behind the header, as grpc-go's server
 		// writes them and then reports the response written.
 		u.sendHeaderIfNot()
-		if u.stats != nil {
-			u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
-		}
-	} else {
-		u.headerBeforeStatus(heard)
+		u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
 	}
 	u.endServer(st.Err(), heard)
 	u.uctx.end()

@@ -84,27 +84,26 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 }
 
 // Transfer is Send and Receive at once, for a receiver that has its
-// message dst at hand: with Clone, dst gets the deep copy itself.
-func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (int, error) {
+// message dst at hand: with Clone, dst gets the deep copy itself. It
+// returns Send's refusal (sendErr) apart from Receive's (recvErr), since
+// over a socket the one is the sender's status and the other the
+// receiver's.
+func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (n int, sendErr, recvErr error) {
 	var tp *typedPlan
 	var at addr
 	if m != nil && codec == nil {
 		tp, at = lookup(m, &dir.Slot.last)
 	}
-	var (
-		v   any
-		n   int
-		err error
-	)
+	var v any
 	if tp != nil {
-		v, n, err = tp.send(m, at, mode, dir, tp.of(dst))
+		v, n, sendErr = tp.send(m, at, mode, dir, tp.of(dst))
 	} else {
-		v, n, err = Send(m, mode, codec, dir)
+		v, n, sendErr = Send(m, mode, codec, dir)
 	}
-	if err != nil || v == delivered {
-		return n, err
+	if sendErr != nil || v == delivered {
+		return n, sendErr, nil
 	}
-	return n, Receive(dst, v, codec, dir.Slot)
+	return n, nil, Receive(dst, v, codec, dir.Slot)
 }
 
 // delivered is what send returns when it copied the message into the
