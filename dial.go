@@ -218,9 +218,11 @@ type inprocConn struct {
 	opts, staticOpts []grpc.CallOption
 	// defaults start every call, before the caller's options.
 	defaults []grpc.CallOption
-	// closed ends at Close, with errConnClosing as its cause.
-	closed context.Context
-	close  context.CancelCauseFunc
+	// closed ends at Close, with errConnClosing as its cause. closeCalled
+	// is set by the first Close, the one that returns nil.
+	closed      context.Context
+	close       context.CancelCauseFunc
+	closeCalled atomic.Bool
 }
 
 // server is the Server the connection's name leads to: its last one
@@ -363,8 +365,13 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 // a call it ends finds its context cancelled, as the server of a closed
 // connection does. A client returns at once unless it is running its
 // handler, as an Inline handler runs on its client's goroutine (see
-// inproc.Inline): then it returns when the handler does.
+// inproc.Inline): then it returns when the handler does. As
+// grpc.ClientConn's, only the first Close returns nil; any other returns
+// errConnClosing.
 func (c *inprocConn) Close() error {
+	if !c.closeCalled.CompareAndSwap(false, true) {
+		return errConnClosing
+	}
 	c.close(errConnClosing)
 	return nil
 }

@@ -142,6 +142,65 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 	}
 }
 
+// TestClientCloseTwice: as grpc.ClientConn's, a connection's first Close
+// returns nil and every later one an error with code Canceled ("grpc: the
+// client connection is closing"). Of Closes racing each other, exactly
+// one returns nil. Compare inproc with a unix socket, served or not, used
+// or not.
+func TestClientCloseTwice(t *testing.T) {
+	for _, tr := range []struct {
+		name   string
+		addr   func(t *testing.T) string
+		served bool
+	}{
+		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, true},
+		{"unix-unserved", func(t *testing.T) string { return "unix:" + socketPath(t) }, false},
+		{"inproc", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, true},
+		{"inproc-unserved", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, false},
+	} {
+		for _, used := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/used=%v", tr.name, used), func(t *testing.T) {
+				addr := tr.addr(t)
+				if tr.served {
+					serve(t, newEchoServer(), addr)
+				}
+				cc, err := localgrpc.NewClient(addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if used {
+					// Served or failed with Unavailable: only that the
+					// connection was used matters here.
+					echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"})
+				}
+				const racing = 4
+				errs := make(chan error, racing)
+				var wg sync.WaitGroup
+				for range racing {
+					wg.Go(func() { errs <- cc.Close() })
+				}
+				wg.Wait()
+				close(errs)
+				wins := 0
+				for err := range errs {
+					switch {
+					case err == nil:
+						wins++
+					case status.Code(err) != codes.Canceled:
+						t.Errorf("a Close racing another: %v; want nil or Canceled", err)
+					}
+				}
+				if wins != 1 {
+					t.Errorf("%d of %d racing Closes returned nil; want exactly one", wins, racing)
+				}
+				if err := cc.Close(); status.Code(err) != codes.Canceled {
+					t.Errorf("Close of a closed connection: %v; want Canceled", err)
+				}
+			})
+		}
+	}
+}
+
 // TestStopBeforeServeEndsWaitingCalls: calls made between Listen and
 // Serve wait; Stop (no Serve ever) must end them promptly on every
 // transport, and leave nothing behind.
