@@ -317,9 +317,6 @@ func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
 var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
 
 func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	if c.closed.Err() != nil {
-		return errConnClosing
-	}
 	opts = c.callOptions(opts)
 	if c.unary == nil {
 		return c.invoke(ctx, method, req, reply, opts...)
@@ -330,8 +327,13 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 }
 
 // invoke and newStream are the calls past the client's interceptors: as
-// over a socket, they wait for the server to serve.
+// over a socket, they wait for the server to serve. A closed connection
+// fails them here, below the interceptors, which see its error as they
+// do over grpc-go.
 func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
+	if c.closed.Err() != nil {
+		return errConnClosing
+	}
 	srv, err := c.ready(ctx, opts)
 	if err != nil {
 		return err
@@ -340,6 +342,9 @@ func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, 
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if c.closed.Err() != nil {
+		return nil, errConnClosing
+	}
 	srv, err := c.ready(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -348,9 +353,6 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, metho
 }
 
 func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if c.closed.Err() != nil {
-		return nil, errConnClosing
-	}
 	opts = c.callOptions(opts)
 	if c.stream == nil {
 		return c.newStream(ctx, desc, method, opts...)

@@ -142,6 +142,59 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 	}
 }
 
+// TestCallAfterCloseRunsInterceptors: a call made on a closed
+// connection passes through the client's interceptors, as over grpc-go,
+// whose invoker or streamer then fails with Canceled ("grpc: the client
+// connection is closing"), for every kind of call. Compare inproc with a
+// unix socket.
+func TestCallAfterCloseRunsInterceptors(t *testing.T) {
+	for _, addr := range []func(t *testing.T) string{
+		func(t *testing.T) string { return "unix:" + socketPath(t) },
+		func(t *testing.T) string { return "inproc:" + uniqueName(t) },
+	} {
+		for _, call := range echoCalls {
+			addr := addr(t)
+			t.Run(transportName(addr)+"/"+call.Name, func(t *testing.T) {
+				serve(t, newEchoServer(), addr)
+				var mu sync.Mutex
+				var seen []string // what the interceptors' invokers returned
+				note := func(kind string, err error) {
+					mu.Lock()
+					defer mu.Unlock()
+					seen = append(seen, kind+":"+status.Code(err).String())
+				}
+				cc, err := localgrpc.NewClient(addr,
+					localgrpc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+						err := invoker(ctx, method, req, reply, cc, opts...)
+						note("unary", err)
+						return err
+					}),
+					localgrpc.WithClientStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+						s, err := streamer(ctx, desc, cc, method, opts...)
+						note("stream", err)
+						return s, err
+					}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cc.Close()
+				if _, err := call.Call(timeoutCtx(t), echov1.NewEchoClient(cc)); status.Code(err) != codes.Canceled {
+					t.Errorf("a call after Close: %v; want Canceled", err)
+				}
+				kind := "stream"
+				if call.Name == "unary" {
+					kind = "unary"
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if want := []string{kind + ":Canceled"}; !slices.Equal(seen, want) {
+					t.Errorf("the interceptors' invokers returned %q for a call after Close; want %q", seen, want)
+				}
+			})
+		}
+	}
+}
+
 // TestClientCloseTwice: as grpc.ClientConn's, a connection's first Close
 // returns nil and every later one an error with code Canceled ("grpc: the
 // client connection is closing"). Of Closes racing each other, exactly
