@@ -245,9 +245,8 @@ func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 			continue // another call moved on first: look again
 		}
 		if !wait {
-			if srv != nil {
-				return srv, nil // its channel says it stopped: Unavailable
-			}
+			// A stopping server takes no more calls: as over a socket,
+			// nothing serves the name.
 			return nil, status.Errorf(codes.Unavailable, "localgrpc: no server of this process serves inproc:%s", c.name)
 		}
 		select {
@@ -261,10 +260,9 @@ func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 }
 
 // ready is the server a call goes to once it serves: a call that waits
-// for ready passes over a server that stopped before it served, as a
-// socket client passes over a listener that closed, to its successor.
-func (c *inprocConn) ready(ctx context.Context, opts []grpc.CallOption) (*Server, error) {
-	wait := waitsForReady(opts)
+// for ready (wait) passes over a server that stopped before it served, as
+// a socket client passes over a listener that closed, to its successor.
+func (c *inprocConn) ready(ctx context.Context, wait bool) (*Server, error) {
 	for {
 		srv, err := c.server(ctx, wait)
 		if err != nil {
@@ -326,30 +324,63 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 	}, opts...)
 }
 
-// invoke and newStream are the calls past the client's interceptors: as
-// over a socket, they wait for the server to serve. A closed connection
-// fails them here, below the interceptors, which see its error as they
-// do over grpc-go.
+// invoke and newStream are the calls past the client's interceptors. A
+// call goes straight to the channel of the server it last reached while
+// that one serves. Any other goes through await: as over a socket, it
+// waits for a server to serve, and a closed connection fails it there,
+// below the interceptors, which see its error as they do over grpc-go.
 func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	if c.closed.Err() != nil {
-		return errConnClosing
-	}
-	srv, err := c.ready(ctx, opts)
-	if err != nil {
-		return err
+	srv := c.srv.Load()
+	if !srv.takesCalls() || c.closed.Err() != nil {
+		var err error
+		if srv, ctx, opts, err = c.await(ctx, method, nil, opts); err != nil {
+			return err
+		}
 	}
 	return srv.channel.Invoke(ctx, method, req, reply, opts...)
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if c.closed.Err() != nil {
-		return nil, errConnClosing
-	}
-	srv, err := c.ready(ctx, opts)
-	if err != nil {
-		return nil, err
+	srv := c.srv.Load()
+	if !srv.takesCalls() || c.closed.Err() != nil {
+		var err error
+		if srv, ctx, opts, err = c.await(ctx, method, desc, opts); err != nil {
+			return nil, err
+		}
 	}
 	return srv.channel.NewStream(ctx, desc, method, opts...)
+}
+
+// await finds a server for a call of method that cannot go straight to
+// one: none serves the connection's name, its server has not begun to
+// serve or is stopping, or the connection closed. desc is nil for a unary
+// call. It returns the server, and the context and options the call goes
+// to its channel with.
+//
+// As grpc-go's client, it fails a call whose context has ended, or whose
+// connection has closed, before the call begins: its stats handlers hear
+// nothing of it. Any other call begins here, before it waits, as
+// grpc-go's begins before it picks a connection: see beginWait.
+func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (*Server, context.Context, []grpc.CallOption, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, ctx, nil, status.FromContextError(err).Err()
+	}
+	if c.closed.Err() != nil {
+		return nil, ctx, nil, errConnClosing
+	}
+	wait := waitsForReady(opts)
+	ctx, ws := beginWait(ctx, method, desc, !wait, opts)
+	srv, err := c.ready(ctx, wait)
+	if err != nil {
+		if ws != nil {
+			ws.end(ctx, err)
+		}
+		return nil, ctx, nil, err
+	}
+	if ws != nil {
+		opts = ws.taken(ctx, opts)
+	}
+	return srv, ctx, opts, nil
 }
 
 func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
