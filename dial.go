@@ -279,6 +279,15 @@ func (c *inprocConn) ready(ctx context.Context, wait bool) (*Server, error) {
 	}
 }
 
+// onFinish calls the grpc.OnFinish options of opts with err.
+func onFinish(opts []grpc.CallOption, err error) {
+	for _, o := range opts {
+		if o, ok := o.(grpc.OnFinishCallOption); ok {
+			o.OnFinish(err)
+		}
+	}
+}
+
 // waitsForReady reports whether opts ask a call to wait for a server
 // rather than fail fast; the last one given says.
 func waitsForReady(opts []grpc.CallOption) bool {
@@ -360,8 +369,15 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, metho
 // As grpc-go's client, it fails a call whose context has ended, or whose
 // connection has closed, before the call begins: its stats handlers hear
 // nothing of it. Any other call begins here, before it waits, as
-// grpc-go's begins before it picks a connection: see beginWait.
-func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (*Server, context.Context, []grpc.CallOption, error) {
+// grpc-go's begins before it picks a connection: see beginWait. A call
+// that fails here ends for its grpc.OnFinish options, as grpc-go's client
+// ends every call it fails before a server has it: no channel will.
+func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ *Server, _ context.Context, _ []grpc.CallOption, err error) {
+	defer func() {
+		if err != nil {
+			onFinish(opts, err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, ctx, nil, status.FromContextError(err).Err()
 	}

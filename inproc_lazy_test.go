@@ -171,8 +171,8 @@ func checkBeganOnce(t *testing.T, call string, wfr bool, tags []stats.RPCTagInfo
 	return b, e
 }
 
-// TestClientStatsOfCallsNoServerTakes checks, side by side with a unix
-// socket, what a client's stats handler hears of a call that no server
+// TestCallsNoServerTakes checks, side by side with a unix socket, what a
+// client's stats handler and grpc.OnFinish hear of a call that no server
 // takes, for every kind of call: as grpc-go's client begins a call before
 // it waits for a connection, TagRPC and Begin (FailFast unless
 // grpc.WaitForReady(true), IsClientStream and IsServerStream as the
@@ -180,8 +180,9 @@ func checkBeganOnce(t *testing.T, call string, wfr bool, tags []stats.RPCTagInfo
 // nothing serves the address, its server stopped, or it listens but does
 // not serve yet and the call's deadline or the connection's Close ends
 // it. A call on a closed connection, or with a context that has ended, is
-// not begun: the handler hears nothing.
-func TestClientStatsOfCallsNoServerTakes(t *testing.T) {
+// not begun: the handler hears nothing. OnFinish hears every call's
+// error, once.
+func TestCallsNoServerTakes(t *testing.T) {
 	type setup int
 	const (
 		nothing   setup = iota // nothing serves the address
@@ -216,7 +217,14 @@ func TestClientStatsOfCallsNoServerTakes(t *testing.T) {
 						addr = "unix:" + socketPath(t)
 					}
 					rec := newStatsRecorder()
-					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec)}
+					var mu sync.Mutex
+					var finished []error
+					onFinish := grpc.OnFinish(func(err error) {
+						mu.Lock()
+						defer mu.Unlock()
+						finished = append(finished, err)
+					})
+					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(onFinish)}
 					if sc.wfr {
 						opts = append(opts, localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
 					}
@@ -239,7 +247,11 @@ func TestClientStatsOfCallsNoServerTakes(t *testing.T) {
 						}
 						srv.Stop()
 						receive(t, served, "Serve to return")
-						rec.forget() // only the call after the stop counts
+						// Only the call after the stop counts.
+						rec.forget()
+						mu.Lock()
+						finished = nil
+						mu.Unlock()
 					case listening:
 						srv := newEchoServer()
 						if err := srv.Listen(addr); err != nil {
@@ -266,6 +278,11 @@ func TestClientStatsOfCallsNoServerTakes(t *testing.T) {
 					if status.Code(err) != sc.want {
 						t.Errorf("the call: %v; want %v", err, sc.want)
 					}
+					mu.Lock()
+					if len(finished) != 1 || status.Code(finished[0]) != sc.want {
+						t.Errorf("OnFinish heard %v; want %v once", finished, sc.want)
+					}
+					mu.Unlock()
 					tags, events := rec.heard()
 					if !sc.heard {
 						if len(tags) != 0 || len(events) != 0 {
