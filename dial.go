@@ -20,6 +20,16 @@ import (
 
 // ClientConn is what NewClient returns: a connection for generated clients,
 // closed when done.
+//
+// Its Close acts as grpc.ClientConn's on every transport. It ends the
+// calls in flight with Canceled ("grpc: the client connection is
+// closing"). The handlers of those calls find their contexts cancelled. A
+// handler's Send or SendHeader then fails with Unavailable, as over a
+// connection that closed. A call in flight whose Inline handler (see
+// inproc.Inline) runs on the call's goroutine returns when that handler
+// does. A call made after Close passes through the client's interceptors
+// and fails with Canceled. Only the first Close returns nil; any later
+// one returns an error with code Canceled.
 type ClientConn interface {
 	grpc.ClientConnInterface
 	io.Closer
@@ -79,7 +89,9 @@ func WithClientStreamInterceptor(ints ...grpc.StreamClientInterceptor) ClientOpt
 // OpenTelemetry's otelgrpc.NewClientHandler, on every transport: in-process
 // calls report to it as calls over a socket do, so one option gives the
 // same client spans, and propagates the same trace context, whatever the
-// address.
+// address. As over a socket, a call that waits for a server, or finds
+// none, reports TagRPC, Begin and End too. A call made after Close
+// reports nothing: grpc-go fails it before it begins.
 func WithClientStatsHandler(h stats.Handler) ClientOption {
 	return func(c *clientConfig) { c.stats = append(c.stats, h) }
 }
@@ -98,8 +110,8 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 // As with grpc.NewClient, connections are made when first needed, on
 // every transport: a call to an address nothing serves fails with
 // Unavailable, or with grpc.WaitForReady(true) waits for a server until
-// its context ends; a call to a Server that listens but does not serve yet
-// waits for it.
+// its context ends or the connection is closed; a call to a Server that
+// listens but does not serve yet waits for it likewise.
 //
 // Plaintext is the default only where nothing leaves the machine, judged
 // by what addr says, not by what a name resolves to: inproc:, unix and
@@ -410,13 +422,11 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 }
 
 // Close ends the calls in flight with Canceled, as a closed
-// grpc.ClientConn does. Later calls fail with Canceled too. The handler of
-// a call it ends finds its context cancelled, as the server of a closed
-// connection does. A client returns at once unless it is running its
-// handler, as an Inline handler runs on its client's goroutine (see
-// inproc.Inline): then it returns when the handler does. As
-// grpc.ClientConn's, only the first Close returns nil; any other returns
-// errConnClosing.
+// grpc.ClientConn does, through the callopt.Conn every call carries. A
+// call it ends returns at once, unless its handler runs on the call's
+// goroutine, as an Inline handler does (see inproc.Inline): that call
+// returns when its handler does. Later calls fail in await. Only the
+// first Close returns nil; any other returns errConnClosing.
 func (c *inprocConn) Close() error {
 	if !c.closeCalled.CompareAndSwap(false, true) {
 		return errConnClosing
