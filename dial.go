@@ -20,6 +20,16 @@ import (
 
 // ClientConn is what NewClient returns: a connection for generated clients,
 // closed when done.
+//
+// Its Close acts as grpc.ClientConn's on every transport. It ends the
+// calls in flight with Canceled ("grpc: the client connection is
+// closing"). The handlers of those calls find their contexts cancelled. A
+// handler's Send or SendHeader then fails with Unavailable, as over a
+// connection that closed. A call in flight whose Inline handler (see
+// inproc.Inline) runs on the call's goroutine returns when that handler
+// does. A call made after Close passes through the client's interceptors
+// and fails with Canceled. Only the first Close returns nil; any later
+// one returns an error with code Canceled.
 type ClientConn interface {
 	grpc.ClientConnInterface
 	io.Closer
@@ -79,7 +89,9 @@ func WithClientStreamInterceptor(ints ...grpc.StreamClientInterceptor) ClientOpt
 // OpenTelemetry's otelgrpc.NewClientHandler, on every transport: in-process
 // calls report to it as calls over a socket do, so one option gives the
 // same client spans, and propagates the same trace context, whatever the
-// address.
+// address. As over a socket, a call that waits for a server, or finds
+// none, reports TagRPC, Begin and End too. A call made after Close
+// reports nothing: grpc-go fails it before it begins.
 func WithClientStatsHandler(h stats.Handler) ClientOption {
 	return func(c *clientConfig) { c.stats = append(c.stats, h) }
 }
@@ -98,8 +110,8 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 // As with grpc.NewClient, connections are made when first needed, on
 // every transport: a call to an address nothing serves fails with
 // Unavailable, or with grpc.WaitForReady(true) waits for a server until
-// its context ends; a call to a Server that listens but does not serve yet
-// waits for it.
+// its context ends or the connection is closed; a call to a Server that
+// listens but does not serve yet waits for it likewise.
 //
 // Plaintext is the default only where nothing leaves the machine, judged
 // by what addr says, not by what a name resolves to: inproc:, unix and
@@ -237,9 +249,11 @@ type inprocConn struct {
 	opts, staticOpts []grpc.CallOption
 	// defaults start every call, before the caller's options.
 	defaults []grpc.CallOption
-	// closed ends at Close, with errConnClosing as its cause.
-	closed context.Context
-	close  context.CancelCauseFunc
+	// closed ends at Close, with errConnClosing as its cause. closeCalled
+	// is set by the first Close, the one that returns nil.
+	closed      context.Context
+	close       context.CancelCauseFunc
+	closeCalled atomic.Bool
 }
 
 // server is the Server the connection's name leads to: its last one
@@ -262,9 +276,8 @@ func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 			continue // another call moved on first: look again
 		}
 		if !wait {
-			if srv != nil {
-				return srv, nil // its channel says it stopped: Unavailable
-			}
+			// A stopping server takes no more calls: as over a socket,
+			// nothing serves the name.
 			return nil, status.Errorf(codes.Unavailable, "localgrpc: no server of this process serves inproc:%s", c.name)
 		}
 		select {
@@ -278,10 +291,9 @@ func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 }
 
 // ready is the server a call goes to once it serves: a call that waits
-// for ready passes over a server that stopped before it served, as a
-// socket client passes over a listener that closed, to its successor.
-func (c *inprocConn) ready(ctx context.Context, opts []grpc.CallOption) (*Server, error) {
-	wait := waitsForReady(opts)
+// for ready (wait) passes over a server that stopped before it served, as
+// a socket client passes over a listener that closed, to its successor.
+func (c *inprocConn) ready(ctx context.Context, wait bool) (*Server, error) {
 	for {
 		srv, err := c.server(ctx, wait)
 		if err != nil {
@@ -295,6 +307,15 @@ func (c *inprocConn) ready(ctx context.Context, opts []grpc.CallOption) (*Server
 			return nil, errConnClosing // Close came while it waited
 		}
 		return srv, err
+	}
+}
+
+// onFinish calls the grpc.OnFinish options of opts with err.
+func onFinish(opts []grpc.CallOption, err error) {
+	for _, o := range opts {
+		if o, ok := o.(grpc.OnFinishCallOption); ok {
+			o.OnFinish(err)
+		}
 	}
 }
 
@@ -334,9 +355,6 @@ func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
 var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
 
 func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	if c.closed.Err() != nil {
-		return errConnClosing
-	}
 	opts = c.callOptions(opts)
 	if c.unary == nil {
 		return c.invoke(ctx, method, req, reply, opts...)
@@ -346,28 +364,73 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 	}, opts...)
 }
 
-// invoke and newStream are the calls past the client's interceptors: as
-// over a socket, they wait for the server to serve.
+// invoke and newStream are the calls past the client's interceptors. A
+// call goes straight to the channel of the server it last reached while
+// that one serves. Any other goes through await: as over a socket, it
+// waits for a server to serve, and a closed connection fails it there,
+// below the interceptors, which see its error as they do over grpc-go.
 func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	srv, err := c.ready(ctx, opts)
-	if err != nil {
-		return err
+	srv := c.srv.Load()
+	if !srv.takesCalls() || c.closed.Err() != nil {
+		var err error
+		if srv, ctx, opts, err = c.await(ctx, method, nil, opts); err != nil {
+			return err
+		}
 	}
 	return srv.channel.Invoke(ctx, method, req, reply, opts...)
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	srv, err := c.ready(ctx, opts)
-	if err != nil {
-		return nil, err
+	srv := c.srv.Load()
+	if !srv.takesCalls() || c.closed.Err() != nil {
+		var err error
+		if srv, ctx, opts, err = c.await(ctx, method, desc, opts); err != nil {
+			return nil, err
+		}
 	}
 	return srv.channel.NewStream(ctx, desc, method, opts...)
 }
 
-func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if c.closed.Err() != nil {
-		return nil, errConnClosing
+// await finds a server for a call of method that cannot go straight to
+// one: none serves the connection's name, its server has not begun to
+// serve or is stopping, or the connection closed. desc is nil for a unary
+// call. It returns the server, and the context and options the call goes
+// to its channel with.
+//
+// As grpc-go's client, it fails a call whose context has ended, or whose
+// connection has closed, before the call begins: its stats handlers hear
+// nothing of it. Any other call begins here, before it waits, as
+// grpc-go's begins before it picks a connection: see beginWait. A call
+// that fails here ends for its grpc.OnFinish options, as grpc-go's client
+// ends every call it fails before a server has it: no channel will.
+func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ *Server, _ context.Context, _ []grpc.CallOption, err error) {
+	defer func() {
+		if err != nil {
+			onFinish(opts, err)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, ctx, nil, status.FromContextError(err).Err()
 	}
+	if c.closed.Err() != nil {
+		return nil, ctx, nil, errConnClosing
+	}
+	wait := waitsForReady(opts)
+	ctx, ws := beginWait(ctx, method, desc, !wait, opts)
+	srv, err := c.ready(ctx, wait)
+	if err != nil {
+		if ws != nil {
+			ws.end(ctx, err)
+		}
+		return nil, ctx, nil, err
+	}
+	if ws != nil {
+		opts = ws.taken(ctx, opts)
+	}
+	return srv, ctx, opts, nil
+}
+
+func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	opts = c.callOptions(opts)
 	if c.stream == nil {
 		return c.newStream(ctx, desc, method, opts...)
@@ -378,12 +441,15 @@ func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 }
 
 // Close ends the calls in flight with Canceled, as a closed
-// grpc.ClientConn does. Later calls fail with Canceled too. The handler of
-// a call it ends finds its context cancelled, as the server of a closed
-// connection does. A client returns at once unless it is running its
-// handler, as an Inline handler runs on its client's goroutine (see
-// inproc.Inline): then it returns when the handler does.
+// grpc.ClientConn does, through the callopt.Conn every call carries. A
+// call it ends returns at once, unless its handler runs on the call's
+// goroutine, as an Inline handler does (see inproc.Inline): that call
+// returns when its handler does. Later calls fail in await. Only the
+// first Close returns nil; any other returns errConnClosing.
 func (c *inprocConn) Close() error {
+	if !c.closeCalled.CompareAndSwap(false, true) {
+		return errConnClosing
+	}
 	c.close(errConnClosing)
 	return nil
 }

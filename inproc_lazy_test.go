@@ -2,6 +2,9 @@ package localgrpc_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +13,8 @@ import (
 	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -60,4 +65,326 @@ func TestClientBeforeServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// statsRecorder keeps what a client stats handler hears, and tells begun
+// of each Begin: a call that has begun waits for a server.
+type statsRecorder struct {
+	mu     sync.Mutex
+	tags   []stats.RPCTagInfo
+	events []stats.RPCStats
+	begun  chan struct{}
+}
+
+func newStatsRecorder() *statsRecorder { return &statsRecorder{begun: make(chan struct{}, 1)} }
+
+func (r *statsRecorder) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tags = append(r.tags, *info)
+	return ctx
+}
+
+func (r *statsRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
+	r.mu.Lock()
+	r.events = append(r.events, s)
+	r.mu.Unlock()
+	if _, ok := s.(*stats.Begin); ok {
+		select {
+		case r.begun <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (*statsRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (*statsRecorder) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// forget forgets what r heard so far.
+func (r *statsRecorder) forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tags, r.events = nil, nil
+	select {
+	case <-r.begun:
+	default:
+	}
+}
+
+// heard returns what r heard so far.
+func (r *statsRecorder) heard() ([]stats.RPCTagInfo, []stats.RPCStats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.tags), slices.Clone(r.events)
+}
+
+// kinds names the types of events.
+func kinds(events []stats.RPCStats) []string {
+	var names []string
+	for _, e := range events {
+		names = append(names, fmt.Sprintf("%T", e))
+	}
+	return names
+}
+
+// echoMethods are the full names of the methods of echoCalls and what
+// kind of stream each is, by the call's name.
+var echoMethods = map[string]struct {
+	name                       string
+	clientStream, serverStream bool
+}{
+	"unary":         {"/echo.v1.Echo/Get", false, false},
+	"server-stream": {"/echo.v1.Echo/Expand", false, true},
+	"client-stream": {"/echo.v1.Echo/Collect", true, false},
+	"bidi":          {"/echo.v1.Echo/Update", true, true},
+}
+
+// checkBeganOnce checks that tags and events hold one call of the echo
+// call named call, tagged and begun as a client that waits for ready if
+// wfr: its Begin first, its End last. It returns them.
+func checkBeganOnce(t *testing.T, call string, wfr bool, tags []stats.RPCTagInfo, events []stats.RPCStats) (*stats.Begin, *stats.End) {
+	t.Helper()
+	m := echoMethods[call]
+	if len(tags) != 1 || tags[0].FullMethodName != m.name || tags[0].FailFast != !wfr {
+		t.Errorf("TagRPC heard %+v; want once, for %s, FailFast %v", tags, m.name, !wfr)
+	}
+	if len(events) < 2 {
+		t.Fatalf("the stats handler heard %v; want a Begin and an End", kinds(events))
+	}
+	b, okb := events[0].(*stats.Begin)
+	e, oke := events[len(events)-1].(*stats.End)
+	if !okb || !oke {
+		t.Fatalf("the stats handler heard %T first and %T last; want a Begin and an End", events[0], events[len(events)-1])
+	}
+	want := stats.Begin{Client: true, BeginTime: b.BeginTime, FailFast: !wfr, IsClientStream: m.clientStream, IsServerStream: m.serverStream}
+	if *b != want || b.BeginTime.IsZero() {
+		t.Errorf("Begin: %+v; want %+v, at a time", *b, want)
+	}
+	if !e.Client || !e.BeginTime.Equal(b.BeginTime) || e.EndTime.Before(e.BeginTime) {
+		t.Errorf("End: %+v; want Client, and BeginTime the Begin's (%v), EndTime not before it", *e, b.BeginTime)
+	}
+	for _, ev := range events[1 : len(events)-1] {
+		switch ev.(type) {
+		case *stats.Begin, *stats.End:
+			t.Errorf("the stats handler heard a second %T: %v", ev, kinds(events))
+		}
+	}
+	return b, e
+}
+
+// TestCallsNoServerTakes checks, side by side with a unix socket, what a
+// client's stats handler and grpc.OnFinish hear of a call that no server
+// takes, for every kind of call: as grpc-go's client begins a call before
+// it waits for a connection, TagRPC and Begin (FailFast unless
+// grpc.WaitForReady(true), IsClientStream and IsServerStream as the
+// method's), then an End with the call's error and no trailer, whether
+// nothing serves the address, its server stopped, or it listens but does
+// not serve yet and the call's deadline or the connection's Close ends
+// it. A call on a closed connection, or with a context that has ended, is
+// not begun: the handler hears nothing. OnFinish hears every call's
+// error, once.
+func TestCallsNoServerTakes(t *testing.T) {
+	type setup int
+	const (
+		nothing   setup = iota // nothing serves the address
+		stopped                // a server served it, and the client, then stopped
+		listening              // a server listens on it and does not serve
+	)
+	for _, sc := range []struct {
+		name    string
+		setup   setup
+		wfr     bool
+		ctx     func(t *testing.T) context.Context
+		closeAt string // "before" the call, or "begun": once the call has begun
+		want    codes.Code
+		heard   bool
+	}{
+		{"nothing-serves", nothing, false, timeoutCtx, "", codes.Unavailable, true},
+		{"nothing-serves/wait-for-ready/deadline", nothing, true, shortCtx, "", codes.DeadlineExceeded, true},
+		{"nothing-serves/wait-for-ready/close", nothing, true, timeoutCtx, "begun", codes.Canceled, true},
+		{"server-stopped", stopped, false, timeoutCtx, "", codes.Unavailable, true},
+		{"listens/deadline", listening, false, shortCtx, "", codes.DeadlineExceeded, true},
+		{"listens/close", listening, false, timeoutCtx, "begun", codes.Canceled, true},
+		{"listens/wait-for-ready/deadline", listening, true, shortCtx, "", codes.DeadlineExceeded, true},
+		{"listens/wait-for-ready/close", listening, true, timeoutCtx, "begun", codes.Canceled, true},
+		{"closed", nothing, false, timeoutCtx, "before", codes.Canceled, false},
+		{"context-ended", nothing, false, endedCtx, "", codes.Canceled, false},
+	} {
+		for _, scheme := range []string{"unix", "inproc"} {
+			for _, call := range echoCalls {
+				t.Run(sc.name+"/"+scheme+"/"+call.Name, func(t *testing.T) {
+					addr := "inproc:" + uniqueName(t)
+					if scheme == "unix" {
+						addr = "unix:" + socketPath(t)
+					}
+					rec := newStatsRecorder()
+					var mu sync.Mutex
+					var finished []error
+					onFinish := grpc.OnFinish(func(err error) {
+						mu.Lock()
+						defer mu.Unlock()
+						finished = append(finished, err)
+					})
+					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(onFinish)}
+					if sc.wfr {
+						opts = append(opts, localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
+					}
+					cc, err := localgrpc.NewClient(addr, opts...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { cc.Close() })
+					c := echov1.NewEchoClient(cc)
+					switch sc.setup {
+					case stopped:
+						srv := newEchoServer()
+						if err := srv.Listen(addr); err != nil {
+							t.Fatal(err)
+						}
+						served := make(chan error, 1)
+						go func() { served <- srv.Serve(context.Background()) }()
+						if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+							t.Fatal(err)
+						}
+						srv.Stop()
+						receive(t, served, "Serve to return")
+						// A socket client learns of the stop when its
+						// connection closes; a call before that races the
+						// close, and may reach the dying server.
+						if g, ok := cc.(*grpc.ClientConn); ok {
+							ctx := timeoutCtx(t)
+							for s := g.GetState(); s == connectivity.Ready; s = g.GetState() {
+								if !g.WaitForStateChange(ctx, s) {
+									t.Fatal("the socket client never saw its connection close")
+								}
+							}
+						}
+						// Only the call after the stop counts.
+						rec.forget()
+						mu.Lock()
+						finished = nil
+						mu.Unlock()
+					case listening:
+						srv := newEchoServer()
+						if err := srv.Listen(addr); err != nil {
+							t.Fatal(err)
+						}
+						t.Cleanup(srv.Stop)
+					}
+					if sc.closeAt == "before" {
+						cc.Close()
+					}
+					got := make(chan error, 1)
+					ctx := sc.ctx(t)
+					var wg sync.WaitGroup
+					wg.Go(func() {
+						_, err := call.Call(ctx, c)
+						got <- err
+					})
+					t.Cleanup(func() { cc.Close(); wg.Wait() })
+					if sc.closeAt == "begun" {
+						receive(t, rec.begun, "the call to begin")
+						cc.Close()
+					}
+					err = receive(t, got, "the call to end")
+					if status.Code(err) != sc.want {
+						t.Errorf("the call: %v; want %v", err, sc.want)
+					}
+					mu.Lock()
+					if len(finished) != 1 || status.Code(finished[0]) != sc.want {
+						t.Errorf("OnFinish heard %v; want %v once", finished, sc.want)
+					}
+					mu.Unlock()
+					tags, events := rec.heard()
+					if !sc.heard {
+						if len(tags) != 0 || len(events) != 0 {
+							t.Errorf("the stats handler heard %v and %v; want nothing", tags, kinds(events))
+						}
+						return
+					}
+					_, end := checkBeganOnce(t, call.Name, sc.wfr, tags, events)
+					if len(events) != 2 {
+						t.Errorf("the stats handler heard %v; want a Begin and an End only", kinds(events))
+					}
+					if status.Code(end.Error) != sc.want || end.Trailer != nil {
+						t.Errorf("End: error %v, trailer %v; want %v and no trailer", end.Error, end.Trailer, sc.want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestClientStatsOfCallThatWaitedForServer checks, side by side with a
+// unix socket, what a client's stats handler hears of a call that waits
+// for ready until a server serves its address: one TagRPC and one Begin
+// as it begins to wait, DelayedPickComplete once a server takes it (see
+// below for a socket's), then the call as any other, ending with one End
+// whose BeginTime is the Begin's.
+func TestClientStatsOfCallThatWaitedForServer(t *testing.T) {
+	for _, listens := range []bool{false, true} {
+		for _, scheme := range []string{"unix", "inproc"} {
+			for _, call := range echoCalls {
+				t.Run(fmt.Sprintf("listens=%v/%s/%s", listens, scheme, call.Name), func(t *testing.T) {
+					addr := "inproc:" + uniqueName(t)
+					if scheme == "unix" {
+						addr = "unix:" + socketPath(t)
+					}
+					srv := newEchoServer()
+					if listens {
+						if err := srv.Listen(addr); err != nil {
+							t.Fatal(err)
+						}
+					}
+					rec := newStatsRecorder()
+					c := dial(t, addr, localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
+					got := make(chan error, 1)
+					ctx := timeoutCtx(t) // derived from t.Context(), which ends before the cleanups run
+					var wg sync.WaitGroup
+					wg.Go(func() {
+						_, err := call.Call(ctx, c)
+						got <- err
+					})
+					t.Cleanup(wg.Wait)
+					receive(t, rec.begun, "the call to begin")
+					if listens {
+						serve(t, srv)
+					} else {
+						serve(t, srv, addr)
+					}
+					if err := receive(t, got, "the call to end"); err != nil {
+						t.Fatalf("the call: %v", err)
+					}
+					tags, events := rec.heard()
+					_, end := checkBeganOnce(t, call.Name, true, tags, events)
+					// A socket client whose connection to the new server
+					// completes between the call's Begin and its pick,
+					// which a busy machine may allow, does not wait, and
+					// hears no DelayedPickComplete. An inproc: call that
+					// found no server serving always waited.
+					_, delayed := events[1].(*stats.DelayedPickComplete)
+					if !delayed && scheme == "inproc" {
+						t.Errorf("the stats handler heard %T after Begin; want DelayedPickComplete", events[1])
+					}
+					if end.Error != nil {
+						t.Errorf("End: error %v; want none", end.Error)
+					}
+				})
+			}
+		}
+	}
+}
+
+// shortCtx ends soon: a call that waits ends with DeadlineExceeded.
+func shortCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// endedCtx has ended already.
+func endedCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx
 }

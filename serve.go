@@ -81,6 +81,21 @@ func (s *Server) serve(l *listener) {
 	})
 }
 
+// takesCalls reports whether s serves and is not stopping: a call to it
+// need not wait. started is read first: closed by a stop before Serve, it
+// follows stopping's store.
+func (s *Server) takesCalls() bool {
+	if s == nil {
+		return false
+	}
+	select {
+	case <-s.started:
+		return !s.stopping.Load()
+	default:
+		return false
+	}
+}
+
 // awaitServe waits until the server serves, or stops, as a socket client
 // waits for the server to accept its connection: a call made between
 // Listen and Serve proceeds once Serve is called, or ends with ctx or

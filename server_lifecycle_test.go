@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -138,6 +140,264 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// leftEcho's handlers wait for their client to leave, then report what
+// one more write or read of theirs returns, and the error their context
+// ended with. They say on started that they run.
+type leftEcho struct {
+	echov1.UnimplementedEchoServer
+	started chan<- struct{}
+	report  chan<- leftReport
+}
+
+type leftReport struct{ err, ctxErr error }
+
+// Get sends its header once its client left.
+func (h leftEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	h.started <- struct{}{}
+	<-ctx.Done()
+	h.report <- leftReport{grpc.SendHeader(ctx, metadata.Pairs("k", "v")), ctx.Err()}
+	return nil, ctx.Err()
+}
+
+// Expand sends once its client left or, for "flood", sends until a Send
+// fails: its client reads at most one response, so the handler is
+// blocked in Send, or soon will be, when its client leaves (an Inline
+// one, driven by that read, surely is).
+func (h leftEcho) Expand(req *echov1.EchoRequest, s echov1.Echo_ExpandServer) error {
+	if req.GetText() == "flood" {
+		h.started <- struct{}{}
+		big := &echov1.EchoResponse{Text: strings.Repeat("x", 64<<10)}
+		for {
+			if err := s.Send(big); err != nil {
+				// grpc-go's may fail a Send on a closed connection before
+				// it ends the handler's context.
+				<-s.Context().Done()
+				h.report <- leftReport{err, s.Context().Err()}
+				return err
+			}
+		}
+	}
+	h.started <- struct{}{}
+	<-s.Context().Done()
+	err := s.Send(&echov1.EchoResponse{Text: "late"})
+	h.report <- leftReport{err, s.Context().Err()}
+	return err
+}
+
+// Update receives once its client left.
+func (h leftEcho) Update(s echov1.Echo_UpdateServer) error {
+	h.started <- struct{}{}
+	<-s.Context().Done()
+	_, err := s.Recv()
+	h.report <- leftReport{err, s.Context().Err()}
+	return err
+}
+
+// TestHandlerOnceClientLeft: what a handler's writes and reads return once
+// its client left, as grpc-go's server gives them. A write (SendHeader,
+// Send, one blocked in Send included) fails with Unavailable ("transport
+// is closing") once the client's connection closed, and with Canceled
+// when the client only cancelled its call; a Recv fails with Canceled
+// either way; the handler's context ends with context.Canceled either
+// way. Compare inproc, Isolated and Inline, with a unix socket.
+func TestHandlerOnceClientLeft(t *testing.T) {
+	for _, tr := range []struct {
+		name string
+		addr func(t *testing.T) string
+		opts []localgrpc.ServerOption
+	}{
+		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil},
+		{"inproc-isolated", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Isolated))}},
+		{"inproc-inline", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Inline))}},
+	} {
+		for _, op := range []struct {
+			name string
+			// call makes the call and returns once the client has what it
+			// waits for: the end, or for "send-blocked", one response.
+			call      func(ctx context.Context, c echov1.EchoClient) error
+			wantClose codes.Code // the handler's error once the connection closed
+		}{
+			{"unary-send-header", func(ctx context.Context, c echov1.EchoClient) error {
+				_, err := c.Get(ctx, &echov1.EchoRequest{})
+				return err
+			}, codes.Unavailable},
+			{"send", func(ctx context.Context, c echov1.EchoClient) error {
+				s, err := c.Expand(ctx, &echov1.EchoRequest{})
+				if err != nil {
+					return err
+				}
+				_, err = s.Recv()
+				return err
+			}, codes.Unavailable},
+			{"send-blocked", func(ctx context.Context, c echov1.EchoClient) error {
+				s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "flood"})
+				if err != nil {
+					return err
+				}
+				_, err = s.Recv() // drives an Inline handler to its blocked Send
+				return err
+			}, codes.Unavailable},
+			{"recv", func(ctx context.Context, c echov1.EchoClient) error {
+				s, err := c.Update(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = s.Recv()
+				return err
+			}, codes.Canceled},
+		} {
+			for _, closeConn := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/%s/close=%v", tr.name, op.name, closeConn), func(t *testing.T) {
+					started, report := make(chan struct{}, 1), make(chan leftReport, 1)
+					srv := localgrpc.NewServer(tr.opts...)
+					echov1.RegisterEchoServer(srv, leftEcho{started: started, report: report})
+					addr := tr.addr(t)
+					serve(t, srv, addr)
+					cc, err := localgrpc.NewClient(addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { cc.Close() })
+					ctx, cancel := context.WithCancel(timeoutCtx(t))
+					t.Cleanup(cancel)
+					var wg sync.WaitGroup
+					t.Cleanup(wg.Wait)
+					wg.Go(func() { op.call(ctx, echov1.NewEchoClient(cc)) })
+					receive(t, started, "the handler to run")
+					if closeConn {
+						cc.Close()
+					} else {
+						cancel()
+					}
+					got := receive(t, report, "the handler's report")
+					want := codes.Canceled
+					if closeConn {
+						want = op.wantClose
+					}
+					if status.Code(got.err) != want {
+						t.Errorf("the handler's %s once its client left: %v; want %v", op.name, got.err, want)
+					}
+					if got.ctxErr != context.Canceled {
+						t.Errorf("the handler's context once its client left: %v; want context.Canceled", got.ctxErr)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCallAfterCloseRunsInterceptors: a call made on a closed
+// connection passes through the client's interceptors, as over grpc-go,
+// whose invoker or streamer then fails with Canceled ("grpc: the client
+// connection is closing"), for every kind of call. Compare inproc with a
+// unix socket.
+func TestCallAfterCloseRunsInterceptors(t *testing.T) {
+	for _, addr := range []func(t *testing.T) string{
+		func(t *testing.T) string { return "unix:" + socketPath(t) },
+		func(t *testing.T) string { return "inproc:" + uniqueName(t) },
+	} {
+		for _, call := range echoCalls {
+			addr := addr(t)
+			t.Run(transportName(addr)+"/"+call.Name, func(t *testing.T) {
+				serve(t, newEchoServer(), addr)
+				var mu sync.Mutex
+				var seen []string // what the interceptors' invokers returned
+				note := func(kind string, err error) {
+					mu.Lock()
+					defer mu.Unlock()
+					seen = append(seen, kind+":"+status.Code(err).String())
+				}
+				cc, err := localgrpc.NewClient(addr,
+					localgrpc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+						err := invoker(ctx, method, req, reply, cc, opts...)
+						note("unary", err)
+						return err
+					}),
+					localgrpc.WithClientStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+						s, err := streamer(ctx, desc, cc, method, opts...)
+						note("stream", err)
+						return s, err
+					}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cc.Close()
+				if _, err := call.Call(timeoutCtx(t), echov1.NewEchoClient(cc)); status.Code(err) != codes.Canceled {
+					t.Errorf("a call after Close: %v; want Canceled", err)
+				}
+				kind := "stream"
+				if call.Name == "unary" {
+					kind = "unary"
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if want := []string{kind + ":Canceled"}; !slices.Equal(seen, want) {
+					t.Errorf("the interceptors' invokers returned %q for a call after Close; want %q", seen, want)
+				}
+			})
+		}
+	}
+}
+
+// TestClientCloseTwice: as grpc.ClientConn's, a connection's first Close
+// returns nil and every later one an error with code Canceled ("grpc: the
+// client connection is closing"). Of Closes racing each other, exactly
+// one returns nil. Compare inproc with a unix socket, served or not, used
+// or not.
+func TestClientCloseTwice(t *testing.T) {
+	for _, tr := range []struct {
+		name   string
+		addr   func(t *testing.T) string
+		served bool
+	}{
+		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, true},
+		{"unix-unserved", func(t *testing.T) string { return "unix:" + socketPath(t) }, false},
+		{"inproc", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, true},
+		{"inproc-unserved", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, false},
+	} {
+		for _, used := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/used=%v", tr.name, used), func(t *testing.T) {
+				addr := tr.addr(t)
+				if tr.served {
+					serve(t, newEchoServer(), addr)
+				}
+				cc, err := localgrpc.NewClient(addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if used {
+					// Served or failed with Unavailable: only that the
+					// connection was used matters here.
+					echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"})
+				}
+				const racing = 4
+				errs := make(chan error, racing)
+				var wg sync.WaitGroup
+				for range racing {
+					wg.Go(func() { errs <- cc.Close() })
+				}
+				wg.Wait()
+				close(errs)
+				wins := 0
+				for err := range errs {
+					switch {
+					case err == nil:
+						wins++
+					case status.Code(err) != codes.Canceled:
+						t.Errorf("a Close racing another: %v; want nil or Canceled", err)
+					}
+				}
+				if wins != 1 {
+					t.Errorf("%d of %d racing Closes returned nil; want exactly one", wins, racing)
+				}
+				if err := cc.Close(); status.Code(err) != codes.Canceled {
+					t.Errorf("Close of a closed connection: %v; want Canceled", err)
+				}
+			})
 		}
 	}
 }

@@ -129,8 +129,8 @@ func (c *call) sendHeader(md metadata.MD) error {
 	}
 	if err := c.ctx.Err(); err != nil {
 		// Nothing more reaches the client: grpc-go reports the end
-		// with the context's code.
-		return status.FromContextError(err).Err()
+		// with the context's code (see writeGone).
+		return c.writeGone(status.FromContextError(err).Err())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -140,6 +140,22 @@ func (c *call) sendHeader(md metadata.MD) error {
 	c.header = metadata.Join(c.header, md)
 	c.publishHeader()
 	return nil
+}
+
+// errTransportClosing is what grpc-go's server transport reports for a
+// write on a closed connection.
+var errTransportClosing = status.Error(codes.Unavailable, "transport is closing")
+
+// writeGone is what a handler's write (SendHeader, SendMsg) that finds
+// the call over returns: err, unless the client's connection has
+// closed (localgrpc's NewClient, Close). Then, as grpc-go's server,
+// whose transport reports a closed connection before a stream's end,
+// it returns Unavailable, whatever ended the call.
+func (c *call) writeGone(err error) error {
+	if c.info.conn != nil && c.info.conn.Closed.Err() != nil {
+		return errTransportClosing
+	}
+	return err
 }
 
 // errHeaderWrite is what setting a header or trailer reports once the

@@ -558,7 +558,7 @@ func (ss *serverStream) SendHeader(md metadata.MD) error {
 		return err
 	}
 	if !ss.run.handed(wantHeader) {
-		return ss.handlerGoneErr()
+		return ss.writeGone(ss.handlerGoneErr())
 	}
 	return nil
 }
@@ -590,7 +590,7 @@ func (ss *serverStream) SendMsg(m any) error {
 	case ss.statusOut.isRaised() || ss.ended():
 		// The call failed, or ended for the handler (the client left, the
 		// deadline passed, Stop): nothing more goes out, as over a socket.
-		return ss.handlerGoneErr()
+		return ss.writeGone(ss.handlerGoneErr())
 	}
 	if !ss.toClient.enter(true) {
 		return ss.fail(errConcurrentSend)
@@ -608,7 +608,7 @@ func (ss *serverStream) SendMsg(m any) error {
 		ss.stats.handle(ss.ctx, payloadOut(false, m, n))
 	}
 	if !ss.toClient.push(v, uint64(n), ss) || !ss.run.handed(wantMessage) {
-		return ss.handlerGoneErr()
+		return ss.writeGone(ss.handlerGoneErr())
 	}
 	return nil
 }

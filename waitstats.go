@@ -1,0 +1,100 @@
+package localgrpc
+
+import (
+	"context"
+	"time"
+
+	"github.com/localgrpc/localgrpc/internal/callopt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
+)
+
+// waitStats reports an in-process call to its client's stats handlers
+// while it waits for a server, where no channel can: grpc-go's client
+// tags and begins a call before it picks a connection, and ends it there
+// if it gets none.
+type waitStats struct {
+	hs    []stats.Handler
+	begin time.Time
+}
+
+// beginWait tags ctx for the client stats handlers that opts carry, and
+// tells them that a call of method begins, failing fast unless it waits
+// for ready; desc is nil for a unary call. With no handlers, it returns
+// ctx and nil.
+func beginWait(ctx context.Context, method string, desc *grpc.StreamDesc, failFast bool, opts []grpc.CallOption) (context.Context, *waitStats) {
+	var hs []stats.Handler
+	for _, o := range opts {
+		if o, ok := o.(callopt.ClientStats); ok {
+			hs = append(hs, o.Handlers...)
+		}
+	}
+	if hs == nil {
+		return ctx, nil
+	}
+	w := &waitStats{hs: hs, begin: time.Now()}
+	for _, h := range hs {
+		ctx = h.TagRPC(ctx, &stats.RPCTagInfo{FullMethodName: method, FailFast: failFast})
+	}
+	b := &stats.Begin{Client: true, BeginTime: w.begin, FailFast: failFast}
+	if desc != nil {
+		b.IsClientStream, b.IsServerStream = desc.ClientStreams, desc.ServerStreams
+	}
+	w.handle(ctx, b)
+	return ctx, w
+}
+
+func (w *waitStats) handle(ctx context.Context, s stats.RPCStats) {
+	for _, h := range w.hs {
+		h.HandleRPC(ctx, s)
+	}
+}
+
+// end tells the handlers that the call ended with err, no server having
+// taken it. As grpc-go's, the End carries no trailer: none came.
+func (w *waitStats) end(ctx context.Context, err error) {
+	w.handle(ctx, &stats.End{Client: true, BeginTime: w.begin, EndTime: time.Now(), Error: err})
+}
+
+// taken tells the handlers that a server took the call after it waited,
+// as grpc-go's client tells them once a delayed pick completes. It
+// returns opts for the channel that carries the rest of the call, with
+// each stats handler as begun.
+func (w *waitStats) taken(ctx context.Context, opts []grpc.CallOption) []grpc.CallOption {
+	w.handle(ctx, &stats.DelayedPickComplete{})
+	out := make([]grpc.CallOption, len(opts))
+	for i, o := range opts {
+		if cs, ok := o.(callopt.ClientStats); ok {
+			hs := make([]stats.Handler, len(cs.Handlers))
+			for j, h := range cs.Handlers {
+				hs[j] = begun{h, w.begin}
+			}
+			o = callopt.ClientStats{Handlers: hs}
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// begun is a client stats handler as the channel that carries a call
+// taken after a wait sees it. The call was tagged and begun before it
+// waited, in the context the channel gets, so the channel's TagRPC and
+// Begin are not heard again; its End says when the call began.
+type begun struct {
+	stats.Handler
+	begin time.Time
+}
+
+func (b begun) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (b begun) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	switch s := s.(type) {
+	case *stats.Begin:
+	case *stats.End:
+		e := *s
+		e.BeginTime = b.begin
+		b.Handler.HandleRPC(ctx, &e)
+	default:
+		b.Handler.HandleRPC(ctx, s)
+	}
+}
