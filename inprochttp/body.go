@@ -126,7 +126,8 @@ type requestBody struct {
 
 // Read reads the client's request body. At its end, the request's Trailer
 // holds the trailers the client declared. Once the client has gone, or the
-// handler has closed the body, it fails. It gives no more than the length
+// handler has closed the body, it fails: once the client has gone, with
+// the stream error of the client's reset. It gives no more than the length
 // the client declared, and fails at an end that comes before it, as
 // net/http's client and server see to.
 func (b *requestBody) Read(p []byte) (int, error) {
@@ -134,7 +135,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	ex.mu.Lock()
 	err := ex.inEnd
 	if err == nil && ex.readEnd != nil {
-		err = goneError(ex.readEnd)
+		err = clientReset(ex.readEnd)
 	}
 	ex.mu.Unlock()
 	if err != nil {
@@ -213,7 +214,7 @@ func (ex *exchange) inEndWith(why error) error {
 // inFailed returns what the handler's read returns when reading the
 // client's body failed with err. Unless the exchange closed the body, the
 // client's body broke: as net/http's client resets the stream then, the
-// exchange ends, and the client gets err.
+// exchange ends, the client gets err, and the handler a stream error.
 func (ex *exchange) inFailed(err error) error {
 	ex.mu.Lock()
 	closed, end, readEnd := ex.inClosed, ex.inEnd, ex.readEnd
@@ -221,11 +222,11 @@ func (ex *exchange) inFailed(err error) error {
 	switch {
 	case !closed:
 		ex.clientEnd(err, err)
-		return goneError(err)
+		return clientReset(err)
 	case end != nil:
 		return end
 	case readEnd != nil:
-		return goneError(readEnd)
+		return clientReset(readEnd)
 	}
 	return err
 }

@@ -72,11 +72,18 @@
 //     its connection instead fail the client's read of the body's end
 //     with a connection error (see [WithMaxResponseHeaderBytes]).
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
-//     resets its stream: the client gets an error that HTTP/2 clients
-//     recognize as a stream reset with INTERNAL_ERROR (connect-go reports
-//     CodeInternal), and the process carries on. The panic is logged with
-//     its stack, unless it is [http.ErrAbortHandler], which aborts the
-//     response silently.
+//     resets its stream: the client gets a stream error with
+//     INTERNAL_ERROR (connect-go reports CodeInternal), and the process
+//     carries on. The panic is logged with its stack, unless it is
+//     [http.ErrAbortHandler], which aborts the response silently; the
+//     client's error holds no http.ErrAbortHandler, as a reset carries
+//     none.
+//   - A stream reset, by either end, is an error in which [errors.As]
+//     finds a golang.org/x/net/http2.StreamError with the Code net/http's
+//     has, for the client and for the handler's reads of the request
+//     body alike: INTERNAL_ERROR for a handler's panic or passed write
+//     deadline, PROTOCOL_ERROR for a head over the client's limit, CANCEL
+//     for a client that cancels or closes the body early.
 //
 // What a socket has and this has not: TLS (the request's TLS is nil, for
 // https URLs too), a peer address (the request's RemoteAddr is "inproc"),

@@ -20,8 +20,9 @@ import (
 //
 //   - sent: the response's head is ready, so RoundTrip returns it;
 //   - writeEnd: the handler's response is over: io.EOF once ServeHTTP
-//     returned, a *resetError if it panicked or its write deadline
-//     passed (then the handler may still run, its writes failing);
+//     returned, the client's stream error if it panicked or its write
+//     deadline passed (then the handler may still run, its writes
+//     failing with closeErr);
 //   - readEnd: the client is done reading: io.EOF once it read the end,
 //     its context's error once that ended, errBodyClosed once it closed
 //     the body;
@@ -64,6 +65,9 @@ type exchange struct {
 	readEnd  error
 	inEnd    error
 	inClosed bool // the client's request body was closed
+	// closeErr is what the handler's writes fail with once a reset set
+	// writeEnd, as net/http's server fails them with its stream's.
+	closeErr error
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.
@@ -151,7 +155,7 @@ func (ex *exchange) serve() {
 		}
 		p := recover() // nil if the goroutine exited (runtime.Goexit)
 		ex.t.logPanic(ex.sreq, p)
-		ex.abort(newResetError(p))
+		ex.abort(panicReset(p))
 	}()
 	ex.handler.ServeHTTP(&ex.writer, ex.sreq)
 	returned = true
@@ -258,29 +262,32 @@ func (ex *exchange) finish() {
 	ex.handlerDone()
 }
 
-// abort ends the handler's side with err once it has returned, as a
-// stream reset.
-func (ex *exchange) abort(err error) {
-	ex.reset(err)
+// abort ends the handler's side with the client's error clientErr once
+// it has panicked, as a stream reset; what it left running fails to read
+// and write, as on net/http.
+func (ex *exchange) abort(clientErr error) {
+	ex.reset(clientErr, errHandlerPanicked, errHandlerPanicked)
 	ex.handlerDone()
 }
 
-// reset ends the handler's response with err, as net/http's server resets
-// the stream, whether or not the handler has returned: what it wrote but
-// did not flush is lost, the client gets err once it has read the rest,
-// and the handler's context, writes and request body end.
-func (ex *exchange) reset(err error) {
+// reset ends the handler's response, as net/http's server resets the
+// stream, whether or not the handler has returned: what it wrote but did
+// not flush is lost, the client gets clientErr once it has read the rest,
+// and the handler's context ends; its reads of the request body fail
+// with readErr and its writes with writeErr.
+func (ex *exchange) reset(clientErr, readErr, writeErr error) {
 	ex.mu.Lock()
 	if ex.writeEnd != nil {
 		ex.mu.Unlock()
 		return
 	}
-	ex.endWriteLocked(err)
+	ex.closeErr = writeErr
+	ex.endWriteLocked(clientErr)
 	if ex.inEnd == nil {
-		ex.inEnd = err
+		ex.inEnd = readErr
 	}
 	ex.mu.Unlock()
-	ex.endContext(err)
+	ex.endContext(clientErr)
 	ex.closeIn()
 }
 

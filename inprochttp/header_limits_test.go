@@ -344,30 +344,6 @@ func (f refusable) do(t *testing.T, tr transport, hc *http.Client, req *http.Req
 	return err
 }
 
-// h2Class is the class of an HTTP/2 error, in RFC 9113's terms: a
-// stream or connection error and its code; "" for none, "other" for an
-// error of neither kind. Both net/http's errors and inprochttp's say
-// them.
-func h2Class(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	kind := "other"
-	switch {
-	case strings.Contains(msg, "stream error"):
-		kind = "stream error"
-	case strings.Contains(msg, "connection error"):
-		kind = "connection error"
-	}
-	for _, code := range []string{"PROTOCOL_ERROR", "COMPRESSION_ERROR", "INTERNAL_ERROR", "CANCEL"} {
-		if strings.Contains(msg, code) {
-			return kind + ", " + code
-		}
-	}
-	return kind
-}
-
 // TestInformationalHeaderLimit: net/http's HTTP/2 client bounds each 1xx
 // response's head, a HEADERS frame of its own, by its limit, and so does
 // the in-process client. Without a trace's Got1xxResponse, which would
@@ -453,7 +429,7 @@ func TestInformationalHeaderLimit(t *testing.T) {
 				switch {
 				case !tc.refused && tc.trace && got != len(tc.sizes):
 					t.Errorf("the trace saw %d 1xx responses, want %d", got, len(tc.sizes))
-				case tc.refused && err != nil && h2Class(err) != "stream error, PROTOCOL_ERROR":
+				case tc.refused && err != nil && errorClass(err) != "stream error, PROTOCOL_ERROR":
 					t.Errorf("over the limit: %v, want a stream error with PROTOCOL_ERROR", err)
 				}
 				if tc.refused && err != nil {
@@ -586,7 +562,7 @@ func readTrailers(t *testing.T, tr transport, maxResponse int64, fields []traile
 	if body != "body" {
 		t.Errorf("body %q, want all of it before the trailers", body)
 	}
-	o := trailerOutcome{class: h2Class(err)}
+	o := trailerOutcome{class: errorClass(err)}
 	for k, vv := range resp.Trailer {
 		if len(vv) > 0 {
 			if o.trailer == nil {

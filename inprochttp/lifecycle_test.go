@@ -296,3 +296,138 @@ func TestAbandoned(t *testing.T) {
 	})
 	goleak.VerifyNone(t)
 }
+
+// TestStreamResets: a stream reset, by the server or by the client, is
+// an error in which errors.As finds a golang.org/x/net/http2.StreamError
+// with the code net/http's gives, for the client and for the handler
+// alike: a handler's panic and a passed write deadline reset with
+// INTERNAL_ERROR; a client refusing a head over its limit with
+// PROTOCOL_ERROR; a client that cancels or closes the body with CANCEL.
+// The handler's writes after its write deadline fail with
+// os.ErrDeadlineExceeded.
+func TestStreamResets(t *testing.T) {
+	// An observed is what each end saw of a reset: the client's error
+	// (RoundTrip's, else its read of the body), and the handler's
+	// read of the request body and flush after it.
+	type observed struct{ client, read, flush string }
+	for _, tc := range []struct {
+		name   string
+		limits headerLimits
+		// handler responds and, unless it panics, returns its read's
+		// and its flush's errors after the reset, which reset waits for.
+		handler func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (read, flush error)
+		// cancelled: the client cancels its context once it has the
+		// head; closed: it closes the body.
+		cancelled, closed bool
+		want              observed
+	}{
+		{
+			name: "panic-before-head",
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				panic("boom")
+			},
+			want: observed{client: "stream error, INTERNAL_ERROR"},
+		},
+		{
+			name: "abort-after-head",
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			},
+			want: observed{client: "stream error, INTERNAL_ERROR"},
+		},
+		{
+			name: "write-deadline",
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.(http.Flusher).Flush()
+				http.NewResponseController(w).SetWriteDeadline(time.Now().Add(-time.Second))
+				_, read := r.Body.Read(make([]byte, 1)) // ends with the reset
+				return read, http.NewResponseController(w).Flush()
+			},
+			want: observed{"stream error, INTERNAL_ERROR", "stream error, INTERNAL_ERROR", "os.ErrDeadlineExceeded"},
+		},
+		{
+			name:   "head-over-limit",
+			limits: headerLimits{response: 1000},
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.Header().Set("X-Pad", strings.Repeat("p", 1300)) // over, not far over
+				w.(http.Flusher).Flush()
+				_, read := r.Body.Read(make([]byte, 1))
+				return read, nil
+			},
+			want: observed{client: "stream error, PROTOCOL_ERROR", read: "stream error, PROTOCOL_ERROR"},
+		},
+		{
+			name:      "client-cancels",
+			cancelled: true,
+			handler: func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (error, error) {
+				w.(http.Flusher).Flush()
+				<-reset
+				_, read := r.Body.Read(make([]byte, 1))
+				return read, nil
+			},
+			want: observed{client: "context.Canceled", read: "stream error, CANCEL"},
+		},
+		{
+			name:   "client-closes-body",
+			closed: true,
+			handler: func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (error, error) {
+				w.(http.Flusher).Flush()
+				<-reset
+				_, read := r.Body.Read(make([]byte, 1))
+				return read, nil
+			},
+			want: observed{client: "error", read: "stream error, CANCEL"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]observed
+			for i, tr := range transports {
+				t.Run("transport="+tr.name, func(t *testing.T) {
+					reset := make(chan struct{})
+					errs := make(chan [2]error, 1)
+					hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						read, flush := tc.handler(w, r, reset)
+						errs <- [2]error{read, flush}
+					}), tc.limits)
+					// Bounded, so that a handler that misses the
+					// reset fails the test rather than hangs it.
+					ctx, cancel := context.WithTimeout(t.Context(), bound)
+					defer cancel()
+					// A request body that sends nothing and ends with
+					// the context, as net/http's client reads it while
+					// it watches nothing else.
+					pr, pw := io.Pipe()
+					defer pw.Close()
+					defer context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/x", pr)
+					resp, err := hc.Do(req)
+					if err == nil {
+						switch {
+						case tc.cancelled:
+							cancel()
+						case tc.closed:
+							resp.Body.Close()
+						}
+						_, err = io.ReadAll(resp.Body)
+						resp.Body.Close()
+					}
+					close(reset)
+					got[i].client = errorClass(err)
+					if tc.want.read == "" && tc.want.flush == "" {
+						return // the handler panicked
+					}
+					select {
+					case e := <-errs:
+						got[i].read, got[i].flush = errorClass(e[0]), errorClass(e[1])
+					case <-time.After(bound):
+						t.Fatalf("the handler did not see the reset within %v", bound)
+					}
+				})
+			}
+			if got[0] != got[1] || got[1] != tc.want {
+				t.Errorf("in-process %+v\nnet/http   %+v\nthe case expects %+v", got[0], got[1], tc.want)
+			}
+		})
+	}
+}

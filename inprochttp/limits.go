@@ -129,19 +129,19 @@ func maxInformationalList(maxResponseHeaderBytes int64) int64 {
 
 // responseTooLarge is what the client gets of a response whose head, a
 // 1xx head or the final one as what says, counts size bytes, over the
-// client's limit: in the words of the stream error net/http's client
-// gets then, so that what classifies those classifies this alike.
+// client's limit: the stream error (PROTOCOL_ERROR) net/http's client
+// gets then.
 func (t *transport) responseTooLarge(what string, size int64) error {
-	return fmt.Errorf("stream error: inprochttp: %s too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
-		what, size, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack)
+	return newStreamError(errCodeProtocol, fmt.Sprintf("%s too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0)",
+		what, size, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack), nil)
 }
 
 // informationalTooLarge is what the client gets of a response whose 1xx
 // heads count size bytes together, over the bound for them when no
 // trace sees them: a stream error, as for one head.
 func (t *transport) informationalTooLarge(size int64) error {
-	return fmt.Errorf("stream error: inprochttp: 1xx response heads too large: %d bytes together, as HTTP/2 counts them, with no trace's Got1xxResponse to see them, over the client's limit of %d for them (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
-		size, t.maxInformationalList, t.maxResponseHeaderBytes, http1Slack)
+	return newStreamError(errCodeProtocol, fmt.Sprintf("1xx response heads too large: %d bytes together, as HTTP/2 counts them, with no trace's Got1xxResponse to see them, over the client's limit of %d for them (MaxResponseHeaderBytes %d and %d; 10 MiB for 0)",
+		size, t.maxInformationalList, t.maxResponseHeaderBytes, http1Slack), nil)
 }
 
 // A response's trailers cross in an HPACK block of their own, which

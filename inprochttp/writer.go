@@ -254,7 +254,7 @@ func (ex *exchange) writeErrLocked() error {
 	case ex.writeEnd == io.EOF:
 		return errHandlerReturned
 	case ex.writeEnd != nil: // reset
-		return ex.writeEnd
+		return ex.closeErr
 	case ex.readEnd != nil:
 		return goneError(ex.readEnd)
 	}
