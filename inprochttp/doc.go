@@ -68,9 +68,10 @@
 //     one. A response's trailers are bounded by that limit too, as
 //     net/http's client bounds them: counted in the order of their keys,
 //     the fields from the first that does not fit on are dropped, with no
-//     error. Trailers over it in ways on which net/http's client fails
-//     its connection instead fail the client's read of the body's end
-//     with a connection error (see [WithMaxResponseHeaderBytes]).
+//     error. A head, or trailers, far over it, in the ways on which
+//     net/http's client fails its connection, fail RoundTrip, or the
+//     client's read of the body's end, with a connection error instead
+//     (see [WithMaxResponseHeaderBytes]).
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
 //     resets its stream: the client gets a stream error with
 //     INTERNAL_ERROR (connect-go reports CodeInternal), and the process

@@ -35,6 +35,10 @@ var (
 	// errFromPeer is a streamError's cause when the other end reset
 	// the stream, as net/http's client reports a reset it receives.
 	errFromPeer = errors.New("received from peer")
+	// errClientDisconnected is what the handler's reads of the request
+	// body return once the client failed its connection, as net/http's
+	// server's do once it is gone.
+	errClientDisconnected = errors.New("inprochttp: client disconnected")
 )
 
 // goneError is what the handler's writes return once the client has gone
@@ -177,15 +181,33 @@ func panicReset(p any) error {
 	return newStreamError(errCodeInternal, why, errFromPeer)
 }
 
+// A connError is an HTTP/2 connection error, which net/http's client
+// fails its connection with. net/http exports no type for it, and
+// errors.As finds no x/net http2.ConnectionError in it: its words,
+// "connection error" and the code, are all a program can test, and
+// this one's say them.
+type connError struct {
+	code errCode
+	why  string
+}
+
+func (e *connError) Error() string {
+	return "connection error: inprochttp: " + e.why + "; " + e.code.String()
+}
+
 // clientReset is what the handler's reads of the request body return
 // once the client ended its side with err, as net/http's server reads the
 // client's RST_STREAM: a stream error with the code the client resets
 // with, its own stream error's, else CANCEL. Its cause is nil, as a
-// reset carries none: err is only in its words.
+// reset carries none: err is only in its words. A client that failed its
+// connection sent no reset, and the connection is gone.
 func clientReset(err error) error {
 	code := errCodeCancel
-	if se, ok := err.(streamError); ok {
-		code = se.Code
+	switch e := err.(type) {
+	case streamError:
+		code = e.Code
+	case *connError:
+		return errClientDisconnected
 	}
 	return newStreamError(code, "the client reset the stream: "+err.Error(), nil)
 }

@@ -195,8 +195,15 @@ func (ex *exchange) response() (*http.Response, error) {
 	}
 	// The client reads the head as it came, the "Trailer" field in it.
 	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
-		// net/http's client resets the stream, and RoundTrip fails.
-		err := ex.t.responseTooLarge("response header list", size)
+		// net/http's client resets the stream, or fails its
+		// connection, and RoundTrip fails. Its server sends
+		// Content-Length after the other fields, and a detected
+		// Content-Type before it.
+		last := []string{"Content-Length"}
+		if ex.sniff {
+			last = []string{"Content-Type", "Content-Length"}
+		}
+		err := ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
 		ex.mu.Unlock()
 		ex.clientEnd(err, err)
 		return nil, err

@@ -440,6 +440,73 @@ func TestInformationalHeaderLimit(t *testing.T) {
 	}
 }
 
+// TestResponseHeadFarOverLimit: net/http's HTTP/2 client reads a
+// response's head, 1xx or final, through the framer that reads its
+// trailers, with the same bound (MaxResponseHeaderBytes and 320 bytes).
+// A head over the bound fails RoundTrip with a stream error
+// (PROTOCOL_ERROR), unless the framer fails the connection on it
+// instead: on a name or value longer than the bound (COMPRESSION_ERROR),
+// and on a frame of the head's HPACK block longer than twice what is
+// left of the bound as it comes (PROTOCOL_ERROR). The cases keep clear
+// of the edges, which hang on bytes HPACK's tables save.
+func TestResponseHeadFarOverLimit(t *testing.T) {
+	const maxResponse = 1000 // a bound of 1320
+	// pads are n fields X-P00, X-P01, ... of valueLen bytes each.
+	pads := func(n, valueLen int) http.Header {
+		h := make(http.Header)
+		for i := range n {
+			h.Set(fmt.Sprintf("X-P%02d", i), strings.Repeat("p", valueLen))
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		class  string
+	}{
+		// 'p' takes 6 bits in Huffman code: 1300 of them are sent in
+		// 975 bytes, and decoded within the bound.
+		{"one-field-over", pads(1, 1300), "stream error, PROTOCOL_ERROR"},
+		{"value-over-bound", pads(1, 1400), "connection error, COMPRESSION_ERROR"},
+		// Its frame, checked before it is decoded, is over twice the
+		// bound.
+		{"value-far-over-bound", pads(1, 40000), "connection error, PROTOCOL_ERROR"},
+		// Fields of 100 bytes each, sent in 83: 25 of them in a frame
+		// of about 2080 bytes, 40 in one of about 3330, over twice
+		// the bound.
+		{"fields-within-twice-the-bound", pads(25, 100), "stream error, PROTOCOL_ERROR"},
+		{"fields-over-twice-the-bound", pads(40, 100), "connection error, PROTOCOL_ERROR"},
+	} {
+		for _, status := range []int{http.StatusOK, http.StatusEarlyHints} {
+			t.Run(tc.name+"/status="+strconv.Itoa(status), func(t *testing.T) {
+				var got [2]string
+				for i, tr := range transports {
+					hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if r.URL.Path != "/x" {
+							return
+						}
+						maps.Copy(w.Header(), tc.header)
+						w.WriteHeader(status)
+						for k := range tc.header {
+							w.Header().Del(k) // a 1xx leaves the header to the final head
+						}
+					}), headerLimits{response: maxResponse})
+					warm(t, hc, base)
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/x", nil)
+					resp, err := hc.Do(req)
+					if err == nil {
+						drain(resp.Body)
+					}
+					got[i] = errorClass(err)
+				}
+				if got[0] != got[1] || got[1] != tc.class {
+					t.Errorf("in-process %q, net/http %q; the case expects %q", got[0], got[1], tc.class)
+				}
+			})
+		}
+	}
+}
+
 // TestRequestTrailerLimit: net/http's HTTP/2 client counts a request's
 // trailers as HTTP/2 counts them, at the end of the body, and sends them
 // only within the server's SETTINGS_MAX_HEADER_LIST_SIZE (MaxHeaderBytes

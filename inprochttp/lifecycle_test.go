@@ -304,7 +304,9 @@ func TestAbandoned(t *testing.T) {
 // INTERNAL_ERROR; a client refusing a head over its limit with
 // PROTOCOL_ERROR; a client that cancels or closes the body with CANCEL.
 // The handler's writes after its write deadline fail with
-// os.ErrDeadlineExceeded.
+// os.ErrDeadlineExceeded. A client that fails its connection on a head
+// far over its limit resets nothing: the handler's read fails as the
+// connection is gone.
 func TestStreamResets(t *testing.T) {
 	// An observed is what each end saw of a reset: the client's error
 	// (RoundTrip's, else its read of the body), and the handler's
@@ -356,6 +358,19 @@ func TestStreamResets(t *testing.T) {
 				return read, nil
 			},
 			want: observed{client: "stream error, PROTOCOL_ERROR", read: "stream error, PROTOCOL_ERROR"},
+		},
+		{
+			// The client fails its connection instead: the handler's
+			// read fails as the connection is gone, with no reset.
+			name:   "head-far-over-limit",
+			limits: headerLimits{response: 1000},
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.Header().Set("X-Pad", strings.Repeat("p", 1400)) // longer than the bound
+				w.(http.Flusher).Flush()
+				_, read := r.Body.Read(make([]byte, 1))
+				return read, nil
+			},
+			want: observed{client: "connection error, COMPRESSION_ERROR", read: "error"},
 		},
 		{
 			name:      "client-cancels",

@@ -87,7 +87,7 @@ func (ex *exchange) informational(code int, h http.Header) {
 	var tooLarge error
 	size := fieldSize(":status", 3) + headerListSize(mh, false)
 	if size > ex.t.maxResponseList {
-		tooLarge = ex.t.responseTooLarge("1xx response header list", size)
+		tooLarge = ex.t.headTooLarge("1xx response header list", code, mh, size)
 	} else if !seen {
 		// A trace that sees them is left to bound them, as net/http
 		// leaves it.
