@@ -20,7 +20,8 @@ type responseBody struct {
 // the response has ended. At the end, the response's Trailer holds the
 // trailers and Read returns io.EOF; if the handler panicked, the error of
 // a stream reset, once what it flushed has been read. Once the client's
-// context has ended, or the body is closed, Read fails at once.
+// context has ended, or its deadline passed by the clock, or the body is
+// closed, Read fails at once.
 func (b *responseBody) Read(p []byte) (int, error) {
 	ex := b.ex
 	ex.mu.Lock()
@@ -31,6 +32,15 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	for {
 		if err := ex.readEnd; err != nil {
 			ex.mu.Unlock()
+			return 0, err
+		}
+		if ex.pastDeadline() {
+			// What the handler wrote may answer its context's end,
+			// which is the client's, though the client's timer has
+			// yet to say so: the client's context has ended.
+			ex.mu.Unlock()
+			err := ex.clientCtxErr()
+			ex.clientEnd(err, err)
 			return 0, err
 		}
 		if ex.r < ex.flushed {

@@ -38,8 +38,13 @@
 //     client's cancellation, and so does the exchange: a client whose
 //     context ends, or that closes the response body early, gets its error
 //     at once, even from a handler that ignores its context, as over a
-//     socket. The handler's context never carries the client's values; a
-//     network would not carry them either. It ends when ServeHTTP returns.
+//     socket. Once the client's deadline has passed by the clock, its
+//     RoundTrip and reads of the body fail with
+//     [context.DeadlineExceeded], though the handler answered as its
+//     context ended with that deadline: over a socket, where the handler
+//     does not know it, the client's context ends first. The handler's
+//     context never carries the client's values; a network would not
+//     carry them either. It ends when ServeHTTP returns.
 //   - The handler's context holds what net/http's server puts in it. Under
 //     [http.ServerContextKey] is an *http.Server, the same for every
 //     request of a transport: [WithServer]'s, or the transport's own. Under

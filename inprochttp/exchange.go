@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // An exchange is one request and its response, between the client, which
@@ -41,6 +42,9 @@ type exchange struct {
 	// cancel and cancelDeadline end the handler's context.
 	cancel         context.CancelCauseFunc
 	cancelDeadline context.CancelFunc
+	// deadline is the client's context's, which the handler's carries;
+	// zero if none.
+	deadline time.Time
 
 	writer responseWriter // the handler's http.ResponseWriter
 	body   responseBody   // the client's Response.Body
@@ -128,6 +132,7 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ctx, cancel := context.WithCancelCause(t.base)
 	ex.cancel = cancel
 	if d, ok := cctx.Deadline(); ok {
+		ex.deadline = d
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
 	if hasBody(creq) {
@@ -176,7 +181,7 @@ func (ex *exchange) response() (*http.Response, error) {
 	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
 		ex.cond.Wait()
 	}
-	if err := ex.creq.Context().Err(); ex.readEnd == nil && err != nil {
+	if err := ex.clientCtxErr(); ex.readEnd == nil && err != nil {
 		// Its context ended as the head came: the client gets its
 		// context's error, as it would a moment later.
 		ex.mu.Unlock()
@@ -248,6 +253,28 @@ func (ex *exchange) response() (*http.Response, error) {
 	}
 	ex.mu.Unlock()
 	return resp, nil
+}
+
+// clientCtxErr is the error of the client's context if it has ended, or
+// context.DeadlineExceeded if its deadline has passed by the clock, its
+// timer yet to fire. In-process the handler's context carries that
+// deadline, and may end, and the handler answer, before the client's
+// context does. Over a socket the handler cannot know the deadline, and
+// net/http's client sees its context end before any answer to it.
+func (ex *exchange) clientCtxErr() error {
+	if err := ex.creq.Context().Err(); err != nil {
+		return err
+	}
+	if ex.pastDeadline() {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// pastDeadline reports whether the client's deadline has passed by the
+// clock: the handler's context may have ended with it.
+func (ex *exchange) pastDeadline() bool {
+	return !ex.deadline.IsZero() && !time.Now().Before(ex.deadline)
 }
 
 // finish ends the handler's side once ServeHTTP has returned: the head

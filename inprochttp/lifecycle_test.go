@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -161,6 +162,50 @@ func TestDeadline(t *testing.T) {
 		}
 		waitFor(t, h.ctxEnded, "the handler's context's end")
 	})
+}
+
+// A client whose deadline passes gets context.DeadlineExceeded, from
+// RoundTrip or from its read of the body, never a clean response, even
+// from a handler that answers once its context ends. In-process that
+// context carries the client's deadline, and may end before the client's
+// own context, whose timer has yet to fire; over a socket it ends with
+// the client's reset. Of many requests, none may end cleanly.
+func TestDeadlineAnsweredAtDeadline(t *testing.T) {
+	for _, flushFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flushFirst=%v", flushFirst), func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if flushFirst {
+						w.(http.Flusher).Flush()
+					}
+					<-r.Context().Done()
+					io.WriteString(w, "partial results")
+				}))
+				const requests = 200
+				clean, other := 0, 0
+				for range requests {
+					ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
+					resp, err := hc.Do(req)
+					if err == nil {
+						_, err = io.ReadAll(resp.Body)
+						resp.Body.Close()
+					}
+					cancel()
+					switch {
+					case err == nil:
+						clean++
+					case !errors.Is(err, context.DeadlineExceeded):
+						other++
+						t.Logf("not DeadlineExceeded: %v", err)
+					}
+				}
+				if clean > 0 || other > 0 {
+					t.Errorf("of %d requests past their deadline, %d ended cleanly and %d with another error than context.DeadlineExceeded", requests, clean, other)
+				}
+			})
+		})
+	}
 }
 
 // The handler's context carries the client's deadline in-process, and ends
