@@ -106,7 +106,8 @@
 // fields (Connection, Keep-Alive, Transfer-Encoding, Upgrade) are left
 // out, cookies are joined in one field, an empty Cookie value is not
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
-// the handler's first read of the body. The handler reads no more of the
+// the handler's first read of the body, unless a head, a 1xx one
+// included, has gone before it. The handler reads no more of the
 // body than its ContentLength.
 //
 // As with any [http.RoundTripper], the client must close each response's

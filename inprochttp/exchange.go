@@ -63,6 +63,8 @@ type exchange struct {
 	// informationalSize is what HTTP/2 counts of the 1xx heads sent so
 	// far.
 	informationalSize int64
+	// informed: a 1xx head was written, so no 100 Continue follows.
+	informed bool
 
 	sent     bool
 	writeEnd error

@@ -77,6 +77,7 @@ func (ex *exchange) informational(code int, h http.Header) {
 	trace := httptrace.ContextClientTrace(ex.creq.Context())
 	seen := trace != nil && trace.Got1xxResponse != nil
 	ex.mu.Lock()
+	ex.informed = true
 	if ex.readEnd != nil {
 		// The client's request is over: net/http's client drops what
 		// arrives on a stream it reset, and a trace called now would
@@ -117,10 +118,11 @@ func (ex *exchange) informational(code int, h http.Header) {
 
 // sendContinue sends 100 Continue, as net/http's server does at the
 // handler's first read of a body the client sent "Expect: 100-continue"
-// with, unless the response's head has gone already.
+// with, unless a head has gone already, a 1xx one included
+// (golang.org/issue/14030).
 func (ex *exchange) sendContinue() {
 	ex.mu.Lock()
-	late := ex.sent || ex.writeEnd != nil || ex.readEnd != nil
+	late := ex.sent || ex.informed || ex.writeEnd != nil || ex.readEnd != nil
 	ex.mu.Unlock()
 	if !late {
 		ex.informational(http.StatusContinue, nil)
