@@ -22,6 +22,7 @@ type deadlines struct {
 // that waits for the client. The zero time means none. Once a deadline
 // has passed, setting another does nothing, as on net/http.
 func (w *responseWriter) SetReadDeadline(d time.Time) error {
+	w.live("SetReadDeadline")
 	return w.ex.setDeadline(d, false)
 }
 
@@ -33,6 +34,7 @@ func (w *responseWriter) SetReadDeadline(d time.Time) error {
 // stream error. The zero time means none. Once a deadline has passed,
 // setting another does nothing, as on net/http.
 func (w *responseWriter) SetWriteDeadline(d time.Time) error {
+	w.live("SetWriteDeadline")
 	return w.ex.setDeadline(d, true)
 }
 

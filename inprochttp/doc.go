@@ -26,6 +26,13 @@
 //     the handler flushes, writes more than 4 KiB or returns; the
 //     response's head reaches the client with the first of these, as
 //     [http.ResponseWriter.WriteHeader] or the first write left it.
+//   - The response writer is the handler's until ServeHTTP returns. Used
+//     after, it panics, as net/http's HTTP/2 writer does, so that a
+//     handler that leaks it fails its tests as it would crash a server:
+//     each of its methods but EnableFullDuplex panics, saying the
+//     method (net/http's deadline setters fail on a nil pointer). A
+//     handler that panicked leaves a writer whose writes fail instead,
+//     as on net/http.
 //   - A response is no longer than the Content-Length its head declared:
 //     the client's read of a byte past it fails, as net/http's client's
 //     does. Once the head has gone, a handler's write past a length of 1

@@ -280,8 +280,10 @@ func (ex *exchange) pastDeadline() bool {
 }
 
 // finish ends the handler's side once ServeHTTP has returned: the head
-// goes if it has not, then every byte written and the trailers.
+// goes if it has not, then every byte written and the trailers. The
+// writer's methods panic from now on.
 func (ex *exchange) finish() {
+	ex.writer.finished.Store(true)
 	ex.mu.Lock()
 	if ex.writeEnd != nil { // reset as the handler ran
 		ex.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"strconv"
+	"sync/atomic"
 )
 
 // responseWriter is the handler's http.ResponseWriter. It is an
@@ -20,6 +21,18 @@ type responseWriter struct {
 	// closeNotify is CloseNotify's channel, made at its first call;
 	// under ex.mu.
 	closeNotify chan bool
+	// finished: ServeHTTP has returned, and the writer's methods panic.
+	// Atomic, as goroutines the handler left may call them.
+	finished atomic.Bool
+}
+
+// live panics, as net/http's HTTP/2 writer does, if ServeHTTP has
+// returned: a handler that leaks its writer crashes a server over a
+// socket, and must crash in-process too, so that its tests catch it.
+func (w *responseWriter) live(method string) {
+	if w.finished.Load() {
+		panic(method + " called after Handler finished")
+	}
 }
 
 var (
@@ -32,6 +45,7 @@ var (
 // is written; keys set under http.TrailerPrefix, or declared in "Trailer",
 // are sent as trailers when the handler returns.
 func (w *responseWriter) Header() http.Header {
+	w.live("Header")
 	if w.h == nil {
 		w.h = make(http.Header)
 	}
@@ -44,6 +58,7 @@ func (w *responseWriter) Header() http.Header {
 // it. Once the head is written, WriteHeader does nothing, whatever the
 // code; before, a code outside 100-999 panics, as net/http's does.
 func (w *responseWriter) WriteHeader(code int) {
+	w.live("WriteHeader")
 	ex := w.ex
 	ex.mu.Lock()
 	if ex.writeEnd != nil || ex.status != 0 {
@@ -135,6 +150,7 @@ func (ex *exchange) sendContinue() {
 // its stream's close. Deprecated in net/http, it is served for the
 // handlers that still use it.
 func (w *responseWriter) CloseNotify() <-chan bool {
+	w.live("CloseNotify")
 	ex := w.ex
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -154,18 +170,28 @@ func (w *responseWriter) CloseNotify() <-chan bool {
 // with http.ErrContentLength once the bytes written go past a
 // Content-Length of 1 or more that went with the head; a declared 0 lets
 // them go, as net/http's HTTP/2 writer does, and the client's read fails.
-func (w *responseWriter) Write(p []byte) (int, error) { return write(w.ex, p) }
+func (w *responseWriter) Write(p []byte) (int, error) {
+	w.live("Write")
+	return write(w.ex, p)
+}
 
 // WriteString is Write without converting s.
-func (w *responseWriter) WriteString(s string) (int, error) { return write(w.ex, s) }
+func (w *responseWriter) WriteString(s string) (int, error) {
+	w.live("WriteString")
+	return write(w.ex, s)
+}
 
 // Flush sends the head, if it has not been, and what was written since the
 // last flush.
-func (w *responseWriter) Flush() { w.FlushError() }
+func (w *responseWriter) Flush() {
+	w.live("Flush")
+	w.FlushError()
+}
 
 // FlushError is Flush, saying whether the client has gone; it is what
 // http.ResponseController's Flush calls.
 func (w *responseWriter) FlushError() error {
+	w.live("FlushError")
 	ex := w.ex
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -177,7 +203,9 @@ func (w *responseWriter) FlushError() error {
 }
 
 // EnableFullDuplex does nothing: the exchange is always full duplex, as
-// HTTP/2 is. http.ResponseController calls it.
+// HTTP/2 is. http.ResponseController calls it. Unlike the writer's other
+// methods, it does not panic once ServeHTTP has returned, as net/http's
+// does not.
 func (w *responseWriter) EnableFullDuplex() error { return nil }
 
 // write appends p to the window, waiting for room as long as it is full.
