@@ -25,7 +25,13 @@
 //     and closes the client's). As on net/http, writes are buffered until
 //     the handler flushes, writes more than 4 KiB or returns; the
 //     response's head reaches the client with the first of these, as
-//     [http.ResponseWriter.WriteHeader] or the first write left it.
+//     [http.ResponseWriter.WriteHeader] or the first write left it. Once
+//     the client has gone, or the write deadline has passed, a write
+//     that fits in those 4 KiB still succeeds; the error comes with the
+//     flush or the write that does not fit, and sticks, as on net/http.
+//     It is [os.ErrDeadlineExceeded] after the deadline; after the
+//     client's end it holds none of the client's errors, as net/http's
+//     holds none.
 //   - The response writer is the handler's until ServeHTTP returns. Used
 //     after, it panics, as net/http's HTTP/2 writer does, so that a
 //     handler that leaks it fails its tests as it would crash a server:

@@ -43,12 +43,13 @@ var (
 
 // goneError is what the handler's writes return once the client has gone
 // for why: its context's error, its closing of the body, or its request
-// body's failure.
+// body's failure. Like net/http's ("http2: stream closed"), it wraps
+// none of these: why is only in its words.
 func goneError(why error) error {
 	if why == errBodyClosed {
 		why = errClientClosed
 	}
-	return fmt.Errorf("inprochttp: the client ended the exchange: %w", why)
+	return fmt.Errorf("inprochttp: the client ended the exchange: %v", why)
 }
 
 // An errCode is an HTTP/2 error code (RFC 9113, section 7), which a

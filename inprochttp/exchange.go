@@ -100,6 +100,11 @@ type exchange struct {
 	buf            []byte
 	r, flushed     int
 	waitingForRoom bool
+	// Once the response has ended for the handler, held is how many
+	// bytes it wrote since its last flush that no one reads, and stuck
+	// says a flush of them failed (see holdLocked).
+	held  int
+	stuck bool
 }
 
 const (

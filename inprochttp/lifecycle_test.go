@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -487,6 +488,88 @@ func TestStreamResets(t *testing.T) {
 			}
 			if got[0] != got[1] || got[1] != tc.want {
 				t.Errorf("in-process %+v\nnet/http   %+v\nthe case expects %+v", got[0], got[1], tc.want)
+			}
+		})
+	}
+}
+
+// TestWriteAfterEnd: once the client has gone, or the handler's write
+// deadline has passed, the handler's writes go, as over net/http,
+// through a 4 KiB buffer that can no longer be flushed: a write that
+// fits in it succeeds; the one that does not fails, having taken what
+// fit; a flush of what it holds fails; and after such a failure every
+// write fails. A flush with nothing held fails without sticking. The
+// writes fail with os.ErrDeadlineExceeded after the write deadline,
+// with an error of no other identity after the client's reset.
+func TestWriteAfterEnd(t *testing.T) {
+	// steps are a handler's writes (of n bytes) and flushes (n 0).
+	type step struct {
+		flush bool
+		n     int
+	}
+	write := func(n int) step { return step{n: n} }
+	flush := step{flush: true}
+	for _, tc := range []struct {
+		name          string
+		writeDeadline bool // else the client cancels
+		steps         []step
+		want          []string // each step's result: bytes taken, and the error's class
+	}{
+		{"cancel/write-write-write-flush", false, []step{write(4), write(5000), write(4), flush},
+			[]string{"4 ", "4092 error", "0 error", "0 error"}},
+		{"cancel/flush-write-flush-write", false, []step{flush, write(4), flush, write(4)},
+			[]string{"0 error", "4 ", "0 error", "0 error"}},
+		{"cancel/write-past-buffer", false, []step{write(5000), write(4)},
+			[]string{"0 error", "0 error"}},
+		{"write-deadline/write-write-write-flush", true, []step{write(4), write(5000), write(4), flush},
+			[]string{"4 ", "4092 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded"}},
+		{"write-deadline/flush-write-flush-write", true, []step{flush, write(4), flush, write(4)},
+			[]string{"0 os.ErrDeadlineExceeded", "4 ", "0 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2][]string
+			for i, tr := range transports {
+				t.Run("transport="+tr.name, func(t *testing.T) {
+					results := make(chan []string, 1)
+					hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						w.(http.Flusher).Flush() // the head: nothing is held
+						if tc.writeDeadline {
+							http.NewResponseController(w).SetWriteDeadline(time.Now().Add(-time.Second))
+						}
+						<-r.Context().Done() // the reset has come
+						var out []string
+						for _, s := range tc.steps {
+							n, err := 0, error(nil)
+							if s.flush {
+								err = http.NewResponseController(w).Flush()
+							} else {
+								n, err = w.Write(make([]byte, s.n))
+							}
+							out = append(out, fmt.Sprint(n, " ", errorClass(err)))
+						}
+						results <- out
+					}))
+					ctx, cancel := context.WithCancel(t.Context())
+					defer cancel()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
+					resp, err := hc.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !tc.writeDeadline {
+						cancel()
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					select {
+					case got[i] = <-results:
+					case <-time.After(bound):
+						t.Fatalf("the handler did not see its response end within %v", bound)
+					}
+				})
+			}
+			if !slices.Equal(got[0], got[1]) || !slices.Equal(got[1], tc.want) {
+				t.Errorf("in-process %q\nnet/http   %q\nthe case expects %q", got[0], got[1], tc.want)
 			}
 		})
 	}

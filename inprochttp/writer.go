@@ -165,8 +165,10 @@ func (w *responseWriter) CloseNotify() <-chan bool {
 }
 
 // Write writes p to the response's body, writing the head first if it has
-// not been (status 200). It waits while the window is full. It fails once
-// the client has gone: its context ended or it closed the body. It fails
+// not been (status 200). It waits while the window is full. Once the
+// client has gone (its context ended or it closed the body) or the write
+// deadline has passed, it fails as net/http's does: not while what the
+// handler wrote since its last flush fits in 4 KiB, then at every write. It fails
 // with http.ErrContentLength once the bytes written go past a
 // Content-Length of 1 or more that went with the head; a declared 0 lets
 // them go, as net/http's HTTP/2 writer does, and the client's read fails.
@@ -196,6 +198,11 @@ func (w *responseWriter) FlushError() error {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	if err := ex.writeErrLocked(); err != nil {
+		if ex.unflushedLocked() > 0 {
+			// net/http's buffer failed to flush what it held, and
+			// keeps the error.
+			ex.stuck = true
+		}
 		return err
 	}
 	ex.flushLocked()
@@ -212,8 +219,8 @@ func (w *responseWriter) EnableFullDuplex() error { return nil }
 func write[T []byte | string](ex *exchange, p T) (int, error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	if err := ex.writeErrLocked(); err != nil {
-		return 0, err
+	if ex.writeEnd == io.EOF {
+		return 0, errHandlerReturned // a call that raced the return
 	}
 	if ex.status == 0 {
 		ex.writeHeaderLocked(http.StatusOK)
@@ -225,13 +232,23 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	// them: once a write has gone over the length, every later one
 	// fails, however short.
 	ex.written += int64(len(p))
-	switch {
-	case ex.sent && ex.length > 0 && ex.written > ex.length:
+	if ex.sent && ex.length > 0 && ex.written > ex.length {
 		// A declared 0 is no length to net/http's writer, which lets
 		// the bytes go; the client, which trusts the 0, fails its read
 		// of them, so the response's breakage is not hidden from it.
 		return 0, http.ErrContentLength
-	case ex.head:
+	}
+	// net/http's writer checks the above before its buffer takes the
+	// bytes, and its buffer fails only as it flushes.
+	if err := ex.writeErrLocked(); err != nil {
+		if ex.head {
+			// net/http's buffer has failed already, or never fails:
+			// the client has its HEAD response's head.
+			return 0, err
+		}
+		return ex.holdLocked(len(p), err)
+	}
+	if ex.head {
 		// A HEAD response has no body, but what is written before the
 		// head is sent still gives its Content-Type and Content-Length.
 		if !ex.sent {
@@ -272,6 +289,33 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		ex.flushLocked()
 	}
 	return n, nil
+}
+
+// holdLocked is what a write of n bytes returns once the response has
+// ended for err, as net/http's 4 KiB bufio.Writer, which the handler's
+// writes go through, returns it: it holds what fits, and fails once it
+// must flush, having taken what fit; from then on it fails every write.
+// What it holds no one reads.
+func (ex *exchange) holdLocked(n int, err error) (int, error) {
+	if ex.stuck {
+		return 0, err
+	}
+	held := ex.unflushedLocked()
+	if held+n <= chunkSize {
+		ex.held += n
+		return n, nil
+	}
+	ex.stuck = true
+	if held == 0 {
+		return 0, err // written through the buffer, and failed
+	}
+	return chunkSize - held, err
+}
+
+// unflushedLocked is how many bytes the handler wrote since its last
+// flush: net/http's buffer would hold them.
+func (ex *exchange) unflushedLocked() int {
+	return len(ex.buf) - ex.flushed + ex.held
 }
 
 // testHookWindowFull, if set, is called with ex.mu held as a write waits
