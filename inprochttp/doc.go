@@ -17,8 +17,8 @@
 //     read by the handler as the client writes it, while the client reads
 //     the response: full duplex, so a handler can read the next request of
 //     a bidirectional stream while the client reads the last response.
-//   - The response writer is an [http.Flusher] and an
-//     [http.CloseNotifier], and works with [http.ResponseController]
+//   - The response writer is an [http.Flusher], an [http.CloseNotifier]
+//     and an [http.Pusher], and works with [http.ResponseController]
 //     (Flush, EnableFullDuplex, SetReadDeadline, SetWriteDeadline: a
 //     passed write deadline resets the response as net/http's does, a
 //     passed read deadline fails the handler's reads of the request body
@@ -31,14 +31,16 @@
 //     flush or the write that does not fit, and sticks, as on net/http.
 //     It is [os.ErrDeadlineExceeded] after the deadline; after the
 //     client's end it holds none of the client's errors, as net/http's
-//     holds none.
+//     holds none. A push fails, as net/http's to Go's client, which
+//     disables server push: with [http.ErrNotSupported] once its target
+//     and options pass net/http's checks.
 //   - The response writer is the handler's until ServeHTTP returns. Used
 //     after, it panics, as net/http's HTTP/2 writer does, so that a
 //     handler that leaks it fails its tests as it would crash a server:
 //     each of its methods but EnableFullDuplex panics, saying the
-//     method (net/http's deadline setters fail on a nil pointer). A
-//     handler that panicked leaves a writer whose writes fail instead,
-//     as on net/http.
+//     method (net/http's deadline setters and Push fail on a nil
+//     pointer). A handler that panicked leaves a writer whose writes
+//     fail instead, as on net/http.
 //   - A response is no longer than the Content-Length its head declared:
 //     the client's read of a byte past it fails, as net/http's client's
 //     does. Once the head has gone, a handler's write past a length of 1

@@ -35,6 +35,9 @@ var (
 	// errFromPeer is a streamError's cause when the other end reset
 	// the stream, as net/http's client reports a reset it receives.
 	errFromPeer = errors.New("received from peer")
+	// errStreamClosed is what a push returns once the response has
+	// ended, as net/http's does.
+	errStreamClosed = errors.New("inprochttp: stream closed")
 	// errClientDisconnected is what the handler's reads of the request
 	// body return once the client failed its connection, as net/http's
 	// server's do once it is gone.

@@ -500,15 +500,17 @@ func TestStreamResets(t *testing.T) {
 // fit; a flush of what it holds fails; and after such a failure every
 // write fails. A flush with nothing held fails without sticking. The
 // writes fail with os.ErrDeadlineExceeded after the write deadline,
-// with an error of no other identity after the client's reset.
+// with an error of no other identity after the client's reset. A push
+// fails, with an error of no other identity.
 func TestWriteAfterEnd(t *testing.T) {
-	// steps are a handler's writes (of n bytes) and flushes (n 0).
+	// steps are a handler's writes (of n bytes), flushes and pushes.
 	type step struct {
-		flush bool
-		n     int
+		flush, push bool
+		n           int
 	}
 	write := func(n int) step { return step{n: n} }
 	flush := step{flush: true}
+	push := step{push: true}
 	for _, tc := range []struct {
 		name          string
 		writeDeadline bool // else the client cancels
@@ -521,6 +523,10 @@ func TestWriteAfterEnd(t *testing.T) {
 			[]string{"0 error", "4 ", "0 error", "0 error"}},
 		{"cancel/write-past-buffer", false, []step{write(5000), write(4)},
 			[]string{"0 error", "0 error"}},
+		// A push fails once the stream is closed, as net/http's does,
+		// whatever closed it.
+		{"cancel/push", false, []step{push}, []string{"0 error"}},
+		{"write-deadline/push", true, []step{push}, []string{"0 error"}},
 		{"write-deadline/write-write-write-flush", true, []step{write(4), write(5000), write(4), flush},
 			[]string{"4 ", "4092 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded"}},
 		{"write-deadline/flush-write-flush-write", true, []step{flush, write(4), flush, write(4)},
@@ -540,9 +546,12 @@ func TestWriteAfterEnd(t *testing.T) {
 						var out []string
 						for _, s := range tc.steps {
 							n, err := 0, error(nil)
-							if s.flush {
+							switch {
+							case s.flush:
 								err = http.NewResponseController(w).Flush()
-							} else {
+							case s.push:
+								err = w.(http.Pusher).Push("/style.css", nil)
+							default:
 								n, err = w.Write(make([]byte, s.n))
 							}
 							out = append(out, fmt.Sprint(n, " ", errorClass(err)))

@@ -179,6 +179,11 @@ func TestUseAfterReturn(t *testing.T) {
 		{"CloseNotify", func(w http.ResponseWriter) { w.(http.CloseNotifier).CloseNotify() }, true},
 		{"SetReadDeadline", func(w http.ResponseWriter) { http.NewResponseController(w).SetReadDeadline(time.Now()) }, true},
 		{"SetWriteDeadline", func(w http.ResponseWriter) { http.NewResponseController(w).SetWriteDeadline(time.Now()) }, true},
+		{"Push", func(w http.ResponseWriter) {
+			if p, ok := w.(http.Pusher); ok {
+				p.Push("/style.css", nil)
+			}
+		}, true},
 		{"EnableFullDuplex", func(w http.ResponseWriter) { http.NewResponseController(w).EnableFullDuplex() }, false},
 	}
 	panics := func(use func(http.ResponseWriter), w http.ResponseWriter) (p bool) {

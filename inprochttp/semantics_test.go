@@ -286,6 +286,38 @@ var exchangeCases = []exchangeCase{
 			saw("hijack", err != nil)
 		},
 	},
+	{
+		// net/http's HTTP/2 writer is an http.Pusher; Go's client
+		// disables push, so a push that passes its checks fails with
+		// http.ErrNotSupported, one that does not with why.
+		name: "push",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			p, ok := w.(http.Pusher)
+			saw("pusher", ok)
+			if !ok {
+				return
+			}
+			for _, push := range []struct {
+				name   string
+				target string
+				opts   *http.PushOptions
+			}{
+				{"path", "/style.css", nil},
+				{"url", "http://" + r.Host + "/style.css", &http.PushOptions{Method: http.MethodHead, Header: http.Header{"Accept": {"text/css"}}}},
+				{"relative", "style.css", nil},
+				{"other-scheme", "https://" + r.Host + "/style.css", nil},
+				{"no-host", "http:///style.css", nil},
+				{"unparsable", "/%zz", nil},
+				{"post", "/style.css", &http.PushOptions{Method: http.MethodPost}},
+				{"content-length", "/style.css", &http.PushOptions{Header: http.Header{"Content-Length": {"0"}}}},
+				{"pseudo-header", "/style.css", &http.PushOptions{Header: http.Header{":path": {"/x"}}}},
+				{"connection-specific", "/style.css", &http.PushOptions{Header: http.Header{"Keep-Alive": {"1"}}}},
+				{"te", "/style.css", &http.PushOptions{Header: http.Header{"Te": {"gzip"}}}},
+			} {
+				saw(push.name, errorClass(p.Push(push.target, push.opts)))
+			}
+		},
+	},
 }
 
 // trailingReader reads r, and calls set as it returns io.EOF, as a client

@@ -2,19 +2,23 @@ package inprochttp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
 // responseWriter is the handler's http.ResponseWriter. It is an
-// http.Flusher and an http.CloseNotifier, and http.ResponseController
-// finds FlushError, EnableFullDuplex and the deadlines' setters on it; it
-// cannot be hijacked, as net/http's HTTP/2 writer cannot.
+// http.Flusher, an http.CloseNotifier and an http.Pusher, and
+// http.ResponseController finds FlushError, EnableFullDuplex and the
+// deadlines' setters on it; it cannot be hijacked, as net/http's HTTP/2
+// writer cannot.
 type responseWriter struct {
 	ex *exchange
 	h  http.Header // the handler's own, snapshotted when the head is written
@@ -39,6 +43,7 @@ var (
 	_ http.ResponseWriter = (*responseWriter)(nil)
 	_ http.Flusher        = (*responseWriter)(nil)
 	_ http.CloseNotifier  = (*responseWriter)(nil)
+	_ http.Pusher         = (*responseWriter)(nil)
 )
 
 // Header returns the header map the response's head is taken from when it
@@ -206,6 +211,69 @@ func (w *responseWriter) FlushError() error {
 		return err
 	}
 	ex.flushLocked()
+	return nil
+}
+
+// Push pushes nothing, as net/http's HTTP/2 writer pushes nothing to a
+// client that disabled server push, as Go's client does. It checks
+// target and opts as net/http's does, and fails as it does if they are
+// not a GET or HEAD of a path or of an http URL, with no header a pushed
+// request may not have. Then it fails with errStreamClosed once the
+// response has ended, and with http.ErrNotSupported while it has not.
+func (w *responseWriter) Push(target string, opts *http.PushOptions) error {
+	w.live("Push")
+	if err := checkPush(target, opts); err != nil {
+		return err
+	}
+	ex := w.ex
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.writeEnd != nil || ex.readEnd != nil {
+		return errStreamClosed
+	}
+	return http.ErrNotSupported
+}
+
+// checkPush is why net/http's HTTP/2 writer refuses to push target with
+// opts before it asks the client, if it does: requests here are never
+// TLS, so the scheme a push must have is http.
+func checkPush(target string, opts *http.PushOptions) error {
+	if opts == nil {
+		opts = new(http.PushOptions)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	switch {
+	case u.Scheme == "" && !strings.HasPrefix(target, "/"):
+		return fmt.Errorf("inprochttp: target must be an absolute URL or an absolute path: %q", target)
+	case u.Scheme != "" && u.Scheme != "http":
+		return fmt.Errorf("inprochttp: cannot push URL with scheme %q from request with scheme %q", u.Scheme, "http")
+	case u.Scheme != "" && u.Host == "":
+		return errors.New("inprochttp: URL must have a host")
+	}
+	for k := range opts.Header {
+		if strings.HasPrefix(k, ":") {
+			return fmt.Errorf("inprochttp: promised request headers cannot include pseudo header %q", k)
+		}
+		// Fields of a request body, which a pushed request has not,
+		// and Host, which its URL gives.
+		for _, no := range []string{"content-length", "content-encoding", "trailer", "te", "expect", "host"} {
+			if asciiEqualFold(k, no) {
+				return fmt.Errorf("inprochttp: promised request headers cannot include %q", k)
+			}
+		}
+		if connectionSpecific(k) {
+			return fmt.Errorf("inprochttp: request header %q is not valid in HTTP/2", k)
+		}
+	}
+	if te := opts.Header["Te"]; len(te) > 0 && (len(te) > 1 || te[0] != "trailers" && te[0] != "") {
+		return errors.New(`inprochttp: request header "TE" may only be "trailers" in HTTP/2`)
+	}
+	if m := opts.Method; m != "" && m != http.MethodGet && m != http.MethodHead {
+		return fmt.Errorf("inprochttp: method %q must be GET or HEAD", m)
+	}
 	return nil
 }
 
