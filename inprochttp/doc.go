@@ -123,7 +123,12 @@
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
 // included, has gone before it. The handler reads no more of the
-// body than its ContentLength.
+// body than its ContentLength. Responses cross as net/http's server
+// sends them: a final head without Connection, with Transfer-Encoding
+// only as "trailers", and with the other connection-specific fields
+// (Keep-Alive, Proxy-Connection, Upgrade), which the client's limit
+// counts; a 1xx head without Content-Length and Transfer-Encoding, with
+// Connection and the rest.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may

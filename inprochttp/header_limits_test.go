@@ -230,11 +230,16 @@ func TestResponseHeaderLimit(t *testing.T) {
 	}{
 		{"returned", false, []string{":status", "200", "content-type", "text/plain", "date", date, "content-length", "0"}},
 		{"flushed", true, []string{":status", "200", "content-type", "text/plain", "date", date, "trailer", "X-T"}},
+		// Connection-specific fields net/http's server sends, and
+		// counts; Connection it leaves out.
+		{"connection-specific", false, []string{":status", "200", "content-type", "text/plain", "date", date, "content-length", "0",
+			"keep-alive", "timeout=5", "proxy-connection", "keep-alive", "upgrade", "h2c", "transfer-encoding", "trailers"}},
 	}
 	type testCase struct {
 		name    string
 		limits  headerLimits
 		flush   bool
+		fields  bool // the connection-specific fields
 		pad     func() []string
 		refused bool
 	}
@@ -253,6 +258,7 @@ func TestResponseHeaderLimit(t *testing.T) {
 					name:    shape.name + "/maxResponseHeaderBytes=" + strconv.Itoa(int(maxResponse)) + "/over=" + strconv.Itoa(over),
 					limits:  headerLimits{response: maxResponse},
 					flush:   shape.flush,
+					fields:  shape.name == "connection-specific",
 					pad:     func() []string { return padTo(fieldsSize(shape.wire...), limit+over) },
 					refused: over > 0,
 				})
@@ -277,6 +283,13 @@ func TestResponseHeaderLimit(t *testing.T) {
 					h.Set("Content-Type", "text/plain")
 					h.Set("Date", date)
 					h["X-Pad"] = pad
+					if tc.fields {
+						h.Set("Connection", "keep-alive")
+						h.Set("Keep-Alive", "timeout=5")
+						h.Set("Proxy-Connection", "keep-alive")
+						h.Set("Upgrade", "h2c")
+						h.Set("Transfer-Encoding", "trailers")
+					}
 					if !tc.flush {
 						return
 					}
@@ -394,9 +407,11 @@ func TestInformationalHeaderLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each 1xx head has a Connection field, which net/http's
+			// server sends in a 1xx head, and counts.
 			pads := make([][]string, len(tc.sizes))
 			for i, size := range tc.sizes {
-				pads[i] = padTo(fieldsSize(":status", "103"), size)
+				pads[i] = padTo(fieldsSize(":status", "103", "connection", "keep-alive"), size)
 			}
 			forEach(t, func(t *testing.T, tr transport) {
 				f := newRefusable()
@@ -405,11 +420,13 @@ func TestInformationalHeaderLimit(t *testing.T) {
 						return
 					}
 					h := w.Header()
+					h.Set("Connection", "keep-alive")
 					for _, pad := range pads {
 						h["X-Pad"] = pad
 						w.WriteHeader(http.StatusEarlyHints)
 					}
 					delete(h, "X-Pad") // a 1xx leaves the header to the final head
+					delete(h, "Connection")
 					w.WriteHeader(http.StatusOK)
 					w.(http.Flusher).Flush()
 					if tc.refused {

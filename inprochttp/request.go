@@ -245,7 +245,7 @@ func contentLength(req *http.Request) int64 {
 // not send is an error. size is what HTTP/2 counts of the fields the
 // client sends.
 func requestHeader(req *http.Request, method string) (h http.Header, arrived arrival, size int64, err error) {
-	h, spare, err := cloneHeader(req.Header, 2, true)
+	h, spare, err := cloneHeader(req.Header, 2, requestHead)
 	if err != nil {
 		return nil, arrived, 0, err
 	}

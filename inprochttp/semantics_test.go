@@ -111,6 +111,21 @@ var exchangeCases = []exchangeCase{
 		},
 	},
 	{
+		// net/http's server leaves Connection out of a final head, and
+		// Transfer-Encoding but "trailers"; the other fields RFC 9113
+		// calls connection-specific reach its client.
+		name: "connection-specific-fields",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			h := w.Header()
+			h.Set("Connection", "keep-alive")
+			h.Set("Keep-Alive", "timeout=5")
+			h.Set("Proxy-Connection", "keep-alive")
+			h.Set("Upgrade", "h2c")
+			h["Transfer-Encoding"] = []string{"chunked", "trailers", "gzip"}
+			io.WriteString(w, "ok")
+		},
+	},
+	{
 		name: "no-content-type",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			w.Header()["Content-Type"] = nil // asks for no sniffing

@@ -41,6 +41,22 @@ var writeHeaderCases = []exchangeCase{
 			io.WriteString(w, "ok")
 		},
 	},
+	{
+		// net/http's server sends a 1xx head's fields as the handler
+		// set them, Connection and the other connection-specific ones
+		// included, but for Content-Length and Transfer-Encoding.
+		name: "informational-connection-specific-fields",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			h := w.Header()
+			h.Set("Connection", "keep-alive")
+			h.Set("Keep-Alive", "timeout=5")
+			h.Set("Proxy-Connection", "keep-alive")
+			h.Set("Upgrade", "h2c")
+			h.Set("Transfer-Encoding", "trailers")
+			w.WriteHeader(http.StatusEarlyHints)
+			io.WriteString(w, "ok")
+		},
+	},
 	// Cases that hold: pinned.
 	{
 		name: "twice",

@@ -87,13 +87,13 @@ func (w *responseWriter) WriteHeader(code int) {
 }
 
 // informational hands a 1xx response with header h to the client's trace,
-// as net/http sends it: without the final response's Content-Length. The
+// as net/http sends it: without the final response's Content-Length, nor
+// Transfer-Encoding, its other connection-specific fields included. The
 // client bounds its head, as net/http's client bounds each HEADERS frame,
 // and, unless a trace's Got1xxResponse sees them, all the 1xx heads of
 // the response together: one over fails the request.
 func (ex *exchange) informational(code int, h http.Header) {
-	mh, _, _ := cloneHeader(h, 0, false)
-	delete(mh, "Content-Length")
+	mh, _, _ := cloneHeader(h, 0, informationalHead)
 	trace := httptrace.ContextClientTrace(ex.creq.Context())
 	seen := trace != nil && trace.Got1xxResponse != nil
 	ex.mu.Lock()
@@ -410,7 +410,7 @@ func (ex *exchange) writeHeaderLocked(code int) {
 	h := ex.writer.h
 	_, hasType := h["Content-Type"]
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
-	ex.header, ex.spare, _ = cloneHeader(h, 2, false)
+	ex.header, ex.spare, _ = cloneHeader(h, 2, responseHead)
 	if t, ok := ex.header["Trailer"]; ok {
 		// The field stays in the head until the client reads it.
 		ex.declared = declaredTrailers(t)
