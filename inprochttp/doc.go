@@ -123,7 +123,11 @@
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
 // included, has gone before it. The handler reads no more of the
-// body than its ContentLength. Responses cross as net/http's server
+// body than its ContentLength. A ContentLength below -1 is sent as
+// unknown, so the handler sees -1, and fails RoundTrip, as net/http's
+// client fails at its first read of such a body; for a length within a
+// read of math.MinInt64, net/http's count of the bytes left wraps, and it
+// sends the body instead. Responses cross as net/http's server
 // sends them: a final head without Connection, with Transfer-Encoding
 // only as "trailers", and with the other connection-specific fields
 // (Keep-Alive, Proxy-Connection, Upgrade), which the client's limit

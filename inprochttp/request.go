@@ -226,12 +226,13 @@ func hasBody(req *http.Request) bool {
 }
 
 // contentLength is the length of req's body: 0 if it has none, -1 if
-// unknown (a client's 0 with a body means unknown).
+// unknown (a client's 0 with a body means unknown, and so does any
+// negative length, which net/http's client sends no Content-Length for).
 func contentLength(req *http.Request) int64 {
 	switch {
 	case !hasBody(req):
 		return 0
-	case req.ContentLength == 0:
+	case req.ContentLength <= 0:
 		return -1
 	}
 	return req.ContentLength

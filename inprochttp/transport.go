@@ -84,6 +84,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	go ex.serve()
+	if hasBody(req) && req.ContentLength < -1 {
+		// net/http's client sends the head, with no Content-Length,
+		// then fails at its first read of the body, longer than any
+		// negative length, and resets the stream.
+		ex.clientEnd(errBodyTooLong, errBodyTooLong)
+	}
 	return ex.response()
 }
 
