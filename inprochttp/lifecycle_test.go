@@ -537,8 +537,12 @@ func TestWriteAfterEnd(t *testing.T) {
 			for i, tr := range transports {
 				t.Run("transport="+tr.name, func(t *testing.T) {
 					results := make(chan []string, 1)
+					hasHead := make(chan struct{})
 					hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						w.(http.Flusher).Flush() // the head: nothing is held
+						// Not before: net/http's RoundTrip may take a
+						// reset that follows the head for its answer.
+						<-hasHead
 						if tc.writeDeadline {
 							http.NewResponseController(w).SetWriteDeadline(time.Now().Add(-time.Second))
 						}
@@ -562,6 +566,7 @@ func TestWriteAfterEnd(t *testing.T) {
 					defer cancel()
 					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
 					resp, err := hc.Do(req)
+					close(hasHead)
 					if err != nil {
 						t.Fatal(err)
 					}
