@@ -187,11 +187,11 @@ func (b *requestBody) Read(p []byte) (int, error) {
 }
 
 // Close ends the request body for the handler; later reads fail with
-// http.ErrBodyReadAfterClose, and the client's body is closed.
+// errClosedByHandler, and the client's body is closed.
 func (b *requestBody) Close() error {
 	ex := b.ex
 	ex.mu.Lock()
-	ex.inEnd = http.ErrBodyReadAfterClose
+	ex.inEnd = errClosedByHandler
 	ex.mu.Unlock()
 	ex.closeIn()
 	return nil

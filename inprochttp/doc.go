@@ -44,8 +44,10 @@
 //   - A response is no longer than the Content-Length its head declared:
 //     the client's read of a byte past it fails, as net/http's client's
 //     does. Once the head has gone, a handler's write past a length of 1
-//     or more fails; past a declared 0 it does not, as net/http's HTTP/2
-//     writer takes 0 for no length, so only the client's read fails.
+//     or more fails, with an error that is no [http.ErrContentLength], as
+//     net/http's HTTP/2 writer's is not; past a declared 0 it does not
+//     fail, as net/http's HTTP/2 writer takes 0 for no length, so only
+//     the client's read fails.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
 //     its body has been read to the end.
@@ -103,8 +105,16 @@
 //     finds a golang.org/x/net/http2.StreamError with the Code net/http's
 //     has, for the client and for the handler's reads of the request
 //     body alike: INTERNAL_ERROR for a handler's panic or passed write
-//     deadline, PROTOCOL_ERROR for a head over the client's limit, CANCEL
-//     for a client that cancels or closes the body early.
+//     deadline; PROTOCOL_ERROR for a head over the client's limit, and for
+//     a trace's Got1xxResponse that returns an error (the StreamError's
+//     Cause, which errors.Is does not find in the client's error itself);
+//     CANCEL for a client that cancels or closes the body early; NO_ERROR
+//     for a read after the handler returned, before the body's end, as
+//     net/http's server resets a stream whose client still sends.
+//   - The handler's reads of the request body after it closed it fail
+//     with an error that is no [http.ErrBodyReadAfterClose] ("body closed
+//     by handler"), as on net/http's HTTP/2 server, whose HTTP/1 server
+//     returns that one.
 //
 // What a socket has and this has not: TLS (the request's TLS is nil, for
 // https URLs too), a peer address (the request's RemoteAddr is "inproc"),
@@ -123,7 +133,9 @@
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
 // included, has gone before it. The handler reads no more of the
-// body than its ContentLength. A ContentLength below -1 is sent as
+// body than its ContentLength, and none of it after returning: net/http's
+// server may still give a goroutine the handler left what it had of a
+// body the client had sent whole. A ContentLength below -1 is sent as
 // unknown, so the handler sees -1, and fails RoundTrip, as net/http's
 // client fails at its first read of such a body; for a length within a
 // read of math.MinInt64, net/http's count of the bytes left wraps, and it

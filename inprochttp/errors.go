@@ -35,6 +35,19 @@ var (
 	// errFromPeer is a streamError's cause when the other end reset
 	// the stream, as net/http's client reports a reset it receives.
 	errFromPeer = errors.New("received from peer")
+	// errWroteTooMuch is what the handler's writes past the
+	// Content-Length its head declared return. Like net/http's, it is
+	// no http.ErrContentLength, which net/http's HTTP/1 writer returns.
+	errWroteTooMuch = errors.New("inprochttp: handler wrote more than declared Content-Length")
+	// errClosedByHandler is what the handler's reads of the request body
+	// return once it closed it, as net/http's HTTP/2 server's do: no
+	// http.ErrBodyReadAfterClose, which its HTTP/1 server returns.
+	errClosedByHandler = errors.New("inprochttp: body closed by handler")
+	// errReadAfterReturn is what reads of the request body return once
+	// the handler returned without reading its end: the stream error
+	// (NO_ERROR) of the reset with which net/http's server tells the
+	// client it wants no more. Made once: every such exchange has it.
+	errReadAfterReturn error = newStreamError(errCodeNo, "the handler returned", nil)
 	// errStreamClosed is what a push returns once the response has
 	// ended, as net/http's does.
 	errStreamClosed = errors.New("inprochttp: stream closed")

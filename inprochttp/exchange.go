@@ -28,8 +28,8 @@ import (
 //     its context's error once that ended, errBodyClosed once it closed
 //     the body;
 //   - inEnd: the handler is done with the request body: io.EOF at its end,
-//     http.ErrBodyReadAfterClose once closed by the handler or at its
-//     return.
+//     errClosedByHandler once the handler closed it, errReadAfterReturn
+//     at its return.
 //
 // The exchange ends when writeEnd and readEnd are both set. The handler's
 // context ends with the first of them; the client's request body is closed
@@ -348,7 +348,7 @@ func (ex *exchange) handlerDone() {
 	ex.endContext(nil)
 	ex.mu.Lock()
 	if ex.inEnd == nil {
-		ex.inEnd = http.ErrBodyReadAfterClose
+		ex.inEnd = errReadAfterReturn
 	}
 	clientDone := ex.readEnd != nil
 	ex.mu.Unlock()

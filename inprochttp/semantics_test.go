@@ -195,7 +195,7 @@ var exchangeCases = []exchangeCase{
 			w.Header().Set("Content-Length", "5")
 			io.WriteString(w, "hello")
 			_, err := io.WriteString(w, "!")
-			saw("write beyond", err != nil)
+			saw("write beyond", errorClass(err))
 		},
 	},
 	{

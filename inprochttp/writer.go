@@ -127,7 +127,11 @@ func (ex *exchange) informational(code int, h http.Header) {
 	}
 	if seen {
 		if err := trace.Got1xxResponse(code, textproto.MIMEHeader(mh)); err != nil {
-			ex.clientEnd(err, err) // as net/http's client ends the request
+			// net/http's client resets the stream, and fails the
+			// request with the stream error, the trace's error its
+			// cause.
+			se := newStreamError(errCodeProtocol, "the client's trace refused a 1xx response", err)
+			ex.clientEnd(se, se)
 			return
 		}
 	}
@@ -173,10 +177,12 @@ func (w *responseWriter) CloseNotify() <-chan bool {
 // not been (status 200). It waits while the window is full. Once the
 // client has gone (its context ended or it closed the body) or the write
 // deadline has passed, it fails as net/http's does: not while what the
-// handler wrote since its last flush fits in 4 KiB, then at every write. It fails
-// with http.ErrContentLength once the bytes written go past a
-// Content-Length of 1 or more that went with the head; a declared 0 lets
-// them go, as net/http's HTTP/2 writer does, and the client's read fails.
+// handler wrote since its last flush fits in 4 KiB, then at every write.
+// It fails once the bytes written go past a Content-Length of 1 or more
+// that went with the head, with an error that is no
+// http.ErrContentLength, as net/http's HTTP/2 writer's is not. A
+// declared 0 lets them go, as net/http's HTTP/2 writer does, and the
+// client's read fails.
 func (w *responseWriter) Write(p []byte) (int, error) {
 	w.live("Write")
 	return write(w.ex, p)
@@ -304,7 +310,7 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		// A declared 0 is no length to net/http's writer, which lets
 		// the bytes go; the client, which trusts the 0, fails its read
 		// of them, so the response's breakage is not hidden from it.
-		return 0, http.ErrContentLength
+		return 0, errWroteTooMuch
 	}
 	// net/http's writer checks the above before its buffer takes the
 	// bytes, and its buffer fails only as it flushes.
