@@ -42,9 +42,6 @@ type exchange struct {
 	// cancel and cancelDeadline end the handler's context.
 	cancel         context.CancelCauseFunc
 	cancelDeadline context.CancelFunc
-	// deadline is the client's context's, which the handler's carries;
-	// zero if none.
-	deadline time.Time
 
 	writer responseWriter // the handler's http.ResponseWriter
 	body   responseBody   // the client's Response.Body
@@ -63,30 +60,33 @@ type exchange struct {
 	// informationalSize is what HTTP/2 counts of the 1xx heads sent so
 	// far.
 	informationalSize int64
-	// informed: a 1xx head was written, so no 100 Continue follows.
-	informed bool
 
-	sent     bool
 	writeEnd error
 	readEnd  error
 	inEnd    error
-	inClosed bool // the client's request body was closed
 	// closeErr is what the handler's writes fail with once a reset set
 	// writeEnd, as net/http's server fails them with its stream's.
 	closeErr error
+	sent     bool
+	inClosed bool // the client's request body was closed
+	// informed: a 1xx head was written, so no 100 Continue follows.
+	informed bool
+	// hasDeadline: the client's context has a deadline, which the
+	// handler's carries.
+	hasDeadline bool
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.
 	status   int         // 0 until the handler writes the head
-	head     bool        // the request is HEAD: the body is discarded
 	header   http.Header // the client's copy
 	spare    []string    // values for what sendHeadLocked adds to header
 	declared []string    // the trailers the "Trailer" field declares
-	sniff    bool        // Content-Type is to be detected from the body
 	length   int64       // Content-Length, or -1 if not known
 	written  int64       // bytes of body the handler wrote, refused ones too
-	ended    bool        // the head was sent at the end: no body, no trailers
 	trailer  http.Header // set with writeEnd io.EOF
+	head     bool        // the request is HEAD: the body is discarded
+	sniff    bool        // Content-Type is to be detected from the body
+	ended    bool        // the head was sent at the end: no body, no trailers
 
 	// The client's response, and how many bytes of its body are left to
 	// read if its length is known, or -1.
@@ -97,14 +97,14 @@ type exchange struct {
 	// buf[flushed:] waits for the handler's next flush. At most
 	// windowSize bytes wait for the client; a write that would go beyond
 	// waits for room, and says so in waitingForRoom.
-	buf            []byte
-	r, flushed     int
-	waitingForRoom bool
+	buf        []byte
+	r, flushed int
 	// Once the response has ended for the handler, held is how many
 	// bytes it wrote since its last flush that no one reads, and stuck
 	// says a flush of them failed (see holdLocked).
-	held  int
-	stuck bool
+	held           int
+	waitingForRoom bool
+	stuck          bool
 }
 
 const (
@@ -139,7 +139,7 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ctx, cancel := context.WithCancelCause(t.base)
 	ex.cancel = cancel
 	if d, ok := cctx.Deadline(); ok {
-		ex.deadline = d
+		ex.hasDeadline = true
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
 	if hasBody(creq) {
@@ -279,9 +279,14 @@ func (ex *exchange) clientCtxErr() error {
 }
 
 // pastDeadline reports whether the client's deadline has passed by the
-// clock: the handler's context may have ended with it.
+// clock: the handler's context may have ended with it. The deadline is
+// read from the context, not kept: most requests have none.
 func (ex *exchange) pastDeadline() bool {
-	return !ex.deadline.IsZero() && !time.Now().Before(ex.deadline)
+	if !ex.hasDeadline {
+		return false
+	}
+	d, _ := ex.creq.Context().Deadline()
+	return !time.Now().Before(d)
 }
 
 // finish ends the handler's side once ServeHTTP has returned: the head
