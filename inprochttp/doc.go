@@ -29,17 +29,18 @@
 //     the client has gone, or the write deadline has passed, a write
 //     that fits in those 4 KiB still succeeds; the error comes with the
 //     flush or the write that does not fit, and sticks, as on net/http.
-//     It is [os.ErrDeadlineExceeded] after the deadline; after the
-//     client's end it holds none of the client's errors, as net/http's
-//     holds none. A push fails, as net/http's to Go's client, which
-//     disables server push: with [http.ErrNotSupported] once its target
-//     and options pass net/http's checks.
+//     After the deadline, that error is [os.ErrDeadlineExceeded]. After
+//     the client's end, it holds none of the client's errors, as
+//     net/http's holds none. A push fails, as net/http's fails to Go's
+//     client, which disables server push: with [http.ErrNotSupported]
+//     once its target and options pass net/http's checks.
 //   - The response writer is the handler's until ServeHTTP returns. Used
 //     after, it panics, as net/http's HTTP/2 writer does, so that a
 //     handler that leaks it fails its tests as it would crash a server:
-//     each of its methods but EnableFullDuplex panics, saying the
-//     method (net/http's deadline setters and Push fail on a nil
-//     pointer). A handler that panicked leaves a writer whose writes
+//     each of its methods but EnableFullDuplex panics. The panic names
+//     the method: net/http's names Write for WriteString and Header for
+//     Flush and FlushError, and its deadline setters and Push fail on a
+//     nil pointer. A handler that panicked leaves a writer whose writes
 //     fail instead, as on net/http.
 //   - A response is no longer than the Content-Length its head declared:
 //     the client's read of a byte past it fails, as net/http's client's
@@ -128,23 +129,23 @@
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but
 // "trailers" is answered 400, the URL is parsed from the path sent, the
 // Host is in punycode, headers have canonical keys, connection-specific
-// fields (Connection, Keep-Alive, Transfer-Encoding, Upgrade) are left
-// out, cookies are joined in one field, an empty Cookie value is not
+// fields (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding,
+// Upgrade) are left out, cookies are joined in one field, an empty Cookie value is not
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
 // included, has gone before it. The handler reads no more of the
-// body than its ContentLength, and none of it after returning: net/http's
-// server may still give a goroutine the handler left what it had of a
-// body the client had sent whole. A ContentLength below -1 is sent as
-// unknown, so the handler sees -1, and fails RoundTrip, as net/http's
-// client fails at its first read of such a body; for a length within a
-// read of math.MinInt64, net/http's count of the bytes left wraps, and it
-// sends the body instead. Responses cross as net/http's server
-// sends them: a final head without Connection, with Transfer-Encoding
-// only as "trailers", and with the other connection-specific fields
-// (Keep-Alive, Proxy-Connection, Upgrade), which the client's limit
-// counts; a 1xx head without Content-Length and Transfer-Encoding, with
-// Connection and the rest.
+// body than its ContentLength, and none of it after returning. There
+// net/http's server differs: it may still give a goroutine the handler
+// left what it had of a body the client had sent whole. A ContentLength
+// below -1 is sent as unknown, so the handler sees -1. Such a request
+// fails RoundTrip, as net/http's client fails at its first read of such
+// a body. For a length within a read of math.MinInt64, net/http's count
+// of the bytes left wraps, and it sends the body instead. Responses
+// cross as net/http's server sends them. A final head has no
+// Connection, has Transfer-Encoding only as "trailers", and has the
+// other connection-specific fields (Keep-Alive, Proxy-Connection,
+// Upgrade), which the client's limit counts. A 1xx head has no
+// Content-Length nor Transfer-Encoding, and has Connection and the rest.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may
