@@ -284,11 +284,7 @@ func TestResponseHeaderLimit(t *testing.T) {
 					h.Set("Date", date)
 					h["X-Pad"] = pad
 					if tc.fields {
-						h.Set("Connection", "keep-alive")
-						h.Set("Keep-Alive", "timeout=5")
-						h.Set("Proxy-Connection", "keep-alive")
-						h.Set("Upgrade", "h2c")
-						h.Set("Transfer-Encoding", "trailers")
+						setConnectionFields(h)
 					}
 					if !tc.flush {
 						return

@@ -358,6 +358,14 @@ func TestStreamResets(t *testing.T) {
 	// (RoundTrip's, else its read of the body), and the handler's
 	// read of the request body and flush after it.
 	type observed struct{ client, read, flush string }
+	// readAfterReset sends the head, and reads once the client has
+	// reset the stream.
+	readAfterReset := func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (error, error) {
+		w.(http.Flusher).Flush()
+		<-reset
+		_, read := r.Body.Read(make([]byte, 1))
+		return read, nil
+	}
 	for _, tc := range []struct {
 		name   string
 		limits headerLimits
@@ -421,24 +429,14 @@ func TestStreamResets(t *testing.T) {
 		{
 			name:      "client-cancels",
 			cancelled: true,
-			handler: func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (error, error) {
-				w.(http.Flusher).Flush()
-				<-reset
-				_, read := r.Body.Read(make([]byte, 1))
-				return read, nil
-			},
-			want: observed{client: "context.Canceled", read: "stream error, CANCEL"},
+			handler:   readAfterReset,
+			want:      observed{client: "context.Canceled", read: "stream error, CANCEL"},
 		},
 		{
-			name:   "client-closes-body",
-			closed: true,
-			handler: func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (error, error) {
-				w.(http.Flusher).Flush()
-				<-reset
-				_, read := r.Body.Read(make([]byte, 1))
-				return read, nil
-			},
-			want: observed{client: "error", read: "stream error, CANCEL"},
+			name:    "client-closes-body",
+			closed:  true,
+			handler: readAfterReset,
+			want:    observed{client: "error", read: "stream error, CANCEL"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

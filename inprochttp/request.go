@@ -283,10 +283,16 @@ func requestHeader(req *http.Request, method string) (h http.Header, arrived arr
 		delete(h, "Expect")
 		arrived.needsContinue = true
 	}
-	if te := h["Te"]; len(te) > 0 && (len(te) > 1 || te[0] != "trailers" && te[0] != "") {
+	if !validTE(h["Te"]) {
 		arrived.refused = errors.New(`request header "TE" may only be "trailers" in HTTP/2`)
 	}
 	return h, arrived, size, nil
+}
+
+// validTE reports whether HTTP/2 takes a request with the TE values te:
+// none, or one, "trailers" or empty (RFC 9113, section 8.2.2).
+func validTE(te []string) bool {
+	return len(te) == 0 || len(te) == 1 && (te[0] == "trailers" || te[0] == "")
 }
 
 // defaultUserAgent is net/http's, which its HTTP/2 client sends when the

@@ -116,12 +116,7 @@ var exchangeCases = []exchangeCase{
 		// calls connection-specific reach its client.
 		name: "connection-specific-fields",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
-			h := w.Header()
-			h.Set("Connection", "keep-alive")
-			h.Set("Keep-Alive", "timeout=5")
-			h.Set("Proxy-Connection", "keep-alive")
-			h.Set("Upgrade", "h2c")
-			h["Transfer-Encoding"] = []string{"chunked", "trailers", "gzip"}
+			setConnectionFields(w.Header())
 			io.WriteString(w, "ok")
 		},
 	},
@@ -333,6 +328,17 @@ var exchangeCases = []exchangeCase{
 			}
 		},
 	},
+}
+
+// setConnectionFields sets in h a field of each name RFC 9113 calls
+// connection-specific, Transfer-Encoding with "trailers" among other
+// codings.
+func setConnectionFields(h http.Header) {
+	h.Set("Connection", "keep-alive")
+	h.Set("Keep-Alive", "timeout=5")
+	h.Set("Proxy-Connection", "keep-alive")
+	h.Set("Upgrade", "h2c")
+	h["Transfer-Encoding"] = []string{"chunked", "trailers", "gzip"}
 }
 
 // trailingReader reads r, and calls set as it returns io.EOF, as a client

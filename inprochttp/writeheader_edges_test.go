@@ -47,12 +47,7 @@ var writeHeaderCases = []exchangeCase{
 		// included, but for Content-Length and Transfer-Encoding.
 		name: "informational-connection-specific-fields",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
-			h := w.Header()
-			h.Set("Connection", "keep-alive")
-			h.Set("Keep-Alive", "timeout=5")
-			h.Set("Proxy-Connection", "keep-alive")
-			h.Set("Upgrade", "h2c")
-			h.Set("Transfer-Encoding", "trailers")
+			setConnectionFields(w.Header())
 			w.WriteHeader(http.StatusEarlyHints)
 			io.WriteString(w, "ok")
 		},

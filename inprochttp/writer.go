@@ -274,7 +274,7 @@ func checkPush(target string, opts *http.PushOptions) error {
 			return fmt.Errorf("inprochttp: request header %q is not valid in HTTP/2", k)
 		}
 	}
-	if te := opts.Header["Te"]; len(te) > 0 && (len(te) > 1 || te[0] != "trailers" && te[0] != "") {
+	if !validTE(opts.Header["Te"]) {
 		return errors.New(`inprochttp: request header "TE" may only be "trailers" in HTTP/2`)
 	}
 	if m := opts.Method; m != "" && m != http.MethodGet && m != http.MethodHead {
