@@ -20,7 +20,8 @@ type responseBody struct {
 // the response has ended. At the end, the response's Trailer holds the
 // trailers and Read returns io.EOF; if the handler panicked, the error of
 // a stream reset, once what it flushed has been read. Once the client's
-// context has ended, or the body is closed, Read fails at once.
+// context has ended, or its deadline passed by the clock, or the body is
+// closed, Read fails at once.
 func (b *responseBody) Read(p []byte) (int, error) {
 	ex := b.ex
 	ex.mu.Lock()
@@ -31,6 +32,15 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	for {
 		if err := ex.readEnd; err != nil {
 			ex.mu.Unlock()
+			return 0, err
+		}
+		if ex.pastDeadline() {
+			// What the handler wrote may answer its context's end,
+			// which is the client's, though the client's timer has
+			// yet to say so: the client's context has ended.
+			ex.mu.Unlock()
+			err := ex.clientCtxErr()
+			ex.clientEnd(err, err)
 			return 0, err
 		}
 		if ex.r < ex.flushed {
@@ -126,7 +136,8 @@ type requestBody struct {
 
 // Read reads the client's request body. At its end, the request's Trailer
 // holds the trailers the client declared. Once the client has gone, or the
-// handler has closed the body, it fails. It gives no more than the length
+// handler has closed the body, it fails: once the client has gone, with
+// the stream error of the client's reset. It gives no more than the length
 // the client declared, and fails at an end that comes before it, as
 // net/http's client and server see to.
 func (b *requestBody) Read(p []byte) (int, error) {
@@ -134,7 +145,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	ex.mu.Lock()
 	err := ex.inEnd
 	if err == nil && ex.readEnd != nil {
-		err = goneError(ex.readEnd)
+		err = clientReset(ex.readEnd)
 	}
 	ex.mu.Unlock()
 	if err != nil {
@@ -176,11 +187,11 @@ func (b *requestBody) Read(p []byte) (int, error) {
 }
 
 // Close ends the request body for the handler; later reads fail with
-// http.ErrBodyReadAfterClose, and the client's body is closed.
+// errClosedByHandler, and the client's body is closed.
 func (b *requestBody) Close() error {
 	ex := b.ex
 	ex.mu.Lock()
-	ex.inEnd = http.ErrBodyReadAfterClose
+	ex.inEnd = errClosedByHandler
 	ex.mu.Unlock()
 	ex.closeIn()
 	return nil
@@ -213,7 +224,7 @@ func (ex *exchange) inEndWith(why error) error {
 // inFailed returns what the handler's read returns when reading the
 // client's body failed with err. Unless the exchange closed the body, the
 // client's body broke: as net/http's client resets the stream then, the
-// exchange ends, and the client gets err.
+// exchange ends, the client gets err, and the handler a stream error.
 func (ex *exchange) inFailed(err error) error {
 	ex.mu.Lock()
 	closed, end, readEnd := ex.inClosed, ex.inEnd, ex.readEnd
@@ -221,11 +232,11 @@ func (ex *exchange) inFailed(err error) error {
 	switch {
 	case !closed:
 		ex.clientEnd(err, err)
-		return goneError(err)
+		return clientReset(err)
 	case end != nil:
 		return end
 	case readEnd != nil:
-		return goneError(readEnd)
+		return clientReset(readEnd)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,7 @@ var requestBodyCases = []exchangeCase{
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			r.Body.Close()
 			n, err := r.Body.Read(make([]byte, 3))
-			saw("read", fmt.Sprint(n, err != nil))
+			saw("read", fmt.Sprint(n, " ", errorClass(err)))
 		},
 	},
 }
@@ -125,8 +126,64 @@ func TestRequestBodyVariants(t *testing.T) {
 	}
 }
 
+// TestRequestNegativeContentLength: net/http's client sends no
+// Content-Length for a negative ContentLength, so the handler sees -1,
+// unknown; but for -1 itself, it then fails at its first read of the
+// body, which is longer than any negative length, and resets the stream
+// (CANCEL): RoundTrip fails, and so does the handler's read. (Within a
+// read of math.MinInt64 net/http's count of what is left wraps, and it
+// sends the body; in-process that length fails as the others.)
+func TestRequestNegativeContentLength(t *testing.T) {
+	// seen is what the handler saw: its request's ContentLength and
+	// Content-Length field, and its read's error.
+	type seen struct {
+		contentLength int64
+		field         string
+		read          string
+	}
+	for _, tc := range []struct {
+		length int64
+		client string
+		seen   seen
+	}{
+		{-1, "", seen{-1, "", ""}},
+		{-2, "error", seen{-1, "", "stream error, CANCEL"}},
+		{-5, "error", seen{-1, "", "stream error, CANCEL"}},
+		{-1 << 62, "error", seen{-1, "", "stream error, CANCEL"}},
+	} {
+		t.Run(strconv.FormatInt(tc.length, 10), func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				saw := make(chan seen, 1)
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, err := io.ReadAll(r.Body)
+					saw <- seen{r.ContentLength, r.Header.Get("Content-Length"), errorClass(err)}
+				}))
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/x", io.NopCloser(strings.NewReader("abc")))
+				req.ContentLength = tc.length
+				resp, err := hc.Do(req)
+				if err == nil {
+					drain(resp.Body)
+				}
+				if got := errorClass(err); got != tc.client {
+					t.Errorf("the client got %v, of class %q; want %q", err, got, tc.client)
+				}
+				select {
+				case got := <-saw:
+					if got != tc.seen {
+						t.Errorf("the handler saw %+v, want %+v", got, tc.seen)
+					}
+				case <-time.After(bound):
+					t.Fatalf("the handler did not run within %v", bound)
+				}
+			})
+		})
+	}
+}
+
 // A handler's goroutine that reads the request body after the handler
-// returned gets an error, not the client's bytes.
+// returned, while the client still sends it, gets an error, not the
+// client's bytes: the stream error (NO_ERROR) of the reset with which
+// net/http's server tells the client it wants no more.
 func TestRequestBodyReadAfterReturn(t *testing.T) {
 	forEach(t, func(t *testing.T, tr transport) {
 		kept := make(chan io.Reader, 1)
@@ -150,8 +207,8 @@ func TestRequestBodyReadAfterReturn(t *testing.T) {
 		}()
 		select {
 		case err := <-done:
-			if err == nil {
-				t.Error("a read of the request body after the handler returned succeeded")
+			if got := errorClass(err); got != "stream error, NO_ERROR" {
+				t.Errorf("a read of the request body after the handler returned: %v, of class %q; want a stream error, NO_ERROR", err, got)
 			}
 		case <-time.After(bound):
 			t.Fatal("a read of the request body after the handler returned waits")

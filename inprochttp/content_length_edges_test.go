@@ -57,7 +57,7 @@ var contentLengthCases = []exchangeCase{
 			w.Header().Set("Content-Length", "0")
 			w.(http.Flusher).Flush()
 			n, err := io.WriteString(w, "hello")
-			saw("write", fmt.Sprint(n, err != nil))
+			saw("write", fmt.Sprint(n, " ", errorClass(err)))
 		},
 	},
 	{
@@ -65,7 +65,7 @@ var contentLengthCases = []exchangeCase{
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			w.Header().Set("Content-Length", "0")
 			n, err := io.WriteString(w, "hello")
-			saw("write", fmt.Sprint(n, err != nil))
+			saw("write", fmt.Sprint(n, " ", errorClass(err)))
 			w.(http.Flusher).Flush()
 		},
 	},
@@ -78,7 +78,7 @@ var contentLengthCases = []exchangeCase{
 			w.(http.Flusher).Flush()
 			for _, s := range []string{"abc", "defgh", "d", ""} {
 				n, err := io.WriteString(w, s)
-				saw("write "+s, fmt.Sprint(n, err != nil))
+				saw("write "+s, fmt.Sprint(n, " ", errorClass(err)))
 			}
 		},
 	},
@@ -87,10 +87,10 @@ var contentLengthCases = []exchangeCase{
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			w.Header().Set("Content-Length", "5")
 			n, err := io.WriteString(w, "hello world")
-			saw("write before", fmt.Sprint(n, err != nil))
+			saw("write before", fmt.Sprint(n, " ", errorClass(err)))
 			w.(http.Flusher).Flush()
 			n, err = io.WriteString(w, "!")
-			saw("write after", fmt.Sprint(n, err != nil))
+			saw("write after", fmt.Sprint(n, " ", errorClass(err)))
 		},
 	},
 	// Cases that hold: pinned.
@@ -105,7 +105,7 @@ var contentLengthCases = []exchangeCase{
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			w.Header().Set("Content-Length", "5")
 			n, err := io.WriteString(w, "hello world") // accepted: the head is not out yet
-			saw("write", fmt.Sprint(n, err != nil))
+			saw("write", fmt.Sprint(n, " ", errorClass(err)))
 		},
 	},
 	{
@@ -114,7 +114,7 @@ var contentLengthCases = []exchangeCase{
 			w.Header().Set("Content-Length", "5")
 			w.(http.Flusher).Flush()
 			n, err := io.WriteString(w, "hello world")
-			saw("write", fmt.Sprint(n, err != nil))
+			saw("write", fmt.Sprint(n, " ", errorClass(err)))
 		},
 	},
 	{

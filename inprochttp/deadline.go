@@ -22,16 +22,19 @@ type deadlines struct {
 // that waits for the client. The zero time means none. Once a deadline
 // has passed, setting another does nothing, as on net/http.
 func (w *responseWriter) SetReadDeadline(d time.Time) error {
+	w.live("SetReadDeadline")
 	return w.ex.setDeadline(d, false)
 }
 
 // SetWriteDeadline bounds the handler's response: once d passes, the
-// response is reset as net/http's server resets its stream then: the
-// handler's writes (and those waiting for the client to read) fail with
-// an error that wraps os.ErrDeadlineExceeded, its context ends, and the
-// client gets a stream error. The zero time means none. Once a deadline
-// has passed, setting another does nothing, as on net/http.
+// response is reset as net/http's server resets its stream then, with
+// INTERNAL_ERROR. The handler's writes (and those waiting for the client
+// to read) fail with os.ErrDeadlineExceeded. Its reads of the request
+// body fail with that stream error. Its context ends. The client gets a
+// stream error. The zero time means none. Once a deadline has passed,
+// setting another does nothing, as on net/http.
 func (w *responseWriter) SetWriteDeadline(d time.Time) error {
+	w.live("SetWriteDeadline")
 	return w.ex.setDeadline(d, true)
 }
 
@@ -96,7 +99,10 @@ func (ex *exchange) readDeadlineExpired() {
 }
 
 // writeDeadlineExpired resets the response, as net/http's server resets
-// the stream with INTERNAL_ERROR.
+// the stream with INTERNAL_ERROR, naming os.ErrDeadlineExceeded as its
+// cause to the handler, and its writes fail with that.
 func (ex *exchange) writeDeadlineExpired() {
-	ex.reset(&resetError{why: "the handler's write deadline passed", cause: os.ErrDeadlineExceeded})
+	const why = "the handler's write deadline passed"
+	ex.reset(newStreamError(errCodeInternal, why, errFromPeer),
+		newStreamError(errCodeInternal, why, os.ErrDeadlineExceeded), os.ErrDeadlineExceeded)
 }

@@ -17,20 +17,38 @@
 //     read by the handler as the client writes it, while the client reads
 //     the response: full duplex, so a handler can read the next request of
 //     a bidirectional stream while the client reads the last response.
-//   - The response writer is an [http.Flusher] and an
-//     [http.CloseNotifier], and works with [http.ResponseController]
+//   - The response writer is an [http.Flusher], an [http.CloseNotifier]
+//     and an [http.Pusher], and works with [http.ResponseController]
 //     (Flush, EnableFullDuplex, SetReadDeadline, SetWriteDeadline: a
 //     passed write deadline resets the response as net/http's does, a
 //     passed read deadline fails the handler's reads of the request body
 //     and closes the client's). As on net/http, writes are buffered until
 //     the handler flushes, writes more than 4 KiB or returns; the
 //     response's head reaches the client with the first of these, as
-//     [http.ResponseWriter.WriteHeader] or the first write left it.
+//     [http.ResponseWriter.WriteHeader] or the first write left it. Once
+//     the client has gone, or the write deadline has passed, a write
+//     that fits in those 4 KiB still succeeds; the error comes with the
+//     flush or the write that does not fit, and sticks, as on net/http.
+//     After the deadline, that error is [os.ErrDeadlineExceeded]. After
+//     the client's end, it holds none of the client's errors, as
+//     net/http's holds none. A push fails, as net/http's fails to Go's
+//     client, which disables server push: with [http.ErrNotSupported]
+//     once its target and options pass net/http's checks.
+//   - The response writer is the handler's until ServeHTTP returns. Used
+//     after, it panics, as net/http's HTTP/2 writer does, so that a
+//     handler that leaks it fails its tests as it would crash a server:
+//     each of its methods but EnableFullDuplex panics. The panic names
+//     the method: net/http's names Write for WriteString and Header for
+//     Flush and FlushError, and its deadline setters and Push fail on a
+//     nil pointer. A handler that panicked leaves a writer whose writes
+//     fail instead, as on net/http.
 //   - A response is no longer than the Content-Length its head declared:
 //     the client's read of a byte past it fails, as net/http's client's
 //     does. Once the head has gone, a handler's write past a length of 1
-//     or more fails; past a declared 0 it does not, as net/http's HTTP/2
-//     writer takes 0 for no length, so only the client's read fails.
+//     or more fails, with an error that is no [http.ErrContentLength], as
+//     net/http's HTTP/2 writer's is not; past a declared 0 it does not
+//     fail, as net/http's HTTP/2 writer takes 0 for no length, so only
+//     the client's read fails.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
 //     its body has been read to the end.
@@ -38,8 +56,13 @@
 //     client's cancellation, and so does the exchange: a client whose
 //     context ends, or that closes the response body early, gets its error
 //     at once, even from a handler that ignores its context, as over a
-//     socket. The handler's context never carries the client's values; a
-//     network would not carry them either. It ends when ServeHTTP returns.
+//     socket. Once the client's deadline has passed by the clock, its
+//     RoundTrip and reads of the body fail with
+//     [context.DeadlineExceeded], though the handler answered as its
+//     context ended with that deadline: over a socket, where the handler
+//     does not know it, the client's context ends first. The handler's
+//     context never carries the client's values; a network would not
+//     carry them either. It ends when ServeHTTP returns.
 //   - The handler's context holds what net/http's server puts in it. Under
 //     [http.ServerContextKey] is an *http.Server, the same for every
 //     request of a transport: [WithServer]'s, or the transport's own. Under
@@ -68,15 +91,31 @@
 //     one. A response's trailers are bounded by that limit too, as
 //     net/http's client bounds them: counted in the order of their keys,
 //     the fields from the first that does not fit on are dropped, with no
-//     error. Trailers over it in ways on which net/http's client fails
-//     its connection instead fail the client's read of the body's end
-//     with a connection error (see [WithMaxResponseHeaderBytes]).
+//     error. A head, or trailers, far over it, in the ways on which
+//     net/http's client fails its connection, fail RoundTrip, or the
+//     client's read of the body's end, with a connection error instead
+//     (see [WithMaxResponseHeaderBytes]).
 //   - A handler that panics fails its exchange as net/http's HTTP/2 server
-//     resets its stream: the client gets an error that HTTP/2 clients
-//     recognize as a stream reset with INTERNAL_ERROR (connect-go reports
-//     CodeInternal), and the process carries on. The panic is logged with
-//     its stack, unless it is [http.ErrAbortHandler], which aborts the
-//     response silently.
+//     resets its stream: the client gets a stream error with
+//     INTERNAL_ERROR (connect-go reports CodeInternal), and the process
+//     carries on. The panic is logged with its stack, unless it is
+//     [http.ErrAbortHandler], which aborts the response silently; the
+//     client's error holds no http.ErrAbortHandler, as a reset carries
+//     none.
+//   - A stream reset, by either end, is an error in which [errors.As]
+//     finds a golang.org/x/net/http2.StreamError with the Code net/http's
+//     has, for the client and for the handler's reads of the request
+//     body alike: INTERNAL_ERROR for a handler's panic or passed write
+//     deadline; PROTOCOL_ERROR for a head over the client's limit, and for
+//     a trace's Got1xxResponse that returns an error (the StreamError's
+//     Cause, which errors.Is does not find in the client's error itself);
+//     CANCEL for a client that cancels or closes the body early; NO_ERROR
+//     for a read after the handler returned, before the body's end, as
+//     net/http's server resets a stream whose client still sends.
+//   - The handler's reads of the request body after it closed it fail
+//     with an error that is no [http.ErrBodyReadAfterClose] ("body closed
+//     by handler"), as on net/http's HTTP/2 server, whose HTTP/1 server
+//     returns that one.
 //
 // What a socket has and this has not: TLS (the request's TLS is nil, for
 // https URLs too), a peer address (the request's RemoteAddr is "inproc"),
@@ -90,11 +129,23 @@
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but
 // "trailers" is answered 400, the URL is parsed from the path sent, the
 // Host is in punycode, headers have canonical keys, connection-specific
-// fields (Connection, Keep-Alive, Transfer-Encoding, Upgrade) are left
-// out, cookies are joined in one field, an empty Cookie value is not
+// fields (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding,
+// Upgrade) are left out, cookies are joined in one field, an empty Cookie value is not
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
-// the handler's first read of the body. The handler reads no more of the
-// body than its ContentLength.
+// the handler's first read of the body, unless a head, a 1xx one
+// included, has gone before it. The handler reads no more of the
+// body than its ContentLength, and none of it after returning. There
+// net/http's server differs: it may still give a goroutine the handler
+// left what it had of a body the client had sent whole. A ContentLength
+// below -1 is sent as unknown, so the handler sees -1. Such a request
+// fails RoundTrip, as net/http's client fails at its first read of such
+// a body. For a length within a read of math.MinInt64, net/http's count
+// of the bytes left wraps, and it sends the body instead. Responses
+// cross as net/http's server sends them. A final head has no
+// Connection, has Transfer-Encoding only as "trailers", and has the
+// other connection-specific fields (Keep-Alive, Proxy-Connection,
+// Upgrade), which the client's limit counts. A 1xx head has no
+// Content-Length nor Transfer-Encoding, and has Connection and the rest.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may

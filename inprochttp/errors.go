@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strconv"
 )
 
 var (
@@ -26,43 +28,203 @@ var (
 	// errHandlerReturned is what writes return once ServeHTTP has
 	// returned.
 	errHandlerReturned = errors.New("inprochttp: write after the handler returned")
+	// errHandlerPanicked is what the handler's writes and reads of the
+	// request body return once it panicked, from goroutines it left,
+	// as net/http's server's do.
+	errHandlerPanicked = errors.New("inprochttp: the handler panicked")
+	// errFromPeer is a streamError's cause when the other end reset
+	// the stream, as net/http's client reports a reset it receives.
+	errFromPeer = errors.New("received from peer")
+	// errWroteTooMuch is what the handler's writes past the
+	// Content-Length its head declared return. Like net/http's, it is
+	// no http.ErrContentLength, which net/http's HTTP/1 writer returns.
+	errWroteTooMuch = errors.New("inprochttp: handler wrote more than declared Content-Length")
+	// errClosedByHandler is what the handler's reads of the request body
+	// return once it closed it, as net/http's HTTP/2 server's do: no
+	// http.ErrBodyReadAfterClose, which its HTTP/1 server returns.
+	errClosedByHandler = errors.New("inprochttp: body closed by handler")
+	// errReadAfterReturn is what reads of the request body return once
+	// the handler returned without reading its end: the stream error
+	// (NO_ERROR) of the reset with which net/http's server tells the
+	// client it wants no more. Made once: every such exchange has it.
+	errReadAfterReturn error = newStreamError(errCodeNo, "the handler returned", nil)
+	// errStreamClosed is what a push returns once the response has
+	// ended, as net/http's does.
+	errStreamClosed = errors.New("inprochttp: stream closed")
+	// errClientDisconnected is what the handler's reads of the request
+	// body return once the client failed its connection, as net/http's
+	// server's do once it is gone.
+	errClientDisconnected = errors.New("inprochttp: client disconnected")
 )
 
-// goneError is what the handler's writes and reads return once the client
-// has gone for why: its context's error, its closing of the body, or its
-// request body's failure.
+// goneError is what the handler's writes return once the client has gone
+// for why: its context's error, its closing of the body, or its request
+// body's failure. Like net/http's ("http2: stream closed"), it wraps
+// none of these: why is only in its words.
 func goneError(why error) error {
 	if why == errBodyClosed {
 		why = errClientClosed
 	}
-	return fmt.Errorf("inprochttp: the client ended the exchange: %w", why)
+	return fmt.Errorf("inprochttp: the client ended the exchange: %v", why)
 }
 
-// A resetError is what the client gets when the handler panicked or its
-// write deadline passed: as net/http's HTTP/2 server resets the stream
-// with INTERNAL_ERROR then, its
-// words are those of the error an HTTP/2 client reports for that reset,
-// so that clients that classify resets by them (connect-go: CodeInternal)
-// classify this one alike.
-type resetError struct {
+// An errCode is an HTTP/2 error code (RFC 9113, section 7), which a
+// stream or connection error carries.
+type errCode uint32
+
+const (
+	errCodeNo          errCode = 0x0
+	errCodeProtocol    errCode = 0x1
+	errCodeInternal    errCode = 0x2
+	errCodeCancel      errCode = 0x8
+	errCodeCompression errCode = 0x9
+)
+
+// String is the code's name in RFC 9113, as net/http says it.
+func (c errCode) String() string {
+	switch c {
+	case errCodeNo:
+		return "NO_ERROR"
+	case errCodeProtocol:
+		return "PROTOCOL_ERROR"
+	case errCodeInternal:
+		return "INTERNAL_ERROR"
+	case errCodeCancel:
+		return "CANCEL"
+	case errCodeCompression:
+		return "COMPRESSION_ERROR"
+	}
+	return "ERR_UNKNOWN_" + strconv.FormatUint(uint64(c), 10)
+}
+
+// A streamError is an HTTP/2 stream error: what net/http's HTTP/2 client
+// and server report of a stream's reset. Its fields are those of
+// golang.org/x/net/http2's StreamError, and its As method is net/http's,
+// so that errors.As finds an http2.StreamError in it, with its Code, as
+// it does in net/http's. Importing x/net/http2 to return its type would
+// link its HTTP/2 client and server, and x/net/idna with x/text's tables,
+// into every program that imports this package; net/http, which bundles
+// its own copy, does the same. StreamID is 0, as no connection numbers
+// streams here. Cause is a *streamCause. Like net/http's, a streamError
+// has no Unwrap method: errors.Is finds nothing in it.
+type streamError struct {
+	StreamID uint32
+	Code     errCode
+	Cause    error
+}
+
+// A streamCause is why a stream was reset, in inprochttp's words, with
+// the cause net/http's error names: errFromPeer for a reset the other
+// end sent, else what failed, or nil.
+type streamCause struct {
 	why   string
-	cause error // http.ErrAbortHandler, os.ErrDeadlineExceeded, or nil
+	cause error
 }
 
-// newResetError is the resetError of a handler that panicked with p; p is
-// nil if it called runtime.Goexit.
-func newResetError(p any) *resetError {
+// newStreamError is the stream error of a reset with code, for why, with
+// cause.
+func newStreamError(code errCode, why string, cause error) streamError {
+	return streamError{Code: code, Cause: &streamCause{why, cause}}
+}
+
+// Error says the error as net/http does, with why in place of the
+// stream's ID: clients that classify resets by their words (connect-go:
+// a prefix "stream error: ", the code, a suffix "; received from peer")
+// classify these alike.
+func (e streamError) Error() string {
+	c, _ := e.Cause.(*streamCause)
+	if c == nil {
+		c = &streamCause{}
+	}
+	msg := "stream error: inprochttp: " + c.why + "; " + e.Code.String()
+	if c.cause != nil {
+		msg += "; " + c.cause.Error()
+	}
+	return msg
+}
+
+// As sets target to e if target points to a struct with e's fields, by
+// name, of types e's convert to, as net/http's http2StreamError.As does:
+// that is how errors.As finds a golang.org/x/net/http2.StreamError in it.
+func (e streamError) As(target any) bool {
+	dst := reflect.ValueOf(target).Elem()
+	dstType := dst.Type()
+	if dstType.Kind() != reflect.Struct {
+		return false
+	}
+	src := reflect.ValueOf(e)
+	srcType := src.Type()
+	numField := srcType.NumField()
+	if dstType.NumField() != numField {
+		return false
+	}
+	for i := range numField {
+		sf, df := srcType.Field(i), dstType.Field(i)
+		if sf.Name != df.Name || !sf.Type.ConvertibleTo(df.Type) {
+			return false
+		}
+	}
+	for i := range numField {
+		df := dst.Field(i)
+		df.Set(src.Field(i).Convert(df.Type()))
+	}
+	return true
+}
+
+// Error is why, and the cause if there is one.
+func (c *streamCause) Error() string {
+	if c.cause == nil {
+		return "inprochttp: " + c.why
+	}
+	return "inprochttp: " + c.why + "; " + c.cause.Error()
+}
+
+// Unwrap is the cause, which errors.Is finds in the Cause of the
+// http2.StreamError errors.As makes of a streamError, as it finds
+// net/http's cause there.
+func (c *streamCause) Unwrap() error { return c.cause }
+
+// panicReset is what the client gets of a handler that panicked with p
+// (nil if it called runtime.Goexit), as net/http's HTTP/2 server resets
+// the stream with INTERNAL_ERROR then.
+func panicReset(p any) error {
+	why := "the handler panicked"
 	switch p {
 	case nil:
-		return &resetError{why: "the handler's goroutine exited"}
+		why = "the handler's goroutine exited"
 	case http.ErrAbortHandler:
-		return &resetError{why: "the handler aborted the response", cause: http.ErrAbortHandler}
+		why = "the handler aborted the response"
 	}
-	return &resetError{why: "the handler panicked"}
+	return newStreamError(errCodeInternal, why, errFromPeer)
 }
 
-func (e *resetError) Error() string {
-	return "stream error: inprochttp: " + e.why + "; INTERNAL_ERROR; received from peer"
+// A connError is an HTTP/2 connection error, which net/http's client
+// fails its connection with. net/http exports no type for it, and
+// errors.As finds no x/net http2.ConnectionError in it: its words,
+// "connection error" and the code, are all a program can test, and
+// this one's say them.
+type connError struct {
+	code errCode
+	why  string
 }
 
-func (e *resetError) Unwrap() error { return e.cause }
+func (e *connError) Error() string {
+	return "connection error: inprochttp: " + e.why + "; " + e.code.String()
+}
+
+// clientReset is what the handler's reads of the request body return
+// once the client ended its side with err, as net/http's server reads the
+// client's RST_STREAM: a stream error with the code the client resets
+// with, its own stream error's, else CANCEL. Its cause is nil, as a
+// reset carries none: err is only in its words. A client that failed its
+// connection sent no reset, and the connection is gone.
+func clientReset(err error) error {
+	code := errCodeCancel
+	switch e := err.(type) {
+	case streamError:
+		code = e.Code
+	case *connError:
+		return errClientDisconnected
+	}
+	return newStreamError(code, "the client reset the stream: "+err.Error(), nil)
+}

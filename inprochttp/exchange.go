@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // An exchange is one request and its response, between the client, which
@@ -20,14 +21,15 @@ import (
 //
 //   - sent: the response's head is ready, so RoundTrip returns it;
 //   - writeEnd: the handler's response is over: io.EOF once ServeHTTP
-//     returned, a *resetError if it panicked or its write deadline
-//     passed (then the handler may still run, its writes failing);
+//     returned, the client's stream error if it panicked or its write
+//     deadline passed (then the handler may still run, its writes
+//     failing with closeErr);
 //   - readEnd: the client is done reading: io.EOF once it read the end,
 //     its context's error once that ended, errBodyClosed once it closed
 //     the body;
 //   - inEnd: the handler is done with the request body: io.EOF at its end,
-//     http.ErrBodyReadAfterClose once closed by the handler or at its
-//     return.
+//     errClosedByHandler once the handler closed it, errReadAfterReturn
+//     at its return.
 //
 // The exchange ends when writeEnd and readEnd are both set. The handler's
 // context ends with the first of them; the client's request body is closed
@@ -59,24 +61,32 @@ type exchange struct {
 	// far.
 	informationalSize int64
 
-	sent     bool
 	writeEnd error
 	readEnd  error
 	inEnd    error
+	// closeErr is what the handler's writes fail with once a reset set
+	// writeEnd, as net/http's server fails them with its stream's.
+	closeErr error
+	sent     bool
 	inClosed bool // the client's request body was closed
+	// informed: a 1xx head was written, so no 100 Continue follows.
+	informed bool
+	// hasDeadline: the client's context has a deadline, which the
+	// handler's carries.
+	hasDeadline bool
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.
 	status   int         // 0 until the handler writes the head
-	head     bool        // the request is HEAD: the body is discarded
 	header   http.Header // the client's copy
 	spare    []string    // values for what sendHeadLocked adds to header
 	declared []string    // the trailers the "Trailer" field declares
-	sniff    bool        // Content-Type is to be detected from the body
 	length   int64       // Content-Length, or -1 if not known
 	written  int64       // bytes of body the handler wrote, refused ones too
-	ended    bool        // the head was sent at the end: no body, no trailers
 	trailer  http.Header // set with writeEnd io.EOF
+	head     bool        // the request is HEAD: the body is discarded
+	sniff    bool        // Content-Type is to be detected from the body
+	ended    bool        // the head was sent at the end: no body, no trailers
 
 	// The client's response, and how many bytes of its body are left to
 	// read if its length is known, or -1.
@@ -87,9 +97,14 @@ type exchange struct {
 	// buf[flushed:] waits for the handler's next flush. At most
 	// windowSize bytes wait for the client; a write that would go beyond
 	// waits for room, and says so in waitingForRoom.
-	buf            []byte
-	r, flushed     int
+	buf        []byte
+	r, flushed int
+	// Once the response has ended for the handler, held is how many
+	// bytes it wrote since its last flush that no one reads, and stuck
+	// says a flush of them failed (see holdLocked).
+	held           int
 	waitingForRoom bool
+	stuck          bool
 }
 
 const (
@@ -124,6 +139,7 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	ctx, cancel := context.WithCancelCause(t.base)
 	ex.cancel = cancel
 	if d, ok := cctx.Deadline(); ok {
+		ex.hasDeadline = true
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
 	if hasBody(creq) {
@@ -151,7 +167,7 @@ func (ex *exchange) serve() {
 		}
 		p := recover() // nil if the goroutine exited (runtime.Goexit)
 		ex.t.logPanic(ex.sreq, p)
-		ex.abort(newResetError(p))
+		ex.abort(panicReset(p))
 	}()
 	ex.handler.ServeHTTP(&ex.writer, ex.sreq)
 	returned = true
@@ -172,7 +188,7 @@ func (ex *exchange) response() (*http.Response, error) {
 	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
 		ex.cond.Wait()
 	}
-	if err := ex.creq.Context().Err(); ex.readEnd == nil && err != nil {
+	if err := ex.clientCtxErr(); ex.readEnd == nil && err != nil {
 		// Its context ended as the head came: the client gets its
 		// context's error, as it would a moment later.
 		ex.mu.Unlock()
@@ -191,8 +207,15 @@ func (ex *exchange) response() (*http.Response, error) {
 	}
 	// The client reads the head as it came, the "Trailer" field in it.
 	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
-		// net/http's client resets the stream, and RoundTrip fails.
-		err := ex.t.responseTooLarge("response header list", size)
+		// net/http's client resets the stream, or fails its
+		// connection, and RoundTrip fails. Its server sends
+		// Content-Length after the other fields, and a detected
+		// Content-Type before it.
+		last := []string{"Content-Length"}
+		if ex.sniff {
+			last = []string{"Content-Type", "Content-Length"}
+		}
+		err := ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
 		ex.mu.Unlock()
 		ex.clientEnd(err, err)
 		return nil, err
@@ -239,9 +262,38 @@ func (ex *exchange) response() (*http.Response, error) {
 	return resp, nil
 }
 
+// clientCtxErr is the error of the client's context if it has ended, or
+// context.DeadlineExceeded if its deadline has passed by the clock, its
+// timer yet to fire. In-process the handler's context carries that
+// deadline, and may end, and the handler answer, before the client's
+// context does. Over a socket the handler cannot know the deadline, and
+// net/http's client sees its context end before any answer to it.
+func (ex *exchange) clientCtxErr() error {
+	if err := ex.creq.Context().Err(); err != nil {
+		return err
+	}
+	if ex.pastDeadline() {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// pastDeadline reports whether the client's deadline has passed by the
+// clock: the handler's context may have ended with it. The deadline is
+// read from the context, not kept: most requests have none.
+func (ex *exchange) pastDeadline() bool {
+	if !ex.hasDeadline {
+		return false
+	}
+	d, _ := ex.creq.Context().Deadline()
+	return !time.Now().Before(d)
+}
+
 // finish ends the handler's side once ServeHTTP has returned: the head
-// goes if it has not, then every byte written and the trailers.
+// goes if it has not, then every byte written and the trailers. The
+// writer's methods panic from now on.
 func (ex *exchange) finish() {
+	ex.writer.finished.Store(true)
 	ex.mu.Lock()
 	if ex.writeEnd != nil { // reset as the handler ran
 		ex.mu.Unlock()
@@ -258,29 +310,32 @@ func (ex *exchange) finish() {
 	ex.handlerDone()
 }
 
-// abort ends the handler's side with err once it has returned, as a
-// stream reset.
-func (ex *exchange) abort(err error) {
-	ex.reset(err)
+// abort ends the handler's side with the client's error clientErr once
+// it has panicked, as a stream reset; what it left running fails to read
+// and write, as on net/http.
+func (ex *exchange) abort(clientErr error) {
+	ex.reset(clientErr, errHandlerPanicked, errHandlerPanicked)
 	ex.handlerDone()
 }
 
-// reset ends the handler's response with err, as net/http's server resets
-// the stream, whether or not the handler has returned: what it wrote but
-// did not flush is lost, the client gets err once it has read the rest,
-// and the handler's context, writes and request body end.
-func (ex *exchange) reset(err error) {
+// reset ends the handler's response, as net/http's server resets the
+// stream, whether or not the handler has returned: what it wrote but did
+// not flush is lost, the client gets clientErr once it has read the rest,
+// and the handler's context ends; its reads of the request body fail
+// with readErr and its writes with writeErr.
+func (ex *exchange) reset(clientErr, readErr, writeErr error) {
 	ex.mu.Lock()
 	if ex.writeEnd != nil {
 		ex.mu.Unlock()
 		return
 	}
-	ex.endWriteLocked(err)
+	ex.closeErr = writeErr
+	ex.endWriteLocked(clientErr)
 	if ex.inEnd == nil {
-		ex.inEnd = err
+		ex.inEnd = readErr
 	}
 	ex.mu.Unlock()
-	ex.endContext(err)
+	ex.endContext(clientErr)
 	ex.closeIn()
 }
 
@@ -298,7 +353,7 @@ func (ex *exchange) handlerDone() {
 	ex.endContext(nil)
 	ex.mu.Lock()
 	if ex.inEnd == nil {
-		ex.inEnd = http.ErrBodyReadAfterClose
+		ex.inEnd = errReadAfterReturn
 	}
 	clientDone := ex.readEnd != nil
 	ex.mu.Unlock()

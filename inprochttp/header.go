@@ -9,16 +9,48 @@ import (
 
 // Headers cross as HTTP/2 carries them: a peer reads every key canonical
 // (HTTP/2 sends them in lower case), never sees a key without a value, nor
-// the connection-specific fields HTTP/2 forbids, nor a field with a name or
-// value HTTP could not carry. A copy is made either way, so that neither
-// side sees the other change its map.
+// a field with a name or value HTTP could not carry. Of the
+// connection-specific fields RFC 9113 forbids, a peer sees those
+// net/http sends: none in a request; all but Connection in a final
+// response head, and Transfer-Encoding only as "trailers"; all in a 1xx
+// head, but Transfer-Encoding. A copy is made either way, so that
+// neither side sees the other change its map.
 
-// cloneHeader returns h as a peer reads it, with room for extra more keys,
-// and extra spare values for them (see setOne). A field that HTTP cannot
-// carry is an error if strict (a client's request, which net/http's
-// Transport refuses) and left out otherwise (a handler's response, which
-// net/http's server leaves out).
-func cloneHeader(h http.Header, extra int, strict bool) (http.Header, []string, error) {
+// A headKind is whose head a header is, which decides what of it crosses.
+type headKind uint8
+
+const (
+	// requestHead is a client's: net/http's client refuses a field it
+	// cannot carry, and leaves out the connection-specific ones.
+	requestHead headKind = iota
+	// responseHead is a handler's final head: net/http's server leaves
+	// out a field it cannot carry, Connection, and a Transfer-Encoding
+	// but "trailers".
+	responseHead
+	// informationalHead is a handler's 1xx head: net/http's server
+	// leaves out a field it cannot carry, the final response's
+	// Content-Length, and Transfer-Encoding.
+	informationalHead
+)
+
+// leftOut reports whether net/http leaves out of a head of kind the
+// field of the canonical key, whatever its values.
+func (kind headKind) leftOut(key string) bool {
+	switch kind {
+	case requestHead:
+		return connectionSpecific(key)
+	case responseHead:
+		return key == "Connection"
+	}
+	return key == "Content-Length" || key == "Transfer-Encoding"
+}
+
+// cloneHeader returns h as a peer reads it, a head of kind, with room for
+// extra more keys, and extra spare values for them (see setOne). A field
+// that HTTP cannot carry is an error in a request, which net/http's
+// Transport refuses, and left out of a response, as net/http's server
+// leaves it out.
+func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string, error) {
 	n := 0
 	for _, vv := range h {
 		n += len(vv)
@@ -28,22 +60,25 @@ func cloneHeader(h http.Header, extra int, strict bool) (http.Header, []string, 
 	out := make(http.Header, len(h)+extra)
 	for k, vv := range h {
 		if !isToken(k) {
-			if strict {
+			if kind == requestHead {
 				return nil, nil, fmt.Errorf("inprochttp: invalid header field name %q", k)
 			}
 			continue
 		}
 		key := http.CanonicalHeaderKey(k)
-		if connectionSpecific(key) {
+		if kind.leftOut(key) {
 			continue
 		}
 		kept := values[:0:len(vv)]
 		for _, v := range vv {
 			if !validValue(v) {
-				if strict {
+				if kind == requestHead {
 					return nil, nil, fmt.Errorf("inprochttp: invalid header field value for %q", k)
 				}
 				continue
+			}
+			if kind == responseHead && key == "Transfer-Encoding" && v != "trailers" {
+				continue // net/http's server sends no other coding
 			}
 			kept = append(kept, v)
 		}

@@ -230,11 +230,16 @@ func TestResponseHeaderLimit(t *testing.T) {
 	}{
 		{"returned", false, []string{":status", "200", "content-type", "text/plain", "date", date, "content-length", "0"}},
 		{"flushed", true, []string{":status", "200", "content-type", "text/plain", "date", date, "trailer", "X-T"}},
+		// Connection-specific fields net/http's server sends, and
+		// counts; Connection it leaves out.
+		{"connection-specific", false, []string{":status", "200", "content-type", "text/plain", "date", date, "content-length", "0",
+			"keep-alive", "timeout=5", "proxy-connection", "keep-alive", "upgrade", "h2c", "transfer-encoding", "trailers"}},
 	}
 	type testCase struct {
 		name    string
 		limits  headerLimits
 		flush   bool
+		fields  bool // the connection-specific fields
 		pad     func() []string
 		refused bool
 	}
@@ -253,6 +258,7 @@ func TestResponseHeaderLimit(t *testing.T) {
 					name:    shape.name + "/maxResponseHeaderBytes=" + strconv.Itoa(int(maxResponse)) + "/over=" + strconv.Itoa(over),
 					limits:  headerLimits{response: maxResponse},
 					flush:   shape.flush,
+					fields:  shape.name == "connection-specific",
 					pad:     func() []string { return padTo(fieldsSize(shape.wire...), limit+over) },
 					refused: over > 0,
 				})
@@ -277,6 +283,9 @@ func TestResponseHeaderLimit(t *testing.T) {
 					h.Set("Content-Type", "text/plain")
 					h.Set("Date", date)
 					h["X-Pad"] = pad
+					if tc.fields {
+						setConnectionFields(h)
+					}
 					if !tc.flush {
 						return
 					}
@@ -344,30 +353,6 @@ func (f refusable) do(t *testing.T, tr transport, hc *http.Client, req *http.Req
 	return err
 }
 
-// h2Class is the class of an HTTP/2 error, in RFC 9113's terms: a
-// stream or connection error and its code; "" for none, "other" for an
-// error of neither kind. Both net/http's errors and inprochttp's say
-// them.
-func h2Class(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	kind := "other"
-	switch {
-	case strings.Contains(msg, "stream error"):
-		kind = "stream error"
-	case strings.Contains(msg, "connection error"):
-		kind = "connection error"
-	}
-	for _, code := range []string{"PROTOCOL_ERROR", "COMPRESSION_ERROR", "INTERNAL_ERROR", "CANCEL"} {
-		if strings.Contains(msg, code) {
-			return kind + ", " + code
-		}
-	}
-	return kind
-}
-
 // TestInformationalHeaderLimit: net/http's HTTP/2 client bounds each 1xx
 // response's head, a HEADERS frame of its own, by its limit, and so does
 // the in-process client. Without a trace's Got1xxResponse, which would
@@ -418,9 +403,11 @@ func TestInformationalHeaderLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each 1xx head has a Connection field, which net/http's
+			// server sends in a 1xx head, and counts.
 			pads := make([][]string, len(tc.sizes))
 			for i, size := range tc.sizes {
-				pads[i] = padTo(fieldsSize(":status", "103"), size)
+				pads[i] = padTo(fieldsSize(":status", "103", "connection", "keep-alive"), size)
 			}
 			forEach(t, func(t *testing.T, tr transport) {
 				f := newRefusable()
@@ -429,11 +416,13 @@ func TestInformationalHeaderLimit(t *testing.T) {
 						return
 					}
 					h := w.Header()
+					h.Set("Connection", "keep-alive")
 					for _, pad := range pads {
 						h["X-Pad"] = pad
 						w.WriteHeader(http.StatusEarlyHints)
 					}
 					delete(h, "X-Pad") // a 1xx leaves the header to the final head
+					delete(h, "Connection")
 					w.WriteHeader(http.StatusOK)
 					w.(http.Flusher).Flush()
 					if tc.refused {
@@ -453,7 +442,7 @@ func TestInformationalHeaderLimit(t *testing.T) {
 				switch {
 				case !tc.refused && tc.trace && got != len(tc.sizes):
 					t.Errorf("the trace saw %d 1xx responses, want %d", got, len(tc.sizes))
-				case tc.refused && err != nil && h2Class(err) != "stream error, PROTOCOL_ERROR":
+				case tc.refused && err != nil && errorClass(err) != "stream error, PROTOCOL_ERROR":
 					t.Errorf("over the limit: %v, want a stream error with PROTOCOL_ERROR", err)
 				}
 				if tc.refused && err != nil {
@@ -461,6 +450,73 @@ func TestInformationalHeaderLimit(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestResponseHeadFarOverLimit: net/http's HTTP/2 client reads a
+// response's head, 1xx or final, through the framer that reads its
+// trailers, with the same bound (MaxResponseHeaderBytes and 320 bytes).
+// A head over the bound fails RoundTrip with a stream error
+// (PROTOCOL_ERROR), unless the framer fails the connection on it
+// instead: on a name or value longer than the bound (COMPRESSION_ERROR),
+// and on a frame of the head's HPACK block longer than twice what is
+// left of the bound as it comes (PROTOCOL_ERROR). The cases keep clear
+// of the edges, which hang on bytes HPACK's tables save.
+func TestResponseHeadFarOverLimit(t *testing.T) {
+	const maxResponse = 1000 // a bound of 1320
+	// pads are n fields X-P00, X-P01, ... of valueLen bytes each.
+	pads := func(n, valueLen int) http.Header {
+		h := make(http.Header)
+		for i := range n {
+			h.Set(fmt.Sprintf("X-P%02d", i), strings.Repeat("p", valueLen))
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		class  string
+	}{
+		// 'p' takes 6 bits in Huffman code: 1300 of them are sent in
+		// 975 bytes, and decoded within the bound.
+		{"one-field-over", pads(1, 1300), "stream error, PROTOCOL_ERROR"},
+		{"value-over-bound", pads(1, 1400), "connection error, COMPRESSION_ERROR"},
+		// Its frame, checked before it is decoded, is over twice the
+		// bound.
+		{"value-far-over-bound", pads(1, 40000), "connection error, PROTOCOL_ERROR"},
+		// Fields of 100 bytes each, sent in 83: 25 of them in a frame
+		// of about 2080 bytes, 40 in one of about 3330, over twice
+		// the bound.
+		{"fields-within-twice-the-bound", pads(25, 100), "stream error, PROTOCOL_ERROR"},
+		{"fields-over-twice-the-bound", pads(40, 100), "connection error, PROTOCOL_ERROR"},
+	} {
+		for _, status := range []int{http.StatusOK, http.StatusEarlyHints} {
+			t.Run(tc.name+"/status="+strconv.Itoa(status), func(t *testing.T) {
+				var got [2]string
+				for i, tr := range transports {
+					hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if r.URL.Path != "/x" {
+							return
+						}
+						maps.Copy(w.Header(), tc.header)
+						w.WriteHeader(status)
+						for k := range tc.header {
+							w.Header().Del(k) // a 1xx leaves the header to the final head
+						}
+					}), headerLimits{response: maxResponse})
+					warm(t, hc, base)
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/x", nil)
+					resp, err := hc.Do(req)
+					if err == nil {
+						drain(resp.Body)
+					}
+					got[i] = errorClass(err)
+				}
+				if got[0] != got[1] || got[1] != tc.class {
+					t.Errorf("in-process %q, net/http %q; the case expects %q", got[0], got[1], tc.class)
+				}
+			})
+		}
 	}
 }
 
@@ -586,7 +642,7 @@ func readTrailers(t *testing.T, tr transport, maxResponse int64, fields []traile
 	if body != "body" {
 		t.Errorf("body %q, want all of it before the trailers", body)
 	}
-	o := trailerOutcome{class: h2Class(err)}
+	o := trailerOutcome{class: errorClass(err)}
 	for k, vv := range resp.Trailer {
 		if len(vv) > 0 {
 			if o.trailer == nil {

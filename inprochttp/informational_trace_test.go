@@ -6,9 +6,14 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"testing"
+
+	"golang.org/x/net/http2"
 )
 
-// A client trace's Got1xxResponse that returns an error fails the request, and the handler's context ends, as over net/http.
+// A client trace's Got1xxResponse that returns an error fails the
+// request, and the handler's context ends, as over net/http: with a
+// stream error (PROTOCOL_ERROR) whose Cause is the trace's error, which
+// errors.Is does not find in the error itself.
 func TestGot1xxResponseError(t *testing.T) {
 	refused := errors.New("no early hints, thanks")
 	forEach(t, func(t *testing.T, tr transport) {
@@ -26,9 +31,10 @@ func TestGot1xxResponseError(t *testing.T) {
 			return refused
 		}}
 		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodGet, base+"/x", nil)
-		// net/http reports the trace's error in its words, not wrapped.
-		if _, err := hc.Do(req); err == nil {
-			t.Error("the request succeeded though the trace refused its 1xx response")
+		_, err := hc.Do(req)
+		var se http2.StreamError
+		if !errors.As(err, &se) || se.Code != http2.ErrCodeProtocol || !errors.Is(se.Cause, refused) || errors.Is(err, refused) {
+			t.Errorf("the request ended with %v; want a stream error, PROTOCOL_ERROR, caused by the trace's error", err)
 		}
 		waitFor(t, ctxEnded, "the handler's context's end")
 	})

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +165,50 @@ func TestDeadline(t *testing.T) {
 	})
 }
 
+// A client whose deadline passes gets context.DeadlineExceeded, from
+// RoundTrip or from its read of the body, never a clean response, even
+// from a handler that answers once its context ends. In-process that
+// context carries the client's deadline, and may end before the client's
+// own context, whose timer has yet to fire; over a socket it ends with
+// the client's reset. Of many requests, none may end cleanly.
+func TestDeadlineAnsweredAtDeadline(t *testing.T) {
+	for _, flushFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flushFirst=%v", flushFirst), func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if flushFirst {
+						w.(http.Flusher).Flush()
+					}
+					<-r.Context().Done()
+					io.WriteString(w, "partial results")
+				}))
+				const requests = 200
+				clean, other := 0, 0
+				for range requests {
+					ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
+					resp, err := hc.Do(req)
+					if err == nil {
+						_, err = io.ReadAll(resp.Body)
+						resp.Body.Close()
+					}
+					cancel()
+					switch {
+					case err == nil:
+						clean++
+					case !errors.Is(err, context.DeadlineExceeded):
+						other++
+						t.Logf("not DeadlineExceeded: %v", err)
+					}
+				}
+				if clean > 0 || other > 0 {
+					t.Errorf("of %d requests past their deadline, %d ended cleanly and %d with another error than context.DeadlineExceeded", requests, clean, other)
+				}
+			})
+		})
+	}
+}
+
 // The handler's context carries the client's deadline in-process, and ends
 // with DeadlineExceeded then.
 func TestDeadlineCarried(t *testing.T) {
@@ -295,4 +341,248 @@ func TestAbandoned(t *testing.T) {
 		cancel()
 	})
 	goleak.VerifyNone(t)
+}
+
+// TestStreamResets: a stream reset, by the server or by the client, is
+// an error in which errors.As finds a golang.org/x/net/http2.StreamError
+// with the code net/http's gives, for the client and for the handler
+// alike: a handler's panic and a passed write deadline reset with
+// INTERNAL_ERROR; a client refusing a head over its limit with
+// PROTOCOL_ERROR; a client that cancels or closes the body with CANCEL.
+// The handler's writes after its write deadline fail with
+// os.ErrDeadlineExceeded. A client that fails its connection on a head
+// far over its limit resets nothing: the handler's read fails as the
+// connection is gone.
+func TestStreamResets(t *testing.T) {
+	// An observed is what each end saw of a reset: the client's error
+	// (RoundTrip's, else its read of the body), and the handler's
+	// read of the request body and flush after it.
+	type observed struct{ client, read, flush string }
+	// readAfterReset sends the head, and reads once the client has
+	// reset the stream.
+	readAfterReset := func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (error, error) {
+		w.(http.Flusher).Flush()
+		<-reset
+		_, read := r.Body.Read(make([]byte, 1))
+		return read, nil
+	}
+	for _, tc := range []struct {
+		name   string
+		limits headerLimits
+		// handler responds and, unless it panics, returns its read's
+		// and its flush's errors after the reset, which reset waits for.
+		handler func(w http.ResponseWriter, r *http.Request, reset <-chan struct{}) (read, flush error)
+		// cancelled: the client cancels its context once it has the
+		// head; closed: it closes the body.
+		cancelled, closed bool
+		want              observed
+	}{
+		{
+			name: "panic-before-head",
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				panic("boom")
+			},
+			want: observed{client: "stream error, INTERNAL_ERROR"},
+		},
+		{
+			name: "abort-after-head",
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			},
+			want: observed{client: "stream error, INTERNAL_ERROR"},
+		},
+		{
+			name: "write-deadline",
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.(http.Flusher).Flush()
+				http.NewResponseController(w).SetWriteDeadline(time.Now().Add(-time.Second))
+				_, read := r.Body.Read(make([]byte, 1)) // ends with the reset
+				return read, http.NewResponseController(w).Flush()
+			},
+			want: observed{"stream error, INTERNAL_ERROR", "stream error, INTERNAL_ERROR", "os.ErrDeadlineExceeded"},
+		},
+		{
+			name:   "head-over-limit",
+			limits: headerLimits{response: 1000},
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.Header().Set("X-Pad", strings.Repeat("p", 1300)) // over, not far over
+				w.(http.Flusher).Flush()
+				_, read := r.Body.Read(make([]byte, 1))
+				return read, nil
+			},
+			want: observed{client: "stream error, PROTOCOL_ERROR", read: "stream error, PROTOCOL_ERROR"},
+		},
+		{
+			// The client fails its connection instead: the handler's
+			// read fails as the connection is gone, with no reset.
+			name:   "head-far-over-limit",
+			limits: headerLimits{response: 1000},
+			handler: func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) (error, error) {
+				w.Header().Set("X-Pad", strings.Repeat("p", 1400)) // longer than the bound
+				w.(http.Flusher).Flush()
+				_, read := r.Body.Read(make([]byte, 1))
+				return read, nil
+			},
+			want: observed{client: "connection error, COMPRESSION_ERROR", read: "error"},
+		},
+		{
+			name:      "client-cancels",
+			cancelled: true,
+			handler:   readAfterReset,
+			want:      observed{client: "context.Canceled", read: "stream error, CANCEL"},
+		},
+		{
+			name:    "client-closes-body",
+			closed:  true,
+			handler: readAfterReset,
+			want:    observed{client: "error", read: "stream error, CANCEL"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]observed
+			for i, tr := range transports {
+				t.Run("transport="+tr.name, func(t *testing.T) {
+					reset := make(chan struct{})
+					errs := make(chan [2]error, 1)
+					hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						read, flush := tc.handler(w, r, reset)
+						errs <- [2]error{read, flush}
+					}), tc.limits)
+					// Bounded, so that a handler that misses the
+					// reset fails the test rather than hangs it.
+					ctx, cancel := context.WithTimeout(t.Context(), bound)
+					defer cancel()
+					// A request body that sends nothing and ends with
+					// the context, as net/http's client reads it while
+					// it watches nothing else.
+					pr, pw := io.Pipe()
+					defer pw.Close()
+					defer context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/x", pr)
+					resp, err := hc.Do(req)
+					if err == nil {
+						switch {
+						case tc.cancelled:
+							cancel()
+						case tc.closed:
+							resp.Body.Close()
+						}
+						_, err = io.ReadAll(resp.Body)
+						resp.Body.Close()
+					}
+					close(reset)
+					got[i].client = errorClass(err)
+					if tc.want.read == "" && tc.want.flush == "" {
+						return // the handler panicked
+					}
+					select {
+					case e := <-errs:
+						got[i].read, got[i].flush = errorClass(e[0]), errorClass(e[1])
+					case <-time.After(bound):
+						t.Fatalf("the handler did not see the reset within %v", bound)
+					}
+				})
+			}
+			if got[0] != got[1] || got[1] != tc.want {
+				t.Errorf("in-process %+v\nnet/http   %+v\nthe case expects %+v", got[0], got[1], tc.want)
+			}
+		})
+	}
+}
+
+// TestWriteAfterEnd: once the client has gone, or the handler's write
+// deadline has passed, the handler's writes go, as over net/http,
+// through a 4 KiB buffer that can no longer be flushed: a write that
+// fits in it succeeds; the one that does not fails, having taken what
+// fit; a flush of what it holds fails; and after such a failure every
+// write fails. A flush with nothing held fails without sticking. The
+// writes fail with os.ErrDeadlineExceeded after the write deadline,
+// with an error of no other identity after the client's reset. A push
+// fails, with an error of no other identity.
+func TestWriteAfterEnd(t *testing.T) {
+	// steps are a handler's writes (of n bytes), flushes and pushes.
+	type step struct {
+		flush, push bool
+		n           int
+	}
+	write := func(n int) step { return step{n: n} }
+	flush := step{flush: true}
+	push := step{push: true}
+	for _, tc := range []struct {
+		name          string
+		writeDeadline bool // else the client cancels
+		steps         []step
+		want          []string // each step's result: bytes taken, and the error's class
+	}{
+		{"cancel/write-write-write-flush", false, []step{write(4), write(5000), write(4), flush},
+			[]string{"4 ", "4092 error", "0 error", "0 error"}},
+		{"cancel/flush-write-flush-write", false, []step{flush, write(4), flush, write(4)},
+			[]string{"0 error", "4 ", "0 error", "0 error"}},
+		{"cancel/write-past-buffer", false, []step{write(5000), write(4)},
+			[]string{"0 error", "0 error"}},
+		// A push fails once the stream is closed, as net/http's does,
+		// whatever closed it.
+		{"cancel/push", false, []step{push}, []string{"0 error"}},
+		{"write-deadline/push", true, []step{push}, []string{"0 error"}},
+		{"write-deadline/write-write-write-flush", true, []step{write(4), write(5000), write(4), flush},
+			[]string{"4 ", "4092 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded"}},
+		{"write-deadline/flush-write-flush-write", true, []step{flush, write(4), flush, write(4)},
+			[]string{"0 os.ErrDeadlineExceeded", "4 ", "0 os.ErrDeadlineExceeded", "0 os.ErrDeadlineExceeded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2][]string
+			for i, tr := range transports {
+				t.Run("transport="+tr.name, func(t *testing.T) {
+					results := make(chan []string, 1)
+					hasHead := make(chan struct{})
+					hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						w.(http.Flusher).Flush() // the head: nothing is held
+						// Not before: net/http's RoundTrip may take a
+						// reset that follows the head for its answer.
+						<-hasHead
+						if tc.writeDeadline {
+							http.NewResponseController(w).SetWriteDeadline(time.Now().Add(-time.Second))
+						}
+						<-r.Context().Done() // the reset has come
+						var out []string
+						for _, s := range tc.steps {
+							n, err := 0, error(nil)
+							switch {
+							case s.flush:
+								err = http.NewResponseController(w).Flush()
+							case s.push:
+								err = w.(http.Pusher).Push("/style.css", nil)
+							default:
+								n, err = w.Write(make([]byte, s.n))
+							}
+							out = append(out, fmt.Sprint(n, " ", errorClass(err)))
+						}
+						results <- out
+					}))
+					ctx, cancel := context.WithCancel(t.Context())
+					defer cancel()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/x", nil)
+					resp, err := hc.Do(req)
+					close(hasHead)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !tc.writeDeadline {
+						cancel()
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					select {
+					case got[i] = <-results:
+					case <-time.After(bound):
+						t.Fatalf("the handler did not see its response end within %v", bound)
+					}
+				})
+			}
+			if !slices.Equal(got[0], got[1]) || !slices.Equal(got[1], tc.want) {
+				t.Errorf("in-process %q\nnet/http   %q\nthe case expects %q", got[0], got[1], tc.want)
+			}
+		})
+	}
 }

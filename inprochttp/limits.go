@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 )
 
 // HTTP/2 bounds a header list by the size HPACK gives it: each field's
@@ -129,28 +130,29 @@ func maxInformationalList(maxResponseHeaderBytes int64) int64 {
 
 // responseTooLarge is what the client gets of a response whose head, a
 // 1xx head or the final one as what says, counts size bytes, over the
-// client's limit: in the words of the stream error net/http's client
-// gets then, so that what classifies those classifies this alike.
+// client's limit: the stream error (PROTOCOL_ERROR) net/http's client
+// gets then.
 func (t *transport) responseTooLarge(what string, size int64) error {
-	return fmt.Errorf("stream error: inprochttp: %s too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
-		what, size, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack)
+	return newStreamError(errCodeProtocol, fmt.Sprintf("%s too large: %d bytes, as HTTP/2 counts them, over the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0)",
+		what, size, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack), nil)
 }
 
 // informationalTooLarge is what the client gets of a response whose 1xx
 // heads count size bytes together, over the bound for them when no
 // trace sees them: a stream error, as for one head.
 func (t *transport) informationalTooLarge(size int64) error {
-	return fmt.Errorf("stream error: inprochttp: 1xx response heads too large: %d bytes together, as HTTP/2 counts them, with no trace's Got1xxResponse to see them, over the client's limit of %d for them (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); PROTOCOL_ERROR",
-		size, t.maxInformationalList, t.maxResponseHeaderBytes, http1Slack)
+	return newStreamError(errCodeProtocol, fmt.Sprintf("1xx response heads too large: %d bytes together, as HTTP/2 counts them, with no trace's Got1xxResponse to see them, over the client's limit of %d for them (MaxResponseHeaderBytes %d and %d; 10 MiB for 0)",
+		size, t.maxInformationalList, t.maxResponseHeaderBytes, http1Slack), nil)
 }
 
-// A response's trailers cross in an HPACK block of their own, which
-// net/http's server sends in frames of 16 KiB (http2splitHeaderBlock)
-// and net/http's client reads as it reads a head, through its framer,
-// with the same bound (http2Framer.readMetaFrame). The framer emits the
-// fields in the order they came until one does not fit in what is left
-// of the bound; from there on it emits none and marks the list cut. Its
-// processTrailers, unlike handleResponse for a head, does not look at
+// A response's head, 1xx or final, and its trailers each cross in an
+// HPACK block of their own, which net/http's server sends in frames of
+// 16 KiB (http2splitHeaderBlock) and net/http's client reads through its
+// framer, with one bound (http2Framer.readMetaFrame). The framer emits
+// the fields in the order they came until one does not fit in what is
+// left of the bound; from there on it emits none and marks the list cut.
+// For a head, the client's handleResponse fails the stream on the mark
+// (PROTOCOL_ERROR). For trailers, its processTrailers does not look at
 // the mark: the fields that fit are the trailers, and no error is
 // reported. The framer fails the connection instead of cutting in two
 // cases: a name or value longer than the bound (hpack's string limit,
@@ -159,8 +161,9 @@ func (t *transport) informationalTooLarge(size int64) error {
 // is (PROTOCOL_ERROR). Which of cutting and failing it does hangs on the
 // bytes HPACK sends, reckoned here as for fields the server has not sent
 // before (see hpackFieldLen): a field it sent before, on the same
-// connection or earlier in the block, costs it fewer, so within a few
-// bytes of an edge the two may disagree.
+// connection or earlier in the block, or one whose name or value is in
+// HPACK's static table (:status above all), costs it fewer, so within a
+// few bytes of an edge the two may disagree.
 
 // hpackFrameSize is the most of an HPACK block net/http's server sends in
 // one frame; the rest goes in CONTINUATION frames.
@@ -173,86 +176,108 @@ const hpackFrameSize = 16 << 10
 // it fails on one longer than the bound there.
 const hpackIndexedMax = 4096
 
-// cutTrailers returns what net/http's HTTP/2 client keeps of a response's
-// trailers trailer, as net/http's server sends them, or the connection
-// error it fails the read of the body with instead.
-func (t *transport) cutTrailers(trailer http.Header) (http.Header, error) {
-	limit := t.maxResponseList
-	var size int64
-	for k, vv := range trailer {
-		for _, v := range vv {
-			size += fieldSize(k, len(v))
+// An hfield is a header field of a block, by its canonical name.
+type hfield struct{ name, value string }
+
+// blockFields is the fields of a header block as net/http's server
+// encodes them: first, then h's keys in order, but those of last, each
+// key's values in order, then the keys of last, which it sends after
+// the others.
+func blockFields(first []hfield, h http.Header, last ...string) []hfield {
+	fields := first
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if !slices.Contains(last, k) {
+			for _, v := range h[k] {
+				fields = append(fields, hfield{k, v})
+			}
 		}
 	}
-	if size <= limit {
-		// Every field fits, and none of its strings is longer than the
-		// bound; no field takes more bytes on the wire than HTTP/2
-		// counts of it, so no frame is longer than twice what is left.
-		return trailer, nil
+	for _, k := range last {
+		for _, v := range h[k] {
+			fields = append(fields, hfield{k, v})
+		}
 	}
-	// net/http's server sends them by key (promoteUndeclaredTrailers
-	// sorts them), each key's values in order.
-	type field struct {
-		key, value        string
+	return fields
+}
+
+// A blockFailure is why net/http's client fails its connection on a
+// header block: what of the block, and the connection error's code.
+type blockFailure struct {
+	what string
+	code errCode
+}
+
+var (
+	frameTooLong  = &blockFailure{"a frame of its HPACK block more than twice what is left of", errCodeProtocol}
+	stringTooLong = &blockFailure{"a name or value longer than", errCodeCompression}
+)
+
+// readBlock is how net/http's HTTP/2 client reads a header block of
+// fields, in the order net/http's server sends them, with limit as its
+// bound: it emits the first kept fields and cuts the rest, if any; or it
+// fails its connection for fail. A block that HTTP/2 counts within the
+// bound is emitted whole: no field takes more bytes on the wire than
+// HTTP/2 counts of it, so no string is longer than the bound and no
+// frame longer than twice what is left.
+func readBlock(fields []hfield, limit int64) (kept int, fail *blockFailure) {
+	type wireField struct {
 		size              int64
 		wire              int // bytes on the wire
 		nameLen, valueLen int // bytes of each string on the wire, but its length
 	}
-	var fields []field
+	wires := make([]wireField, len(fields))
 	total := 0
-	for _, k := range slices.Sorted(maps.Keys(trailer)) {
-		for _, v := range trailer[k] {
-			wire, nameLen, valueLen := hpackFieldLen(k, v)
-			fields = append(fields, field{k, v, fieldSize(k, len(v)), wire, nameLen, valueLen})
-			total += wire
-		}
+	for i, f := range fields {
+		wire, nameLen, valueLen := hpackFieldLen(f.name, f.value)
+		wires[i] = wireField{fieldSize(f.name, len(f.value)), wire, nameLen, valueLen}
+		total += wire
 	}
-	kept := make(http.Header)
 	remain, cut := limit, false
 	// next is where the next frame starts: the framer checks its
 	// length as it comes, once every field that ends before it is
 	// decoded.
 	next := 0
-	checkFrame := func() error {
+	frameFits := func() bool {
 		// net/http doubles its 32-bit remainder in 32 bits, which
 		// wraps for a bound of 2 GiB or more and fails any frame
 		// longer than the wrapped double; this takes the double, as
 		// it means to.
 		if n := min(hpackFrameSize, total-next); int64(n) > 2*remain {
-			return t.trailersTooLarge(size, "a frame of their HPACK block more than twice what is left of", "PROTOCOL_ERROR")
+			return false
 		}
 		next += hpackFrameSize
-		return nil
+		return true
 	}
 	pos := 0
-	for _, f := range fields {
-		end := pos + f.wire
+	for i, f := range fields {
+		w := wires[i]
+		end := pos + w.wire
 		for next <= pos {
-			if err := checkFrame(); err != nil {
-				return nil, err
+			if !frameFits() {
+				return 0, frameTooLong
 			}
 		}
 		// hpack refuses a string longer than the bound as it reads
 		// the length it is sent with.
-		if int64(max(f.nameLen, f.valueLen)) > limit {
-			return nil, t.trailersTooLarge(size, "a name or value longer than", "COMPRESSION_ERROR")
+		if int64(max(w.nameLen, w.valueLen)) > limit {
+			return 0, stringTooLong
 		}
 		for next < end {
-			if err := checkFrame(); err != nil {
-				return nil, err
+			if !frameFits() {
+				return 0, frameTooLong
 			}
 		}
 		// It also refuses one that decodes to more, where it decodes
 		// it: to emit the field, or to add it to its table.
-		if (!cut || f.size <= hpackIndexedMax) && int64(max(len(f.key), len(f.value))) > limit {
-			return nil, t.trailersTooLarge(size, "a name or value longer than", "COMPRESSION_ERROR")
+		if (!cut || w.size <= hpackIndexedMax) && int64(max(len(f.name), len(f.value))) > limit {
+			return 0, stringTooLong
 		}
 		if !cut {
-			if f.size > remain {
+			if w.size > remain {
 				cut, remain = true, 0
 			} else {
-				remain -= f.size
-				kept[f.key] = append(kept[f.key], f.value)
+				remain -= w.size
+				kept++
 			}
 		}
 		pos = end
@@ -260,12 +285,46 @@ func (t *transport) cutTrailers(trailer http.Header) (http.Header, error) {
 	return kept, nil
 }
 
-// trailersTooLarge is what the client's read of the body fails with when
-// net/http's client would fail its connection with code on the
-// response's trailers, which count size bytes, for what they have in
-// the client's limit: in the words of that connection error, so that
-// what classifies those classifies this alike.
-func (t *transport) trailersTooLarge(size int64, what, code string) error {
-	return fmt.Errorf("connection error: inprochttp: response trailers too large: %d bytes, as HTTP/2 counts them, with %s the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0); %s",
-		size, what, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack, code)
+// headTooLarge is what the client gets of a response head of status and
+// header h, a 1xx head or the final one as what says, which counts size
+// bytes, over the client's limit: the stream error net/http's client
+// gets then, or the connection error its framer fails the connection
+// with instead. last are the keys of h net/http's server sends after the
+// others.
+func (t *transport) headTooLarge(what string, status int, h http.Header, size int64, last ...string) error {
+	fields := blockFields([]hfield{{":status", strconv.Itoa(status)}}, h, last...)
+	if _, fail := readBlock(fields, t.maxResponseList); fail != nil {
+		return t.blockTooLarge(what, size, fail)
+	}
+	return t.responseTooLarge(what, size)
+}
+
+// cutTrailers returns what net/http's HTTP/2 client keeps of a response's
+// trailers trailer, as net/http's server sends them, or the connection
+// error it fails the read of the body with instead.
+func (t *transport) cutTrailers(trailer http.Header) (http.Header, error) {
+	size := headerListSize(trailer, false)
+	if size <= t.maxResponseList {
+		return trailer, nil
+	}
+	// net/http's server sends them by key (promoteUndeclaredTrailers
+	// sorts them), each key's values in order.
+	fields := blockFields(nil, trailer)
+	kept, fail := readBlock(fields, t.maxResponseList)
+	if fail != nil {
+		return nil, t.blockTooLarge("response trailers", size, fail)
+	}
+	out := make(http.Header)
+	for _, f := range fields[:kept] {
+		out[f.name] = append(out[f.name], f.value)
+	}
+	return out, nil
+}
+
+// blockTooLarge is the connection error net/http's client fails its
+// connection with, for fail, on a header block (what: a head or the
+// trailers) that counts size bytes.
+func (t *transport) blockTooLarge(what string, size int64, fail *blockFailure) error {
+	return &connError{fail.code, fmt.Sprintf("%s too large: %d bytes, as HTTP/2 counts them, with %s the client's limit of %d (MaxResponseHeaderBytes %d and %d; 10 MiB for 0)",
+		what, size, fail.what, t.maxResponseList, t.maxResponseHeaderBytes, http1Slack)}
 }

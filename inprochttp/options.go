@@ -52,14 +52,15 @@ func WithMaxHeaderBytes(n int) Option {
 // no one. A response's trailers are bounded alike, counted in the order
 // of their keys, as net/http's server sends them. The fields from the
 // first that does not fit on are dropped, with no error, as net/http's
-// client drops them. The client's read of the body's end fails with a
-// connection error instead where net/http's client fails its
-// connection: on a trailer's name or value longer than the bound
-// (COMPRESSION_ERROR), and on a 16 KiB frame of the trailers' HPACK
-// block longer than twice what is left of the bound as it comes, as
-// every frame after the first field dropped is (PROTOCOL_ERROR). Bytes
-// on the wire are reckoned as HPACK sends fields it has not sent
-// before. A field net/http's server sent before costs it fewer bytes,
+// client drops them. Where net/http's client fails its connection on a
+// head or on trailers over the bound, RoundTrip or the client's read of
+// the body's end fails with a connection error instead: on a name or
+// value longer than the bound (COMPRESSION_ERROR), and on a 16 KiB frame
+// of the head's or the trailers' HPACK block longer than twice what is
+// left of the bound as it comes, as every frame after the first field
+// that does not fit is (PROTOCOL_ERROR). Bytes on the wire are reckoned
+// as HPACK sends fields it has not sent before. A field net/http's server
+// sent before, or one HPACK's static table holds, costs it fewer bytes,
 // so within a few bytes of an edge the two may disagree. Zero or less
 // means 10 MiB, net/http's HTTP/2 client's default.
 // A bound larger than an HTTP/2 setting can say (4 GiB) means 16 MiB, as

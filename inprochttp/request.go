@@ -226,12 +226,13 @@ func hasBody(req *http.Request) bool {
 }
 
 // contentLength is the length of req's body: 0 if it has none, -1 if
-// unknown (a client's 0 with a body means unknown).
+// unknown (a client's 0 with a body means unknown, and so does any
+// negative length, which net/http's client sends no Content-Length for).
 func contentLength(req *http.Request) int64 {
 	switch {
 	case !hasBody(req):
 		return 0
-	case req.ContentLength == 0:
+	case req.ContentLength <= 0:
 		return -1
 	}
 	return req.ContentLength
@@ -245,7 +246,7 @@ func contentLength(req *http.Request) int64 {
 // not send is an error. size is what HTTP/2 counts of the fields the
 // client sends.
 func requestHeader(req *http.Request, method string) (h http.Header, arrived arrival, size int64, err error) {
-	h, spare, err := cloneHeader(req.Header, 2, true)
+	h, spare, err := cloneHeader(req.Header, 2, requestHead)
 	if err != nil {
 		return nil, arrived, 0, err
 	}
@@ -282,10 +283,16 @@ func requestHeader(req *http.Request, method string) (h http.Header, arrived arr
 		delete(h, "Expect")
 		arrived.needsContinue = true
 	}
-	if te := h["Te"]; len(te) > 0 && (len(te) > 1 || te[0] != "trailers" && te[0] != "") {
+	if !validTE(h["Te"]) {
 		arrived.refused = errors.New(`request header "TE" may only be "trailers" in HTTP/2`)
 	}
 	return h, arrived, size, nil
+}
+
+// validTE reports whether HTTP/2 takes a request with the TE values te:
+// none, or one, "trailers" or empty (RFC 9113, section 8.2.2).
+func validTE(te []string) bool {
+	return len(te) == 0 || len(te) == 1 && (te[0] == "trailers" || te[0] == "")
 }
 
 // defaultUserAgent is net/http's, which its HTTP/2 client sends when the

@@ -1,6 +1,8 @@
 package inprochttp_test
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -53,6 +55,14 @@ var requestHeaderCases = []exchangeCase{
 			saw("read", string(b[:n]))
 		},
 	},
+	// net/http's server sends no 100 Continue once a head has gone, a
+	// 1xx one included (golang.org/issue/14030): the handler's own 103
+	// or 100 is all the client gets before the final head.
+	expectContinueAfter("early-hints", func(w http.ResponseWriter) {
+		w.Header().Set("Link", "</a.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+	}),
+	expectContinueAfter("explicit-continue", func(w http.ResponseWriter) { w.WriteHeader(http.StatusContinue) }),
 	{
 		// The client sends an internationalized host in punycode.
 		name: "host-idn",
@@ -91,6 +101,24 @@ var requestHeaderCases = []exchangeCase{
 		},
 	},
 	headerCase("cookie-one-value", func(h http.Header) { h.Set("Cookie", "a=1; b=2") }),
+}
+
+// expectContinueAfter is a POST that expects 100-continue, whose handler
+// reads the body once head has written a head.
+func expectContinueAfter(name string, head func(w http.ResponseWriter)) exchangeCase {
+	return exchangeCase{
+		name: "expect-continue-after-" + name,
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("payload"))
+			req.Header.Set("Expect", "100-continue")
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			head(w)
+			b, err := io.ReadAll(r.Body)
+			saw("read", fmt.Sprint(string(b), err))
+		},
+	}
 }
 
 // headerCase is a GET of /x whose header set changes, and whose handler

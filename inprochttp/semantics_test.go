@@ -1,16 +1,20 @@
 package inprochttp_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/net/http2"
 )
 
 // An exchangeCase is a request and a handler whose exchange must look the
@@ -23,13 +27,13 @@ type exchangeCase struct {
 
 // An outcome is what one exchange looked like, from both ends.
 type outcome struct {
-	Err           string // "" for none; else "error", with ", INTERNAL_ERROR" for a reset
+	Err           string // RoundTrip's, as errorClass tells it
 	Status        string
 	Proto         string
 	Header        http.Header
 	ContentLength int64
 	Body          string
-	BodyErr       string // as Err, for the body's read
+	BodyErr       string // the body's read's, as errorClass tells it
 	Trailer       http.Header
 	Informational []string   // 1xx responses: code and header
 	Saw           []sawValue // what the handler saw, in order
@@ -107,6 +111,16 @@ var exchangeCases = []exchangeCase{
 		},
 	},
 	{
+		// net/http's server leaves Connection out of a final head, and
+		// Transfer-Encoding but "trailers"; the other fields RFC 9113
+		// calls connection-specific reach its client.
+		name: "connection-specific-fields",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			setConnectionFields(w.Header())
+			io.WriteString(w, "ok")
+		},
+	},
+	{
 		name: "no-content-type",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			w.Header()["Content-Type"] = nil // asks for no sniffing
@@ -176,7 +190,7 @@ var exchangeCases = []exchangeCase{
 			w.Header().Set("Content-Length", "5")
 			io.WriteString(w, "hello")
 			_, err := io.WriteString(w, "!")
-			saw("write beyond", err != nil)
+			saw("write beyond", errorClass(err))
 		},
 	},
 	{
@@ -282,6 +296,49 @@ var exchangeCases = []exchangeCase{
 			saw("hijack", err != nil)
 		},
 	},
+	{
+		// net/http's HTTP/2 writer is an http.Pusher; Go's client
+		// disables push, so a push that passes its checks fails with
+		// http.ErrNotSupported, one that does not with why.
+		name: "push",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			p, ok := w.(http.Pusher)
+			saw("pusher", ok)
+			if !ok {
+				return
+			}
+			for _, push := range []struct {
+				name   string
+				target string
+				opts   *http.PushOptions
+			}{
+				{"path", "/style.css", nil},
+				{"url", "http://" + r.Host + "/style.css", &http.PushOptions{Method: http.MethodHead, Header: http.Header{"Accept": {"text/css"}}}},
+				{"relative", "style.css", nil},
+				{"other-scheme", "https://" + r.Host + "/style.css", nil},
+				{"no-host", "http:///style.css", nil},
+				{"unparsable", "/%zz", nil},
+				{"post", "/style.css", &http.PushOptions{Method: http.MethodPost}},
+				{"content-length", "/style.css", &http.PushOptions{Header: http.Header{"Content-Length": {"0"}}}},
+				{"pseudo-header", "/style.css", &http.PushOptions{Header: http.Header{":path": {"/x"}}}},
+				{"connection-specific", "/style.css", &http.PushOptions{Header: http.Header{"Keep-Alive": {"1"}}}},
+				{"te", "/style.css", &http.PushOptions{Header: http.Header{"Te": {"gzip"}}}},
+			} {
+				saw(push.name, errorClass(p.Push(push.target, push.opts)))
+			}
+		},
+	},
+}
+
+// setConnectionFields sets in h a field of each name RFC 9113 calls
+// connection-specific, Transfer-Encoding with "trailers" among other
+// codings.
+func setConnectionFields(h http.Header) {
+	h.Set("Connection", "keep-alive")
+	h.Set("Keep-Alive", "timeout=5")
+	h.Set("Proxy-Connection", "keep-alive")
+	h.Set("Upgrade", "h2c")
+	h["Transfer-Encoding"] = []string{"chunked", "trailers", "gzip"}
 }
 
 // trailingReader reads r, and calls set as it returns io.EOF, as a client
@@ -341,13 +398,13 @@ func run(t *testing.T, tr transport, c exchangeCase) outcome {
 	req = req.WithContext(httptrace.WithClientTrace(t.Context(), trace))
 	resp, err := hc.Do(req)
 	if err != nil {
-		o.Err = errorKind(err)
+		o.Err = errorClass(err)
 	} else {
 		o.Status, o.Proto, o.ContentLength = resp.Status, resp.Proto, resp.ContentLength
 		o.Header = resp.Header.Clone()
 		delete(o.Header, "Date") // the socket's alone
 		body, err := drain(resp.Body)
-		o.Body, o.BodyErr, o.Trailer = body, errorKind(err), resp.Trailer
+		o.Body, o.BodyErr, o.Trailer = body, errorClass(err), resp.Trailer
 	}
 	o.Informational = informational
 	mu.Lock()
@@ -355,16 +412,52 @@ func run(t *testing.T, tr transport, c exchangeCase) outcome {
 	return o
 }
 
-// errorKind is what the tests compare of an error: whether there is one,
-// and whether it is an HTTP/2 stream reset with INTERNAL_ERROR.
-func errorKind(err error) string {
-	switch {
-	case err == nil:
+// errorClass is what a program can tell of err without reading its
+// words, as the tests compare it: the HTTP/2 stream error errors.As finds
+// in it, with its code; a connection error, whose type net/http does not
+// export, by the RFC's term and code its words hold; else the first of
+// the errors net/http and the packages it uses return that errors.Is
+// finds in it; "error" for none of these, "" for nil.
+func errorClass(err error) string {
+	if err == nil {
 		return ""
-	case strings.Contains(err.Error(), "INTERNAL_ERROR"):
-		return "error, INTERNAL_ERROR"
+	}
+	var se http2.StreamError
+	if errors.As(err, &se) {
+		return "stream error, " + se.Code.String()
+	}
+	if msg := err.Error(); strings.Contains(msg, "connection error") {
+		for _, code := range []http2.ErrCode{http2.ErrCodeProtocol, http2.ErrCodeInternal, http2.ErrCodeCompression} {
+			if strings.Contains(msg, code.String()) {
+				return "connection error, " + code.String()
+			}
+		}
+		return "connection error"
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
 	}
 	return "error"
+}
+
+// sentinels are the errors errorClass looks for, the more specific first.
+var sentinels = []struct {
+	name string
+	err  error
+}{
+	{"os.ErrDeadlineExceeded", os.ErrDeadlineExceeded},
+	{"context.DeadlineExceeded", context.DeadlineExceeded},
+	{"context.Canceled", context.Canceled},
+	{"http.ErrAbortHandler", http.ErrAbortHandler},
+	{"http.ErrBodyReadAfterClose", http.ErrBodyReadAfterClose},
+	{"http.ErrContentLength", http.ErrContentLength},
+	{"http.ErrBodyNotAllowed", http.ErrBodyNotAllowed},
+	{"http.ErrNotSupported", http.ErrNotSupported},
+	{"http.ErrHandlerTimeout", http.ErrHandlerTimeout},
+	{"io.ErrUnexpectedEOF", io.ErrUnexpectedEOF},
+	{"io.EOF", io.EOF},
 }
 
 // diff lists the fields in which a and b differ.

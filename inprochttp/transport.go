@@ -83,6 +83,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if hasBody(req) && req.ContentLength < -1 {
+		// net/http's client sends the head, with no Content-Length,
+		// then fails at its first read of the body, longer than any
+		// negative length, and resets the stream: the handler gets
+		// none of the body. Ended before the handler starts, so that
+		// it cannot read the body first.
+		ex.clientEnd(errBodyTooLong, errBodyTooLong)
+	}
 	go ex.serve()
 	return ex.response()
 }

@@ -60,8 +60,9 @@ func (ex *exchange) appendLocked(k int) {
 }
 
 // dropWindowLocked gives the window's buffer back: the client reads no
-// more.
+// more. What the handler wrote since its last flush stays held.
 func (ex *exchange) dropWindowLocked() {
+	ex.held += len(ex.buf) - ex.flushed
 	freeWindow(ex.buf)
 	ex.buf, ex.r, ex.flushed = nil, 0, 0
 }

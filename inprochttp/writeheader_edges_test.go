@@ -41,6 +41,17 @@ var writeHeaderCases = []exchangeCase{
 			io.WriteString(w, "ok")
 		},
 	},
+	{
+		// net/http's server sends a 1xx head's fields as the handler
+		// set them, Connection and the other connection-specific ones
+		// included, but for Content-Length and Transfer-Encoding.
+		name: "informational-connection-specific-fields",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			setConnectionFields(w.Header())
+			w.WriteHeader(http.StatusEarlyHints)
+			io.WriteString(w, "ok")
+		},
+	},
 	// Cases that hold: pinned.
 	{
 		name: "twice",

@@ -2,36 +2,55 @@ package inprochttp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"net/url"
 	"strconv"
+	"strings"
+	"sync/atomic"
 )
 
 // responseWriter is the handler's http.ResponseWriter. It is an
-// http.Flusher and an http.CloseNotifier, and http.ResponseController
-// finds FlushError, EnableFullDuplex and the deadlines' setters on it; it
-// cannot be hijacked, as net/http's HTTP/2 writer cannot.
+// http.Flusher, an http.CloseNotifier and an http.Pusher, and
+// http.ResponseController finds FlushError, EnableFullDuplex and the
+// deadlines' setters on it; it cannot be hijacked, as net/http's HTTP/2
+// writer cannot.
 type responseWriter struct {
 	ex *exchange
 	h  http.Header // the handler's own, snapshotted when the head is written
 	// closeNotify is CloseNotify's channel, made at its first call;
 	// under ex.mu.
 	closeNotify chan bool
+	// finished: ServeHTTP has returned, and the writer's methods panic.
+	// Atomic, as goroutines the handler left may call them.
+	finished atomic.Bool
+}
+
+// live panics, as net/http's HTTP/2 writer does, if ServeHTTP has
+// returned: a handler that leaks its writer crashes a server over a
+// socket, and must crash in-process too, so that its tests catch it.
+func (w *responseWriter) live(method string) {
+	if w.finished.Load() {
+		panic(method + " called after Handler finished")
+	}
 }
 
 var (
 	_ http.ResponseWriter = (*responseWriter)(nil)
 	_ http.Flusher        = (*responseWriter)(nil)
 	_ http.CloseNotifier  = (*responseWriter)(nil)
+	_ http.Pusher         = (*responseWriter)(nil)
 )
 
 // Header returns the header map the response's head is taken from when it
 // is written; keys set under http.TrailerPrefix, or declared in "Trailer",
 // are sent as trailers when the handler returns.
 func (w *responseWriter) Header() http.Header {
+	w.live("Header")
 	if w.h == nil {
 		w.h = make(http.Header)
 	}
@@ -44,6 +63,7 @@ func (w *responseWriter) Header() http.Header {
 // it. Once the head is written, WriteHeader does nothing, whatever the
 // code; before, a code outside 100-999 panics, as net/http's does.
 func (w *responseWriter) WriteHeader(code int) {
+	w.live("WriteHeader")
 	ex := w.ex
 	ex.mu.Lock()
 	if ex.writeEnd != nil || ex.status != 0 {
@@ -67,16 +87,17 @@ func (w *responseWriter) WriteHeader(code int) {
 }
 
 // informational hands a 1xx response with header h to the client's trace,
-// as net/http sends it: without the final response's Content-Length. The
+// as net/http sends it: without the final response's Content-Length, nor
+// Transfer-Encoding, its other connection-specific fields included. The
 // client bounds its head, as net/http's client bounds each HEADERS frame,
 // and, unless a trace's Got1xxResponse sees them, all the 1xx heads of
 // the response together: one over fails the request.
 func (ex *exchange) informational(code int, h http.Header) {
-	mh, _, _ := cloneHeader(h, 0, false)
-	delete(mh, "Content-Length")
+	mh, _, _ := cloneHeader(h, 0, informationalHead)
 	trace := httptrace.ContextClientTrace(ex.creq.Context())
 	seen := trace != nil && trace.Got1xxResponse != nil
 	ex.mu.Lock()
+	ex.informed = true
 	if ex.readEnd != nil {
 		// The client's request is over: net/http's client drops what
 		// arrives on a stream it reset, and a trace called now would
@@ -87,7 +108,7 @@ func (ex *exchange) informational(code int, h http.Header) {
 	var tooLarge error
 	size := fieldSize(":status", 3) + headerListSize(mh, false)
 	if size > ex.t.maxResponseList {
-		tooLarge = ex.t.responseTooLarge("1xx response header list", size)
+		tooLarge = ex.t.headTooLarge("1xx response header list", code, mh, size)
 	} else if !seen {
 		// A trace that sees them is left to bound them, as net/http
 		// leaves it.
@@ -106,7 +127,11 @@ func (ex *exchange) informational(code int, h http.Header) {
 	}
 	if seen {
 		if err := trace.Got1xxResponse(code, textproto.MIMEHeader(mh)); err != nil {
-			ex.clientEnd(err, err) // as net/http's client ends the request
+			// net/http's client resets the stream, and fails the
+			// request with the stream error, the trace's error its
+			// cause.
+			se := newStreamError(errCodeProtocol, "the client's trace refused a 1xx response", err)
+			ex.clientEnd(se, se)
 			return
 		}
 	}
@@ -117,10 +142,11 @@ func (ex *exchange) informational(code int, h http.Header) {
 
 // sendContinue sends 100 Continue, as net/http's server does at the
 // handler's first read of a body the client sent "Expect: 100-continue"
-// with, unless the response's head has gone already.
+// with, unless a head has gone already, a 1xx one included
+// (golang.org/issue/14030).
 func (ex *exchange) sendContinue() {
 	ex.mu.Lock()
-	late := ex.sent || ex.writeEnd != nil || ex.readEnd != nil
+	late := ex.sent || ex.informed || ex.writeEnd != nil || ex.readEnd != nil
 	ex.mu.Unlock()
 	if !late {
 		ex.informational(http.StatusContinue, nil)
@@ -133,6 +159,7 @@ func (ex *exchange) sendContinue() {
 // its stream's close. Deprecated in net/http, it is served for the
 // handlers that still use it.
 func (w *responseWriter) CloseNotify() <-chan bool {
+	w.live("CloseNotify")
 	ex := w.ex
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -147,43 +174,127 @@ func (w *responseWriter) CloseNotify() <-chan bool {
 }
 
 // Write writes p to the response's body, writing the head first if it has
-// not been (status 200). It waits while the window is full. It fails once
-// the client has gone: its context ended or it closed the body. It fails
-// with http.ErrContentLength once the bytes written go past a
-// Content-Length of 1 or more that went with the head; a declared 0 lets
-// them go, as net/http's HTTP/2 writer does, and the client's read fails.
-func (w *responseWriter) Write(p []byte) (int, error) { return write(w.ex, p) }
+// not been (status 200). It waits while the window is full. Once the
+// client has gone (its context ended or it closed the body) or the write
+// deadline has passed, it fails as net/http's does: not while what the
+// handler wrote since its last flush fits in 4 KiB, then at every write.
+// It fails once the bytes written go past a Content-Length of 1 or more
+// that went with the head, with an error that is no
+// http.ErrContentLength, as net/http's HTTP/2 writer's is not. A
+// declared 0 lets them go, as net/http's HTTP/2 writer does, and the
+// client's read fails.
+func (w *responseWriter) Write(p []byte) (int, error) {
+	w.live("Write")
+	return write(w.ex, p)
+}
 
 // WriteString is Write without converting s.
-func (w *responseWriter) WriteString(s string) (int, error) { return write(w.ex, s) }
+func (w *responseWriter) WriteString(s string) (int, error) {
+	w.live("WriteString")
+	return write(w.ex, s)
+}
 
 // Flush sends the head, if it has not been, and what was written since the
 // last flush.
-func (w *responseWriter) Flush() { w.FlushError() }
+func (w *responseWriter) Flush() {
+	w.live("Flush")
+	w.FlushError()
+}
 
 // FlushError is Flush, saying whether the client has gone; it is what
 // http.ResponseController's Flush calls.
 func (w *responseWriter) FlushError() error {
+	w.live("FlushError")
 	ex := w.ex
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	if err := ex.writeErrLocked(); err != nil {
+		if ex.unflushedLocked() > 0 {
+			// net/http's buffer failed to flush what it held, and
+			// keeps the error.
+			ex.stuck = true
+		}
 		return err
 	}
 	ex.flushLocked()
 	return nil
 }
 
+// Push pushes nothing, as net/http's HTTP/2 writer pushes nothing to a
+// client that disabled server push, as Go's client does. It checks
+// target and opts as net/http's does, and fails as it does if they are
+// not a GET or HEAD of a path or of an http URL, with no header a pushed
+// request may not have. Then it fails with errStreamClosed once the
+// response has ended, and with http.ErrNotSupported while it has not.
+func (w *responseWriter) Push(target string, opts *http.PushOptions) error {
+	w.live("Push")
+	if err := checkPush(target, opts); err != nil {
+		return err
+	}
+	ex := w.ex
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.writeEnd != nil || ex.readEnd != nil {
+		return errStreamClosed
+	}
+	return http.ErrNotSupported
+}
+
+// checkPush is why net/http's HTTP/2 writer refuses to push target with
+// opts before it asks the client, if it does: requests here are never
+// TLS, so the scheme a push must have is http.
+func checkPush(target string, opts *http.PushOptions) error {
+	if opts == nil {
+		opts = new(http.PushOptions)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	switch {
+	case u.Scheme == "" && !strings.HasPrefix(target, "/"):
+		return fmt.Errorf("inprochttp: target must be an absolute URL or an absolute path: %q", target)
+	case u.Scheme != "" && u.Scheme != "http":
+		return fmt.Errorf("inprochttp: cannot push URL with scheme %q from request with scheme %q", u.Scheme, "http")
+	case u.Scheme != "" && u.Host == "":
+		return errors.New("inprochttp: URL must have a host")
+	}
+	for k := range opts.Header {
+		if strings.HasPrefix(k, ":") {
+			return fmt.Errorf("inprochttp: promised request headers cannot include pseudo header %q", k)
+		}
+		// Fields of a request body, which a pushed request has not,
+		// and Host, which its URL gives.
+		for _, no := range []string{"content-length", "content-encoding", "trailer", "te", "expect", "host"} {
+			if asciiEqualFold(k, no) {
+				return fmt.Errorf("inprochttp: promised request headers cannot include %q", k)
+			}
+		}
+		if connectionSpecific(k) {
+			return fmt.Errorf("inprochttp: request header %q is not valid in HTTP/2", k)
+		}
+	}
+	if !validTE(opts.Header["Te"]) {
+		return errors.New(`inprochttp: request header "TE" may only be "trailers" in HTTP/2`)
+	}
+	if m := opts.Method; m != "" && m != http.MethodGet && m != http.MethodHead {
+		return fmt.Errorf("inprochttp: method %q must be GET or HEAD", m)
+	}
+	return nil
+}
+
 // EnableFullDuplex does nothing: the exchange is always full duplex, as
-// HTTP/2 is. http.ResponseController calls it.
+// HTTP/2 is. http.ResponseController calls it. Unlike the writer's other
+// methods, it does not panic once ServeHTTP has returned, as net/http's
+// does not.
 func (w *responseWriter) EnableFullDuplex() error { return nil }
 
 // write appends p to the window, waiting for room as long as it is full.
 func write[T []byte | string](ex *exchange, p T) (int, error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	if err := ex.writeErrLocked(); err != nil {
-		return 0, err
+	if ex.writeEnd == io.EOF {
+		return 0, errHandlerReturned // a call that raced the return
 	}
 	if ex.status == 0 {
 		ex.writeHeaderLocked(http.StatusOK)
@@ -195,13 +306,23 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	// them: once a write has gone over the length, every later one
 	// fails, however short.
 	ex.written += int64(len(p))
-	switch {
-	case ex.sent && ex.length > 0 && ex.written > ex.length:
+	if ex.sent && ex.length > 0 && ex.written > ex.length {
 		// A declared 0 is no length to net/http's writer, which lets
 		// the bytes go; the client, which trusts the 0, fails its read
 		// of them, so the response's breakage is not hidden from it.
-		return 0, http.ErrContentLength
-	case ex.head:
+		return 0, errWroteTooMuch
+	}
+	// net/http's writer checks the above before its buffer takes the
+	// bytes, and its buffer fails only as it flushes.
+	if err := ex.writeErrLocked(); err != nil {
+		if ex.head {
+			// net/http's buffer has failed already, or never fails:
+			// the client has its HEAD response's head.
+			return 0, err
+		}
+		return ex.holdLocked(len(p), err)
+	}
+	if ex.head {
 		// A HEAD response has no body, but what is written before the
 		// head is sent still gives its Content-Type and Content-Length.
 		if !ex.sent {
@@ -244,6 +365,33 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	return n, nil
 }
 
+// holdLocked is what a write of n bytes returns once the response has
+// ended for err, as net/http's 4 KiB bufio.Writer, which the handler's
+// writes go through, returns it: it holds what fits, and fails once it
+// must flush, having taken what fit; from then on it fails every write.
+// What it holds no one reads.
+func (ex *exchange) holdLocked(n int, err error) (int, error) {
+	if ex.stuck {
+		return 0, err
+	}
+	held := ex.unflushedLocked()
+	if held+n <= chunkSize {
+		ex.held += n
+		return n, nil
+	}
+	ex.stuck = true
+	if held == 0 {
+		return 0, err // written through the buffer, and failed
+	}
+	return chunkSize - held, err
+}
+
+// unflushedLocked is how many bytes the handler wrote since its last
+// flush: net/http's buffer would hold them.
+func (ex *exchange) unflushedLocked() int {
+	return len(ex.buf) - ex.flushed + ex.held
+}
+
 // testHookWindowFull, if set, is called with ex.mu held as a write waits
 // for room.
 var testHookWindowFull func(*exchange)
@@ -254,7 +402,7 @@ func (ex *exchange) writeErrLocked() error {
 	case ex.writeEnd == io.EOF:
 		return errHandlerReturned
 	case ex.writeEnd != nil: // reset
-		return ex.writeEnd
+		return ex.closeErr
 	case ex.readEnd != nil:
 		return goneError(ex.readEnd)
 	}
@@ -268,7 +416,7 @@ func (ex *exchange) writeHeaderLocked(code int) {
 	h := ex.writer.h
 	_, hasType := h["Content-Type"]
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
-	ex.header, ex.spare, _ = cloneHeader(h, 2, false)
+	ex.header, ex.spare, _ = cloneHeader(h, 2, responseHead)
 	if t, ok := ex.header["Trailer"]; ok {
 		// The field stays in the head until the client reads it.
 		ex.declared = declaredTrailers(t)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package inprochttp_test
+
+const raceDetector = false
