@@ -144,8 +144,8 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 	}
 }
 
-// leftEcho's handlers wait for their client to leave, then report what
-// one more write or read of theirs returns, and the error their context
+// leftEcho's handlers wait for their call to end, then report what one
+// more write or read of theirs returns, and the error their context
 // ended with. They say on started that they run.
 type leftEcho struct {
 	echov1.UnimplementedEchoServer
@@ -155,7 +155,7 @@ type leftEcho struct {
 
 type leftReport struct{ err, ctxErr error }
 
-// Get sends its header once its client left.
+// Get sends its header once its call ended.
 func (h leftEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
 	h.started <- struct{}{}
 	<-ctx.Done()
@@ -163,10 +163,10 @@ func (h leftEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoR
 	return nil, ctx.Err()
 }
 
-// Expand sends once its client left or, for "flood", sends until a Send
+// Expand sends once its call ended or, for "flood", sends until a Send
 // fails: its client reads at most one response, so the handler is
-// blocked in Send, or soon will be, when its client leaves (an Inline
-// one, driven by that read, surely is).
+// blocked in Send, or soon will be, when its call ends (an Inline one,
+// driven by that read, surely is).
 func (h leftEcho) Expand(req *echov1.EchoRequest, s echov1.Echo_ExpandServer) error {
 	if req.GetText() == "flood" {
 		h.started <- struct{}{}
@@ -188,7 +188,7 @@ func (h leftEcho) Expand(req *echov1.EchoRequest, s echov1.Echo_ExpandServer) er
 	return err
 }
 
-// Update receives once its client left.
+// Update receives once its call ended.
 func (h leftEcho) Update(s echov1.Echo_UpdateServer) error {
 	h.started <- struct{}{}
 	<-s.Context().Done()
@@ -197,14 +197,15 @@ func (h leftEcho) Update(s echov1.Echo_UpdateServer) error {
 	return err
 }
 
-// TestHandlerOnceClientLeft: what a handler's writes and reads return once
-// its client left, as grpc-go's server gives them. A write (SendHeader,
+// TestHandlerOnceCallEnded: what a handler's writes and reads return once
+// its call ended, as grpc-go's server gives them. A write (SendHeader,
 // Send, one blocked in Send included) fails with Unavailable ("transport
-// is closing") once the client's connection closed, and with Canceled
-// when the client only cancelled its call; a Recv fails with Canceled
-// either way; the handler's context ends with context.Canceled either
-// way. Compare inproc, Isolated and Inline, with a unix socket.
-func TestHandlerOnceClientLeft(t *testing.T) {
+// is closing") once the client's connection closed or the server
+// stopped, and with Canceled when the client only cancelled its call; a
+// Recv fails with Canceled whatever ended the call; the handler's context
+// ends with context.Canceled whatever ended it. Compare inproc, Isolated
+// and Inline, with a unix socket.
+func TestHandlerOnceCallEnded(t *testing.T) {
 	for _, tr := range []struct {
 		name string
 		addr func(t *testing.T) string
@@ -219,7 +220,7 @@ func TestHandlerOnceClientLeft(t *testing.T) {
 			// call makes the call and returns once the client has what it
 			// waits for: the end, or for "send-blocked", one response.
 			call      func(ctx context.Context, c echov1.EchoClient) error
-			wantClose codes.Code // the handler's error once the connection closed
+			wantClose codes.Code // the handler's error once the connection closed or the server stopped
 		}{
 			{"unary-send-header", func(ctx context.Context, c echov1.EchoClient) error {
 				_, err := c.Get(ctx, &echov1.EchoRequest{})
@@ -250,8 +251,8 @@ func TestHandlerOnceClientLeft(t *testing.T) {
 				return err
 			}, codes.Canceled},
 		} {
-			for _, closeConn := range []bool{true, false} {
-				t.Run(fmt.Sprintf("%s/%s/close=%v", tr.name, op.name, closeConn), func(t *testing.T) {
+			for _, end := range []string{"cancel", "close", "stop"} {
+				t.Run(fmt.Sprintf("%s/%s/end=%s", tr.name, op.name, end), func(t *testing.T) {
 					started, report := make(chan struct{}, 1), make(chan leftReport, 1)
 					srv := localgrpc.NewServer(tr.opts...)
 					echov1.RegisterEchoServer(srv, leftEcho{started: started, report: report})
@@ -268,21 +269,22 @@ func TestHandlerOnceClientLeft(t *testing.T) {
 					t.Cleanup(wg.Wait)
 					wg.Go(func() { op.call(ctx, echov1.NewEchoClient(cc)) })
 					receive(t, started, "the handler to run")
-					if closeConn {
-						cc.Close()
-					} else {
+					want := op.wantClose
+					switch end {
+					case "cancel":
 						cancel()
+						want = codes.Canceled
+					case "close":
+						cc.Close()
+					case "stop":
+						srv.Stop()
 					}
 					got := receive(t, report, "the handler's report")
-					want := codes.Canceled
-					if closeConn {
-						want = op.wantClose
-					}
 					if status.Code(got.err) != want {
-						t.Errorf("the handler's %s once its client left: %v; want %v", op.name, got.err, want)
+						t.Errorf("the handler's %s once its call ended: %v; want %v", op.name, got.err, want)
 					}
 					if got.ctxErr != context.Canceled {
-						t.Errorf("the handler's context once its client left: %v; want context.Canceled", got.ctxErr)
+						t.Errorf("the handler's context once its call ended: %v; want context.Canceled", got.ctxErr)
 					}
 				})
 			}

@@ -201,8 +201,10 @@ func (ch *Channel) markDrained() {
 }
 
 // Stop refuses new calls and ends the calls in flight: their handlers'
-// contexts are cancelled and waiting clients get Unavailable. It does not
-// wait for handlers to return. An Inline handler runs on its caller's
+// contexts are cancelled and waiting clients get Unavailable. A handler's
+// Send or SendHeader then fails with Unavailable, as after a grpc.Server's
+// Stop, and its Recv with Canceled. It does not wait for handlers to
+// return. An Inline handler runs on its caller's
 // goroutine, so that caller returns when the handler does.
 func (ch *Channel) Stop() {
 	ch.mu.Lock()

@@ -119,7 +119,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.run.start()
 	// Whatever ends the call ends parent (Stop, the client, the deadline,
 	// the handler's return): then every parked side wakes to look.
-	context.AfterFunc(parent, s.kick)
+	context.AfterFunc(parent, s.parentEnded)
 	s.watchClient()
 	return (*clientStream)(s), nil
 }
@@ -216,6 +216,19 @@ var (
 func (s *stream) kick() {
 	s.toServer.kick()
 	s.toClient.kick()
+}
+
+// parentEnded runs once the parent of the handler's context ended. It
+// wakes every parked side. After Stop it has the runner abandon the
+// handler too, as a client that leaves does: a handler that waits where
+// no parked side can wake it (an Inline one suspended in a Send whose
+// client makes no call) must find its call over, as over a socket, where
+// Stop fails the handler's blocked write.
+func (s *stream) parentEnded() {
+	s.kick()
+	if s.ch.state.Load() == stopped {
+		s.run.abandon()
+	}
 }
 
 // clientCancelled runs when the client's context ends.
