@@ -388,3 +388,48 @@ func endedCtx(t *testing.T) context.Context {
 	cancel()
 	return ctx
 }
+
+// noStats is a client stats handler that does nothing.
+type noStats struct{}
+
+func (noStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (noStats) HandleRPC(context.Context, stats.RPCStats)                         {}
+func (noStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (noStats) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// BenchmarkInprocClientUnary is a unary call through NewClient("inproc:")
+// to a server that serves, with and without a client stats handler and a
+// client interceptor: what the connection adds to a call of its server's
+// channel.
+func BenchmarkInprocClientUnary(b *testing.B) {
+	for _, withStats := range []bool{false, true} {
+		for _, withInterceptor := range []bool{false, true} {
+			b.Run(fmt.Sprintf("stats=%v/interceptor=%v", withStats, withInterceptor), func(b *testing.B) {
+				addr := "inproc:" + servertest.UniqueName()
+				servertest.Serve(b, newEchoServer(), addr)
+				var opts []localgrpc.ClientOption
+				if withStats {
+					opts = append(opts, localgrpc.WithClientStatsHandler(noStats{}))
+				}
+				if withInterceptor {
+					opts = append(opts, localgrpc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, inv grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+						return inv(ctx, method, req, reply, cc, opts...)
+					}))
+				}
+				cc, err := localgrpc.NewClient(addr, opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { cc.Close() })
+				c := echov1.NewEchoClient(cc)
+				ctx, req := context.Background(), &echov1.EchoRequest{Text: "x"}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := c.Get(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
