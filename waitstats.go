@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/localgrpc/localgrpc/internal/callopt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 )
@@ -18,17 +17,10 @@ type waitStats struct {
 	begin time.Time
 }
 
-// beginWait tags ctx for the client stats handlers that opts carry, and
-// tells them that a call of method begins, failing fast unless it waits
-// for ready; desc is nil for a unary call. With no handlers, it returns
-// ctx and nil.
-func beginWait(ctx context.Context, method string, desc *grpc.StreamDesc, failFast bool, opts []grpc.CallOption) (context.Context, *waitStats) {
-	var hs []stats.Handler
-	for _, o := range opts {
-		if o, ok := o.(callopt.ClientStats); ok {
-			hs = append(hs, o.Handlers...)
-		}
-	}
+// beginWait tags ctx for the client stats handlers hs, and tells them
+// that a call of method begins, failing fast unless it waits for ready;
+// desc is nil for a unary call. With no handlers, it returns ctx and nil.
+func beginWait(ctx context.Context, method string, desc *grpc.StreamDesc, failFast bool, hs []stats.Handler) (context.Context, *waitStats) {
 	if hs == nil {
 		return ctx, nil
 	}
@@ -58,22 +50,15 @@ func (w *waitStats) end(ctx context.Context, err error) {
 
 // taken tells the handlers that a server took the call after it waited,
 // as grpc-go's client tells them once a delayed pick completes. It
-// returns opts for the channel that carries the rest of the call, with
-// each stats handler as begun.
-func (w *waitStats) taken(ctx context.Context, opts []grpc.CallOption) []grpc.CallOption {
+// returns the handlers for the channel that carries the rest of the
+// call, each as begun.
+func (w *waitStats) taken(ctx context.Context) []stats.Handler {
 	w.handle(ctx, &stats.DelayedPickComplete{})
-	out := make([]grpc.CallOption, len(opts))
-	for i, o := range opts {
-		if cs, ok := o.(callopt.ClientStats); ok {
-			hs := make([]stats.Handler, len(cs.Handlers))
-			for j, h := range cs.Handlers {
-				hs[j] = begun{h, w.begin}
-			}
-			o = callopt.ClientStats{Handlers: hs}
-		}
-		out[i] = o
+	hs := make([]stats.Handler, len(w.hs))
+	for i, h := range w.hs {
+		hs[i] = begun{h, w}
 	}
-	return out
+	return hs
 }
 
 // begun is a client stats handler as the channel that carries a call
@@ -82,7 +67,7 @@ func (w *waitStats) taken(ctx context.Context, opts []grpc.CallOption) []grpc.Ca
 // Begin are not heard again; its End says when the call began.
 type begun struct {
 	stats.Handler
-	begin time.Time
+	w *waitStats
 }
 
 func (b begun) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
@@ -92,7 +77,7 @@ func (b begun) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	case *stats.Begin:
 	case *stats.End:
 		e := *s
-		e.BeginTime = b.begin
+		e.BeginTime = b.w.begin
 		b.Handler.HandleRPC(ctx, &e)
 	default:
 		b.Handler.HandleRPC(ctx, s)

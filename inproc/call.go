@@ -154,7 +154,7 @@ var errTransportClosing = status.Error(codes.Unavailable, "transport is closing"
 // closed connection before a stream's end, it returns Unavailable,
 // whatever ended the call.
 func (c *call) writeGone(err error) error {
-	if c.ch.state.Load() == stopped || c.info.conn != nil && c.info.conn.Closed.Err() != nil {
+	if c.ch.state.Load() == stopped || c.info.connClosed() {
 		return errTransportClosing
 	}
 	return err

@@ -21,6 +21,7 @@ import (
 // concurrent use; the zero value is not, use New.
 type Channel struct {
 	cfg      config
+	own      client                   // the Channel's own client side: Invoke's and NewStream's
 	exec     executor                 // where handlers run: cfg.execution's
 	services atomic.Pointer[registry] // replaced whole on registration
 	mu       sync.Mutex               // serializes registration and stopping
@@ -55,6 +56,7 @@ var (
 // New returns a Channel with no services.
 func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
+	ch.own = client{ch: ch, stats: ch.cfg.clientStats}
 	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.exec = executorFor(ch.cfg.execution)
 	ch.services.Store(&registry{})

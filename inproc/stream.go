@@ -16,11 +16,7 @@ import (
 
 // NewStream begins a streaming call, as grpc.ClientConn does.
 func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	opts = ch.withDefaults(opts)
-	if ch.clientStream != nil {
-		return ch.clientStream(ctx, desc, nil, method, ch.newStream, opts...)
-	}
-	return ch.newStream(ctx, desc, nil, method, opts...)
+	return ch.own.NewStream(ctx, desc, method, opts...)
 }
 
 // stream is one streaming call. Its two sides are the views clientStream
@@ -66,13 +62,14 @@ type stream struct {
 // unaryDesc describes a unary method called through NewStream.
 var unaryDesc = &grpc.StreamDesc{}
 
-func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	ci, err := ch.callInfo(opts)
+func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	ch := cl.ch
+	ci, err := cl.callInfo(opts)
 	if err != nil {
 		return nil, err
 	}
 	s := ch.exec.newStream()
-	s.desc, s.cstats = desc, ci.clientStats(ch.cfg.clientStats)
+	s.desc, s.cstats = desc, clientStats{hs: cl.stats}
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
 		ctx = s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
@@ -127,7 +124,8 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 // watchClient has the end of the client's context, or the close of its
 // connection, end the client's side.
 func (s *stream) watchClient() {
-	if s.clientCtx.Done() == nil && s.info.conn == nil {
+	closed := s.info.client.closed
+	if s.clientCtx.Done() == nil && closed == nil {
 		return
 	}
 	s.watchMu.Lock()
@@ -135,8 +133,8 @@ func (s *stream) watchClient() {
 	if s.clientCtx.Done() != nil {
 		s.stopWatch = context.AfterFunc(s.clientCtx, s.clientCancelled)
 	}
-	if s.info.conn != nil {
-		s.stopConnWatch = context.AfterFunc(s.info.conn.Closed, s.connClosed)
+	if closed != nil {
+		s.stopConnWatch = context.AfterFunc(closed, s.connClosed)
 	}
 }
 
