@@ -90,8 +90,9 @@ func WithClientStreamInterceptor(ints ...grpc.StreamClientInterceptor) ClientOpt
 // calls report to it as calls over a socket do, so one option gives the
 // same client spans, and propagates the same trace context, whatever the
 // address. As over a socket, a call that waits for a server, or finds
-// none, reports TagRPC, Begin and End too. A call made after Close
-// reports nothing: grpc-go fails it before it begins.
+// none, reports TagRPC, Begin and End too. A call made after Close, or
+// with a context that has ended, reports nothing: grpc-go fails it
+// before it begins.
 func WithClientStatsHandler(h stats.Handler) ClientOption {
 	return func(c *clientConfig) { c.stats = append(c.stats, h) }
 }
@@ -393,11 +394,13 @@ func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, 
 	if b.takesCalls() && c.closed.Err() == nil {
 		return b.cc.Invoke(ctx, method, req, reply, opts...)
 	}
-	cc, ctx, err := c.await(ctx, method, nil, opts)
+	cc, ctx, ws, err := c.await(ctx, method, nil, opts)
 	if err != nil {
 		return err
 	}
-	return cc.Invoke(ctx, method, req, reply, opts...)
+	err = cc.Invoke(ctx, method, req, reply, opts...)
+	ws.failed(ctx, err)
+	return err
 }
 
 func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -405,18 +408,21 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *gr
 	if b.takesCalls() && c.closed.Err() == nil {
 		return b.cc.NewStream(ctx, desc, method, opts...)
 	}
-	cc, ctx, err := c.await(ctx, method, desc, opts)
+	cc, ctx, ws, err := c.await(ctx, method, desc, opts)
 	if err != nil {
 		return nil, err
 	}
-	return cc.NewStream(ctx, desc, method, opts...)
+	s, err := cc.NewStream(ctx, desc, method, opts...)
+	ws.failed(ctx, err)
+	return s, err
 }
 
 // await finds a server for a call of method that cannot go straight to
 // one: none serves the connection's name, its server has not begun to
 // serve or is stopping, or the connection closed. desc is nil for a unary
 // call. It returns the client side of the server's channel that the call
-// goes to, and the context it goes with.
+// goes to, the context it goes with, and its waitStats (nil: the
+// connection has no stats handlers).
 //
 // As grpc-go's client, it fails a call whose context has ended, or whose
 // connection has closed, before the call begins: its stats handlers hear
@@ -424,17 +430,17 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *gr
 // grpc-go's begins before it picks a connection: see beginWait. A call
 // that fails here ends for its grpc.OnFinish options, as grpc-go's client
 // ends every call it fails before a server has it: no channel will.
-func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ grpc.ClientConnInterface, _ context.Context, err error) {
+func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ grpc.ClientConnInterface, _ context.Context, _ *waitStats, err error) {
 	defer func() {
 		if err != nil {
 			onFinish(opts, err)
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return nil, ctx, status.FromContextError(err).Err()
+		return nil, ctx, nil, status.FromContextError(err).Err()
 	}
 	if c.closed.Err() != nil {
-		return nil, ctx, errConnClosing
+		return nil, ctx, nil, errConnClosing
 	}
 	wait := waitsForReady(opts)
 	ctx, ws := beginWait(ctx, method, desc, !wait, c.stats)
@@ -443,15 +449,15 @@ func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.Stream
 		if ws != nil {
 			ws.end(ctx, err)
 		}
-		return nil, ctx, err
+		return nil, ctx, nil, err
 	}
 	if ws == nil {
-		return b.cc, ctx, nil
+		return b.cc, ctx, nil, nil
 	}
 	// The channel must not tag and begin the call again: its client
 	// side for this call has the handlers as begun.
 	cc := inprocconn.Bind(b.srv.channel, inprocconn.Conn{Stats: ws.taken(ctx), Closed: c.closed})
-	return cc, ctx, nil
+	return cc, ctx, ws, nil
 }
 
 // Close ends the calls in flight with Canceled, as a closed

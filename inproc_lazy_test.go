@@ -181,14 +181,15 @@ func checkBeganOnce(t *testing.T, call string, wfr bool, tags []stats.RPCTagInfo
 // nothing serves the address, its server stopped, or it listens but does
 // not serve yet and the call's deadline or the connection's Close ends
 // it. A call on a closed connection, or with a context that has ended, is
-// not begun: the handler hears nothing. OnFinish hears every call's
-// error, once.
+// not begun, whether or not a server serves the address: the handler
+// hears nothing. OnFinish hears every call's error, once.
 func TestCallsNoServerTakes(t *testing.T) {
 	type setup int
 	const (
 		nothing   setup = iota // nothing serves the address
 		stopped                // a server served it, and the client, then stopped
 		listening              // a server listens on it and does not serve
+		serving                // a server serves it, and the client used it
 	)
 	for _, sc := range []struct {
 		name    string
@@ -209,6 +210,7 @@ func TestCallsNoServerTakes(t *testing.T) {
 		{"listens/wait-for-ready/close", listening, true, timeoutCtx, "begun", codes.Canceled, true},
 		{"closed", nothing, false, timeoutCtx, "before", codes.Canceled, false},
 		{"context-ended", nothing, false, endedCtx, "", codes.Canceled, false},
+		{"serving/context-ended", serving, false, endedCtx, "", codes.Canceled, false},
 	} {
 		for _, scheme := range []string{"unix", "inproc"} {
 			for _, call := range echoCalls {
@@ -235,6 +237,13 @@ func TestCallsNoServerTakes(t *testing.T) {
 					}
 					t.Cleanup(func() { cc.Close() })
 					c := echov1.NewEchoClient(cc)
+					// forget forgets the calls before the one that counts.
+					forget := func() {
+						rec.forget()
+						mu.Lock()
+						finished = nil
+						mu.Unlock()
+					}
 					switch sc.setup {
 					case stopped:
 						srv := newEchoServer()
@@ -259,17 +268,21 @@ func TestCallsNoServerTakes(t *testing.T) {
 								}
 							}
 						}
-						// Only the call after the stop counts.
-						rec.forget()
-						mu.Lock()
-						finished = nil
-						mu.Unlock()
+						forget() // only the call after the stop counts
 					case listening:
 						srv := newEchoServer()
 						if err := srv.Listen(addr); err != nil {
 							t.Fatal(err)
 						}
 						t.Cleanup(srv.Stop)
+					case serving:
+						serve(t, newEchoServer(), addr)
+						// A client that reached the server calls it
+						// directly from then on.
+						if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+							t.Fatal(err)
+						}
+						forget()
 					}
 					if sc.closeAt == "before" {
 						cc.Close()
@@ -372,6 +385,73 @@ func TestClientStatsOfCallThatWaitedForServer(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// cancelAtPick is a statsRecorder that cancels its call once a server
+// takes it (DelayedPickComplete).
+type cancelAtPick struct {
+	*statsRecorder
+	cancel context.CancelFunc
+}
+
+func (r cancelAtPick) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	r.statsRecorder.HandleRPC(ctx, s)
+	if _, ok := s.(*stats.DelayedPickComplete); ok {
+		r.cancel()
+	}
+}
+
+// TestWaitedCallCancelledAsTaken: a call that waited for a server began
+// as it began to wait, as grpc-go's client begins a call before it picks
+// a connection; its context ends as a server takes it, before the
+// channel would begin it. Its stats handler still hears it end, once,
+// with Canceled, as grpc-go's ends every call it began (stream.go
+// csAttempt.finish), and grpc.OnFinish hears it once. The handler cancels
+// the call as it hears DelayedPickComplete, which a socket client does
+// not always report (see TestClientStatsOfCallThatWaitedForServer): no
+// side by side here.
+func TestWaitedCallCancelledAsTaken(t *testing.T) {
+	for _, call := range echoCalls {
+		t.Run(call.Name, func(t *testing.T) {
+			addr := "inproc:" + uniqueName(t)
+			srv := newEchoServer()
+			if err := srv.Listen(addr); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(timeoutCtx(t))
+			rec := newStatsRecorder()
+			var mu sync.Mutex
+			var finished []error
+			onFinish := grpc.OnFinish(func(err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				finished = append(finished, err)
+			})
+			c := dial(t, addr, localgrpc.WithClientStatsHandler(cancelAtPick{rec, cancel}),
+				localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true), onFinish))
+			got := make(chan error, 1)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				_, err := call.Call(ctx, c)
+				got <- err
+			})
+			t.Cleanup(wg.Wait)
+			receive(t, rec.begun, "the call to begin")
+			serve(t, srv)
+			if err := receive(t, got, "the call to end"); status.Code(err) != codes.Canceled {
+				t.Errorf("the call: %v; want Canceled", err)
+			}
+			tags, events := rec.heard()
+			if _, end := checkBeganOnce(t, call.Name, true, tags, events); status.Code(end.Error) != codes.Canceled {
+				t.Errorf("End: error %v; want Canceled", end.Error)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(finished) != 1 || status.Code(finished[0]) != codes.Canceled {
+				t.Errorf("OnFinish heard %v; want Canceled once", finished)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package localgrpc
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -15,6 +16,8 @@ import (
 type waitStats struct {
 	hs    []stats.Handler
 	begin time.Time
+	// ended says a channel that took the call reported its End.
+	ended atomic.Bool
 }
 
 // beginWait tags ctx for the client stats handlers hs, and tells them
@@ -61,6 +64,16 @@ func (w *waitStats) taken(ctx context.Context) []stats.Handler {
 	return hs
 }
 
+// failed ends the call, failed with err by the channel that took it, if
+// that channel did not: one fails a call it refuses before it would
+// begin it (its context ended, say) with no stats event, and this call
+// began as it waited. A nil w or err does nothing.
+func (w *waitStats) failed(ctx context.Context, err error) {
+	if w != nil && err != nil && !w.ended.Load() {
+		w.end(ctx, err)
+	}
+}
+
 // begun is a client stats handler as the channel that carries a call
 // taken after a wait sees it. The call was tagged and begun before it
 // waited, in the context the channel gets, so the channel's TagRPC and
@@ -76,6 +89,7 @@ func (b begun) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	switch s := s.(type) {
 	case *stats.Begin:
 	case *stats.End:
+		b.w.ended.Store(true)
 		e := *s
 		e.BeginTime = b.w.begin
 		b.Handler.HandleRPC(ctx, &e)

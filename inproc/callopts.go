@@ -213,18 +213,60 @@ func (ci *callInfo) reporter() *callReport {
 	return ci.report
 }
 
-// outgoing is the metadata the server receives: the context's outgoing
-// metadata (already a copy) and what per-RPC credentials add.
-func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.MD, error) {
-	md, ok := metadata.FromOutgoingContext(ctx)
-	if ok {
-		if err := validateRawKeys(ctx); err != nil {
-			return nil, err
-		}
-		if err := validateMetadata(md); err != nil {
-			return nil, err
+// begins checks what grpc-go's client checks before a call begins, in
+// its order: the outgoing metadata of ctx, then that neither ctx nor the
+// call's connection has ended. It returns the metadata (see requestMD).
+func (ci *callInfo) begins(ctx context.Context) (metadata.MD, error) {
+	md, err := requestMD(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return md, ci.left(ctx)
+}
+
+// unbegun ends a call that failed with err before it began, and returns
+// err. grpc-go's client fails such a call (one whose options, metadata or
+// context it refuses) before it tags it for its stats handlers. Of its
+// call options, only grpc.OnFinish hears of it.
+func (ci *callInfo) unbegun(err error) error {
+	if ci.report != nil {
+		for _, f := range ci.report.onFinish {
+			f(err)
 		}
 	}
+	return err
+}
+
+// requestMD is the outgoing metadata of ctx (a copy), which is refused,
+// as grpc-go refuses it, if its transport could not send it.
+func requestMD(ctx context.Context) (metadata.MD, error) {
+	md, ok := metadata.FromOutgoingContext(ctx)
+	if !ok {
+		return nil, nil
+	}
+	if err := validateRawKeys(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateMetadata(md); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+// taggedMD is the metadata that goes out of a call begun with md in ctx
+// (see begins), which its client stats handlers tagged as tagged: a
+// TagRPC may add metadata, as a trace's propagator does.
+func taggedMD(ctx, tagged context.Context, md metadata.MD) (metadata.MD, error) {
+	if tagged == ctx {
+		return md, nil
+	}
+	return requestMD(tagged)
+}
+
+// outgoing is the metadata the server receives: md, the request's
+// metadata as begins or taggedMD returned it, and what per-RPC
+// credentials add.
+func (ci *callInfo) outgoing(ctx context.Context, fullMethod string, md metadata.MD) (metadata.MD, error) {
 	if ci.report == nil {
 		return md, toRequest(md)
 	}

@@ -66,17 +66,26 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 	ch := cl.ch
 	ci, err := cl.callInfo(opts)
 	if err != nil {
-		return nil, err
+		return nil, ci.unbegun(err)
+	}
+	md, err := ci.begins(ctx)
+	if err != nil {
+		return nil, ci.unbegun(err)
 	}
 	s := ch.exec.newStream()
 	s.desc, s.cstats = desc, clientStats{hs: cl.stats}
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
-		ctx = s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
+		begun := s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
+		md, err = taggedMD(ctx, begun, md)
+		ctx = begun
 	}
 	s.clientCtx = ctx
 	m, lookupErr := ch.lookup(method)
-	if s.md, err = ci.outgoing(ctx, method); err != nil {
+	if err != nil {
+		return nil, s.finishClient(err)
+	}
+	if s.md, err = ci.outgoing(ctx, method, md); err != nil {
 		return nil, s.finishClient(err)
 	}
 	if err := ci.left(ctx); err != nil {

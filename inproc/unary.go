@@ -37,17 +37,23 @@ type unaryResult struct {
 
 func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
 	ch := cl.ch
-	ci, err := cl.callInfo(opts)
-	if err != nil {
-		return err
-	}
 	m, lookupErr := ch.lookup(method)
 	if m != nil && m.unary == nil {
 		return cl.invokeStream(ctx, method, req, reply, opts)
 	}
+	ci, err := cl.callInfo(opts)
+	if err != nil {
+		return ci.unbegun(err)
+	}
+	md, err := ci.begins(ctx)
+	if err != nil {
+		return ci.unbegun(err)
+	}
 	cs := clientStats{hs: cl.stats}
 	if cs.hs != nil {
-		ctx = cs.begin(ctx, method, ci.failFast(), false, false)
+		begun := cs.begin(ctx, method, ci.failFast(), false, false)
+		md, err = taggedMD(ctx, begun, md)
+		ctx = begun
 	}
 	var header, trailer metadata.MD
 	// inHandler is true while the executor runs the handler, whose panic,
@@ -64,8 +70,10 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 			ci.finish(header, trailer, err)
 		}
 	}()
-	md, err := ci.outgoing(ctx, method)
 	if err != nil {
+		return err
+	}
+	if md, err = ci.outgoing(ctx, method, md); err != nil {
 		return err
 	}
 	if cs.hs != nil {
