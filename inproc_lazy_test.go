@@ -127,6 +127,38 @@ func kinds(events []stats.RPCStats) []string {
 	return names
 }
 
+// finishes keeps what a grpc.OnFinish option hears.
+type finishes struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// option is the grpc.OnFinish option whose calls f keeps.
+func (f *finishes) option() grpc.CallOption {
+	return grpc.OnFinish(func(err error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.errs = append(f.errs, err)
+	})
+}
+
+// forget forgets what f heard so far.
+func (f *finishes) forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = nil
+}
+
+// checkOnce checks that f heard one call end, with code want.
+func (f *finishes) checkOnce(t *testing.T, want codes.Code) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.errs) != 1 || status.Code(f.errs[0]) != want {
+		t.Errorf("OnFinish heard %v; want %v once", f.errs, want)
+	}
+}
+
 // echoMethods are the full names of the methods of echoCalls and what
 // kind of stream each is, by the call's name.
 var echoMethods = map[string]struct {
@@ -219,15 +251,8 @@ func TestCallsNoServerTakes(t *testing.T) {
 					if scheme == "unix" {
 						addr = "unix:" + socketPath(t)
 					}
-					rec := newStatsRecorder()
-					var mu sync.Mutex
-					var finished []error
-					onFinish := grpc.OnFinish(func(err error) {
-						mu.Lock()
-						defer mu.Unlock()
-						finished = append(finished, err)
-					})
-					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(onFinish)}
+					rec, finished := newStatsRecorder(), &finishes{}
+					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(finished.option())}
 					if sc.wfr {
 						opts = append(opts, localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
 					}
@@ -240,9 +265,7 @@ func TestCallsNoServerTakes(t *testing.T) {
 					// forget forgets the calls before the one that counts.
 					forget := func() {
 						rec.forget()
-						mu.Lock()
-						finished = nil
-						mu.Unlock()
+						finished.forget()
 					}
 					switch sc.setup {
 					case stopped:
@@ -303,11 +326,7 @@ func TestCallsNoServerTakes(t *testing.T) {
 					if status.Code(err) != sc.want {
 						t.Errorf("the call: %v; want %v", err, sc.want)
 					}
-					mu.Lock()
-					if len(finished) != 1 || status.Code(finished[0]) != sc.want {
-						t.Errorf("OnFinish heard %v; want %v once", finished, sc.want)
-					}
-					mu.Unlock()
+					finished.checkOnce(t, sc.want)
 					tags, events := rec.heard()
 					if !sc.heard {
 						if len(tags) != 0 || len(events) != 0 {
@@ -351,14 +370,9 @@ func TestClientStatsOfCallThatWaitedForServer(t *testing.T) {
 					}
 					rec := newStatsRecorder()
 					c := dial(t, addr, localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
-					got := make(chan error, 1)
-					ctx := timeoutCtx(t) // derived from t.Context(), which ends before the cleanups run
-					var wg sync.WaitGroup
-					wg.Go(func() {
-						_, err := call.Call(ctx, c)
-						got <- err
-					})
-					t.Cleanup(wg.Wait)
+					// timeoutCtx derives from t.Context(), which ends before
+					// the cleanups run.
+					got := callInBackground(t, timeoutCtx(t), c, call.Call)
 					receive(t, rec.begun, "the call to begin")
 					if listens {
 						serve(t, srv)
@@ -420,23 +434,10 @@ func TestWaitedCallCancelledAsTaken(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(timeoutCtx(t))
-			rec := newStatsRecorder()
-			var mu sync.Mutex
-			var finished []error
-			onFinish := grpc.OnFinish(func(err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				finished = append(finished, err)
-			})
+			rec, finished := newStatsRecorder(), &finishes{}
 			c := dial(t, addr, localgrpc.WithClientStatsHandler(cancelAtPick{rec, cancel}),
-				localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true), onFinish))
-			got := make(chan error, 1)
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				_, err := call.Call(ctx, c)
-				got <- err
-			})
-			t.Cleanup(wg.Wait)
+				localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true), finished.option()))
+			got := callInBackground(t, ctx, c, call.Call)
 			receive(t, rec.begun, "the call to begin")
 			serve(t, srv)
 			if err := receive(t, got, "the call to end"); status.Code(err) != codes.Canceled {
@@ -446,13 +447,22 @@ func TestWaitedCallCancelledAsTaken(t *testing.T) {
 			if _, end := checkBeganOnce(t, call.Name, true, tags, events); status.Code(end.Error) != codes.Canceled {
 				t.Errorf("End: error %v; want Canceled", end.Error)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(finished) != 1 || status.Code(finished[0]) != codes.Canceled {
-				t.Errorf("OnFinish heard %v; want Canceled once", finished)
-			}
+			finished.checkOnce(t, codes.Canceled)
 		})
 	}
+}
+
+// callInBackground makes call on c with ctx on a goroutine the test's
+// end waits for, and returns what the call returns.
+func callInBackground(t *testing.T, ctx context.Context, c echov1.EchoClient, call func(context.Context, echov1.EchoClient) ([]string, error)) <-chan error {
+	got := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, err := call(ctx, c)
+		got <- err
+	})
+	t.Cleanup(wg.Wait)
+	return got
 }
 
 // shortCtx ends soon: a call that waits ends with DeadlineExceeded.

@@ -3,7 +3,6 @@ package inproc_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -260,111 +259,27 @@ func TestSendAfterHandlerContextEnds(t *testing.T) {
 // (streamContextErr); a Recv fails with Canceled, its context's code; the
 // handler's context ends with context.Canceled.
 func TestHandlerAfterStopAsGRPC(t *testing.T) {
-	type report struct{ err, ctxErr error }
-	big := &echov1.EchoResponse{Text: strings.Repeat("x", 64<<10)}
-	// newSrv's handlers say on started that they run, wait for their
-	// context to end, then report what one more write or read returns.
-	newSrv := func(started chan<- struct{}, reports chan<- report) *funcEcho {
-		return &funcEcho{
-			get: func(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
-				started <- struct{}{}
-				<-ctx.Done()
-				reports <- report{grpc.SendHeader(ctx, metadata.Pairs("k", "v")), ctx.Err()}
-				return nil, ctx.Err()
-			},
-			expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
-				started <- struct{}{}
-				var err error
-				switch req.GetText() {
-				case "flood":
-					// Its client reads one response: the handler is
-					// blocked in Send, or soon will be, at the stop (an
-					// Inline one, suspended there, surely is).
-					for err == nil {
-						err = s.Send(big)
-					}
-					<-s.Context().Done()
-				case "header":
-					<-s.Context().Done()
-					err = s.SendHeader(metadata.Pairs("k", "v"))
-				default:
-					<-s.Context().Done()
-					err = s.Send(&echov1.EchoResponse{Text: "late"})
-				}
-				reports <- report{err, s.Context().Err()}
-				return err
-			},
-			update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
-				started <- struct{}{}
-				<-s.Context().Done()
-				_, err := s.Recv()
-				reports <- report{err, s.Context().Err()}
-				return err
-			},
-		}
-	}
-	for _, op := range []struct {
-		name string
-		// call makes the call and returns once the client has what it
-		// waits for: the end, or for "send-blocked", one response.
-		call func(ctx context.Context, c echov1.EchoClient) error
-	}{
-		{"unary-send-header", func(ctx context.Context, c echov1.EchoClient) error {
-			_, err := c.Get(ctx, &echov1.EchoRequest{})
-			return err
-		}},
-		{"send-header", func(ctx context.Context, c echov1.EchoClient) error {
-			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "header"})
-			if err != nil {
-				return err
-			}
-			_, err = s.Recv()
-			return err
-		}},
-		{"send", func(ctx context.Context, c echov1.EchoClient) error {
-			s, err := c.Expand(ctx, &echov1.EchoRequest{})
-			if err != nil {
-				return err
-			}
-			_, err = s.Recv()
-			return err
-		}},
-		{"send-blocked", func(ctx context.Context, c echov1.EchoClient) error {
-			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "flood"})
-			if err != nil {
-				return err
-			}
-			_, err = s.Recv() // drives an Inline handler to its blocked Send
-			return err
-		}},
-		{"recv", func(ctx context.Context, c echov1.EchoClient) error {
-			s, err := c.Update(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = s.Recv()
-			return err
-		}},
-	} {
-		t.Run(op.name, func(t *testing.T) {
+	for _, op := range servertest.EndedCalls {
+		t.Run(op.Name, func(t *testing.T) {
 			// tell makes the call on c, stops its server with stop once
 			// the handler runs, and says what the handler reported.
-			tell := func(t *testing.T, c echov1.EchoClient, started <-chan struct{}, reports <-chan report, stop func()) string {
+			tell := func(t *testing.T, c echov1.EchoClient, started <-chan struct{}, reports <-chan servertest.EndReport, stop func()) string {
 				var wg sync.WaitGroup
 				t.Cleanup(wg.Wait)
-				wg.Go(func() { op.call(timeoutCtx(t), c) })
+				wg.Go(func() { op.Call(timeoutCtx(t), c) })
 				receive(t, started, "the handler to run")
 				stop()
 				r := receiveWithin(t, reports, stopLimit, "the handler's report after the stop")
-				return fmt.Sprintf("handler's %s: %v; its context: %v", op.name, status.Code(r.err), r.ctxErr)
+				return fmt.Sprintf("handler's %s: %v; its context: %v", op.Name, status.Code(r.Err), r.CtxErr)
 			}
-			started, reports := make(chan struct{}, 1), make(chan report, 1)
-			gs, cc := realGRPCServer(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, newSrv(started, reports)) }, nil, nil)
+			started, reports := make(chan struct{}, 1), make(chan servertest.EndReport, 1)
+			srv := servertest.EndedEcho{Started: started, Reports: reports}
+			gs, cc := realGRPCServer(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, nil, nil)
 			want := tell(t, echov1.NewEchoClient(cc), started, reports, gs.Stop)
 			t.Logf("grpc-go: %s", want)
 			forEachMode(t, func(t *testing.T, m testMode) {
-				started, reports := make(chan struct{}, 1), make(chan report, 1)
-				c, ch := newEcho(t, m, newSrv(started, reports))
+				started, reports := make(chan struct{}, 1), make(chan servertest.EndReport, 1)
+				c, ch := newEcho(t, m, servertest.EndedEcho{Started: started, Reports: reports})
 				if got := tell(t, c, started, reports, ch.Stop); got != want {
 					t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
 				}
