@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/localgrpc/localgrpc/internal/callopt"
 	"github.com/localgrpc/localgrpc/internal/chain"
+	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -90,8 +90,9 @@ func WithClientStreamInterceptor(ints ...grpc.StreamClientInterceptor) ClientOpt
 // calls report to it as calls over a socket do, so one option gives the
 // same client spans, and propagates the same trace context, whatever the
 // address. As over a socket, a call that waits for a server, or finds
-// none, reports TagRPC, Begin and End too. A call made after Close
-// reports nothing: grpc-go fails it before it begins.
+// none, reports TagRPC, Begin and End too. A call made after Close, or
+// with a context that has ended, reports nothing: grpc-go fails it
+// before it begins.
 func WithClientStatsHandler(h stats.Handler) ClientOption {
 	return func(c *clientConfig) { c.stats = append(c.stats, h) }
 }
@@ -146,20 +147,17 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		// As a socket client, it connects when a call needs a server: one
 		// may listen on the name later.
 		c := &inprocConn{
-			name:   a.Name,
-			unary:  chain.UnaryClient(cfg.unary),
-			stream: chain.StreamClient(cfg.stream),
+			name:     a.Name,
+			unary:    chain.UnaryClient(cfg.unary),
+			stream:   chain.StreamClient(cfg.stream),
+			stats:    cfg.stats,
+			defaults: slices.Clip(cfg.calls),
 		}
+		c.invoker, c.streamer = c.invoke, c.newStream
 		c.closed, c.close = context.WithCancelCause(context.Background())
-		srv, _ := lookupOrWait(a.Name)
-		c.srv.Store(srv)
-		c.defaults = cfg.calls
-		c.opts = []grpc.CallOption{&callopt.Conn{Closed: c.closed}}
-		if cfg.stats != nil {
-			c.opts = append(c.opts, callopt.ClientStats{Handlers: cfg.stats})
+		if srv, _ := lookupOrWait(a.Name); srv != nil {
+			c.bound.Store(c.bind(srv))
 		}
-		c.opts = slices.Clip(c.opts)
-		c.staticOpts = slices.Clip(append([]grpc.CallOption{grpc.StaticMethod()}, c.opts...))
 		return c, nil
 	}
 	var gopts []grpc.DialOption
@@ -238,15 +236,23 @@ func unixDialer(name string) grpc.DialOption {
 // closing it does not stop the server. Like a grpc-go client, which dials
 // again, it follows its name to the next Server that serves it once its
 // own has stopped.
+//
+// Its calls go to the client side of the channel bound to it (see
+// bind), as a grpc.ClientConn's go to its transport: its stats handlers
+// and its close reach them as the channel's own settings, and no call
+// option carries them, which its interceptors would see and could drop.
 type inprocConn struct {
-	name   string
-	srv    atomic.Pointer[Server]
+	name string
+	// bound is the Server the name last led to, with its channel bound
+	// to the connection; nil until the name led to one.
+	bound  atomic.Pointer[boundServer]
 	unary  grpc.UnaryClientInterceptor
 	stream grpc.StreamClientInterceptor
-	// opts are added to every call, after the caller's: the connection,
-	// through which the channel ends the call at Close, and the stats
-	// handlers. staticOpts are grpc.StaticMethod() and opts.
-	opts, staticOpts []grpc.CallOption
+	// invoker and streamer are invoke and newStream, made once: where the
+	// interceptor chains end.
+	invoker  grpc.UnaryInvoker
+	streamer grpc.Streamer
+	stats    []stats.Handler // the client stats handlers
 	// defaults start every call, before the caller's options.
 	defaults []grpc.CallOption
 	// closed ends at Close, with errConnClosing as its cause. closeCalled
@@ -256,22 +262,39 @@ type inprocConn struct {
 	closeCalled atomic.Bool
 }
 
+// boundServer is a Server and the client side of its channel bound to
+// a connection: the connection's stats handlers hear the channel's calls
+// and its close ends them (see package internal/inprocconn).
+type boundServer struct {
+	srv *Server
+	cc  grpc.ClientConnInterface
+}
+
+// bind binds the channel of srv to the connection.
+func (c *inprocConn) bind(srv *Server) *boundServer {
+	return &boundServer{srv: srv, cc: inprocconn.Bind(srv.channel, inprocconn.Conn{Stats: c.stats, Closed: c.closed})}
+}
+
+// takesCalls reports whether b's server takes calls (see
+// Server.takesCalls); a nil b has none.
+func (b *boundServer) takesCalls() bool { return b != nil && b.srv.takesCalls() }
+
 // server is the Server the connection's name leads to: its last one
 // while it takes calls, else the one serving the name now (a successor of
 // a draining server, as a socket client reconnects on GOAWAY). With none,
 // a call fails with Unavailable at once, as over a socket with nothing
 // listening, or, if it waits for ready (grpc.WaitForReady), waits for one
 // until ctx ends or the connection closes.
-func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
+func (c *inprocConn) server(ctx context.Context, wait bool) (*boundServer, error) {
 	for {
-		srv := c.srv.Load()
-		if srv != nil && !srv.stopping.Load() {
-			return srv, nil
+		cur := c.bound.Load()
+		if cur != nil && !cur.srv.stopping.Load() {
+			return cur, nil
 		}
 		next, claimed := lookupOrWait(c.name)
-		if next != nil && next != srv && !next.stopping.Load() {
-			if c.srv.CompareAndSwap(srv, next) {
-				return next, nil
+		if next != nil && (cur == nil || next != cur.srv) && !next.stopping.Load() {
+			if b := c.bind(next); c.bound.CompareAndSwap(cur, b) {
+				return b, nil
 			}
 			continue // another call moved on first: look again
 		}
@@ -293,20 +316,20 @@ func (c *inprocConn) server(ctx context.Context, wait bool) (*Server, error) {
 // ready is the server a call goes to once it serves: a call that waits
 // for ready (wait) passes over a server that stopped before it served, as
 // a socket client passes over a listener that closed, to its successor.
-func (c *inprocConn) ready(ctx context.Context, wait bool) (*Server, error) {
+func (c *inprocConn) ready(ctx context.Context, wait bool) (*boundServer, error) {
 	for {
-		srv, err := c.server(ctx, wait)
+		b, err := c.server(ctx, wait)
 		if err != nil {
 			return nil, err
 		}
-		err = srv.awaitServe(ctx, c.closed.Done())
+		err = b.srv.awaitServe(ctx, c.closed.Done())
 		if err == errNeverServed && wait {
 			continue
 		}
 		if err == nil && c.closed.Err() != nil {
 			return nil, errConnClosing // Close came while it waited
 		}
-		return srv, err
+		return b, err
 	}
 }
 
@@ -331,25 +354,16 @@ func waitsForReady(opts []grpc.CallOption) bool {
 	return wait
 }
 
-func isStaticMethod(o grpc.CallOption) bool {
-	_, ok := o.(grpc.StaticMethodCallOption)
-	return ok
-}
-
-// callOptions are opts and what the connection adds to every call.
+// callOptions are the connection's default call options, then opts, as
+// grpc-go combines them: what its interceptors and its calls see.
 func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
-	if c.defaults != nil {
-		opts = append(slices.Clip(c.defaults), opts...)
-	}
 	switch {
+	case len(c.defaults) == 0:
+		return opts
 	case len(opts) == 0:
-		return c.opts // clipped: an append copies it
-	case len(opts) == 1 && isStaticMethod(opts[0]):
-		// What generated clients pass: the options are made once, not
-		// once a call.
-		return c.staticOpts
+		return c.defaults // clipped: an append copies it
 	}
-	return append(slices.Clip(opts), c.opts...)
+	return append(c.defaults, opts...)
 }
 
 var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
@@ -357,11 +371,17 @@ var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection i
 func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
 	opts = c.callOptions(opts)
 	if c.unary == nil {
-		return c.invoke(ctx, method, req, reply, opts...)
+		return c.invoke(ctx, method, req, reply, nil, opts...)
 	}
-	return c.unary(ctx, method, req, reply, nil, func(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
-		return c.invoke(ctx, method, req, reply, opts...)
-	}, opts...)
+	return c.unary(ctx, method, req, reply, nil, c.invoker, opts...)
+}
+
+func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	opts = c.callOptions(opts)
+	if c.stream == nil {
+		return c.newStream(ctx, desc, nil, method, opts...)
+	}
+	return c.stream(ctx, desc, nil, method, c.streamer, opts...)
 }
 
 // invoke and newStream are the calls past the client's interceptors. A
@@ -369,33 +389,40 @@ func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, 
 // that one serves. Any other goes through await: as over a socket, it
 // waits for a server to serve, and a closed connection fails it there,
 // below the interceptors, which see its error as they do over grpc-go.
-func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	srv := c.srv.Load()
-	if !srv.takesCalls() || c.closed.Err() != nil {
-		var err error
-		if srv, ctx, opts, err = c.await(ctx, method, nil, opts); err != nil {
-			return err
-		}
+func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
+	b := c.bound.Load()
+	if b.takesCalls() && c.closed.Err() == nil {
+		return b.cc.Invoke(ctx, method, req, reply, opts...)
 	}
-	return srv.channel.Invoke(ctx, method, req, reply, opts...)
+	cc, ctx, ws, err := c.await(ctx, method, nil, opts)
+	if err != nil {
+		return err
+	}
+	err = cc.Invoke(ctx, method, req, reply, opts...)
+	ws.failed(ctx, err)
+	return err
 }
 
-func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	srv := c.srv.Load()
-	if !srv.takesCalls() || c.closed.Err() != nil {
-		var err error
-		if srv, ctx, opts, err = c.await(ctx, method, desc, opts); err != nil {
-			return nil, err
-		}
+func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	b := c.bound.Load()
+	if b.takesCalls() && c.closed.Err() == nil {
+		return b.cc.NewStream(ctx, desc, method, opts...)
 	}
-	return srv.channel.NewStream(ctx, desc, method, opts...)
+	cc, ctx, ws, err := c.await(ctx, method, desc, opts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := cc.NewStream(ctx, desc, method, opts...)
+	ws.failed(ctx, err)
+	return s, err
 }
 
 // await finds a server for a call of method that cannot go straight to
 // one: none serves the connection's name, its server has not begun to
 // serve or is stopping, or the connection closed. desc is nil for a unary
-// call. It returns the server, and the context and options the call goes
-// to its channel with.
+// call. It returns the client side of the server's channel that the call
+// goes to, the context it goes with, and its waitStats (nil: the
+// connection has no stats handlers).
 //
 // As grpc-go's client, it fails a call whose context has ended, or whose
 // connection has closed, before the call begins: its stats handlers hear
@@ -403,7 +430,7 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, metho
 // grpc-go's begins before it picks a connection: see beginWait. A call
 // that fails here ends for its grpc.OnFinish options, as grpc-go's client
 // ends every call it fails before a server has it: no channel will.
-func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ *Server, _ context.Context, _ []grpc.CallOption, err error) {
+func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ grpc.ClientConnInterface, _ context.Context, _ *waitStats, err error) {
 	defer func() {
 		if err != nil {
 			onFinish(opts, err)
@@ -416,33 +443,26 @@ func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.Stream
 		return nil, ctx, nil, errConnClosing
 	}
 	wait := waitsForReady(opts)
-	ctx, ws := beginWait(ctx, method, desc, !wait, opts)
-	srv, err := c.ready(ctx, wait)
+	ctx, ws := beginWait(ctx, method, desc, !wait, c.stats)
+	b, err := c.ready(ctx, wait)
 	if err != nil {
 		if ws != nil {
 			ws.end(ctx, err)
 		}
 		return nil, ctx, nil, err
 	}
-	if ws != nil {
-		opts = ws.taken(ctx, opts)
+	if ws == nil {
+		return b.cc, ctx, nil, nil
 	}
-	return srv, ctx, opts, nil
-}
-
-func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	opts = c.callOptions(opts)
-	if c.stream == nil {
-		return c.newStream(ctx, desc, method, opts...)
-	}
-	return c.stream(ctx, desc, nil, method, func(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-		return c.newStream(ctx, desc, method, opts...)
-	}, opts...)
+	// The channel must not tag and begin the call again: its client
+	// side for this call has the handlers as begun.
+	cc := inprocconn.Bind(b.srv.channel, inprocconn.Conn{Stats: ws.taken(ctx), Closed: c.closed})
+	return cc, ctx, ws, nil
 }
 
 // Close ends the calls in flight with Canceled, as a closed
-// grpc.ClientConn does, through the callopt.Conn every call carries. A
-// call it ends returns at once, unless its handler runs on the call's
+// grpc.ClientConn does, through the client side of its server's channel
+// bound to it (see bind). A call it ends returns at once, unless its handler runs on the call's
 // goroutine, as an Inline handler does (see inproc.Inline): that call
 // returns when its handler does. Later calls fail in await. Only the
 // first Close returns nil; any other returns errConnClosing.

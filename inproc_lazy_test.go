@@ -127,6 +127,38 @@ func kinds(events []stats.RPCStats) []string {
 	return names
 }
 
+// finishes keeps what a grpc.OnFinish option hears.
+type finishes struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// option is the grpc.OnFinish option whose calls f keeps.
+func (f *finishes) option() grpc.CallOption {
+	return grpc.OnFinish(func(err error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.errs = append(f.errs, err)
+	})
+}
+
+// forget forgets what f heard so far.
+func (f *finishes) forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = nil
+}
+
+// checkOnce checks that f heard one call end, with code want.
+func (f *finishes) checkOnce(t *testing.T, want codes.Code) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.errs) != 1 || status.Code(f.errs[0]) != want {
+		t.Errorf("OnFinish heard %v; want %v once", f.errs, want)
+	}
+}
+
 // echoMethods are the full names of the methods of echoCalls and what
 // kind of stream each is, by the call's name.
 var echoMethods = map[string]struct {
@@ -181,14 +213,15 @@ func checkBeganOnce(t *testing.T, call string, wfr bool, tags []stats.RPCTagInfo
 // nothing serves the address, its server stopped, or it listens but does
 // not serve yet and the call's deadline or the connection's Close ends
 // it. A call on a closed connection, or with a context that has ended, is
-// not begun: the handler hears nothing. OnFinish hears every call's
-// error, once.
+// not begun, whether or not a server serves the address: the handler
+// hears nothing. OnFinish hears every call's error, once.
 func TestCallsNoServerTakes(t *testing.T) {
 	type setup int
 	const (
 		nothing   setup = iota // nothing serves the address
 		stopped                // a server served it, and the client, then stopped
 		listening              // a server listens on it and does not serve
+		serving                // a server serves it, and the client used it
 	)
 	for _, sc := range []struct {
 		name    string
@@ -209,6 +242,7 @@ func TestCallsNoServerTakes(t *testing.T) {
 		{"listens/wait-for-ready/close", listening, true, timeoutCtx, "begun", codes.Canceled, true},
 		{"closed", nothing, false, timeoutCtx, "before", codes.Canceled, false},
 		{"context-ended", nothing, false, endedCtx, "", codes.Canceled, false},
+		{"serving/context-ended", serving, false, endedCtx, "", codes.Canceled, false},
 	} {
 		for _, scheme := range []string{"unix", "inproc"} {
 			for _, call := range echoCalls {
@@ -217,15 +251,8 @@ func TestCallsNoServerTakes(t *testing.T) {
 					if scheme == "unix" {
 						addr = "unix:" + socketPath(t)
 					}
-					rec := newStatsRecorder()
-					var mu sync.Mutex
-					var finished []error
-					onFinish := grpc.OnFinish(func(err error) {
-						mu.Lock()
-						defer mu.Unlock()
-						finished = append(finished, err)
-					})
-					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(onFinish)}
+					rec, finished := newStatsRecorder(), &finishes{}
+					opts := []localgrpc.ClientOption{localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(finished.option())}
 					if sc.wfr {
 						opts = append(opts, localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
 					}
@@ -235,6 +262,11 @@ func TestCallsNoServerTakes(t *testing.T) {
 					}
 					t.Cleanup(func() { cc.Close() })
 					c := echov1.NewEchoClient(cc)
+					// forget forgets the calls before the one that counts.
+					forget := func() {
+						rec.forget()
+						finished.forget()
+					}
 					switch sc.setup {
 					case stopped:
 						srv := newEchoServer()
@@ -259,17 +291,21 @@ func TestCallsNoServerTakes(t *testing.T) {
 								}
 							}
 						}
-						// Only the call after the stop counts.
-						rec.forget()
-						mu.Lock()
-						finished = nil
-						mu.Unlock()
+						forget() // only the call after the stop counts
 					case listening:
 						srv := newEchoServer()
 						if err := srv.Listen(addr); err != nil {
 							t.Fatal(err)
 						}
 						t.Cleanup(srv.Stop)
+					case serving:
+						serve(t, newEchoServer(), addr)
+						// A client that reached the server calls it
+						// directly from then on.
+						if _, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: "x"}); err != nil {
+							t.Fatal(err)
+						}
+						forget()
 					}
 					if sc.closeAt == "before" {
 						cc.Close()
@@ -290,11 +326,7 @@ func TestCallsNoServerTakes(t *testing.T) {
 					if status.Code(err) != sc.want {
 						t.Errorf("the call: %v; want %v", err, sc.want)
 					}
-					mu.Lock()
-					if len(finished) != 1 || status.Code(finished[0]) != sc.want {
-						t.Errorf("OnFinish heard %v; want %v once", finished, sc.want)
-					}
-					mu.Unlock()
+					finished.checkOnce(t, sc.want)
 					tags, events := rec.heard()
 					if !sc.heard {
 						if len(tags) != 0 || len(events) != 0 {
@@ -338,14 +370,9 @@ func TestClientStatsOfCallThatWaitedForServer(t *testing.T) {
 					}
 					rec := newStatsRecorder()
 					c := dial(t, addr, localgrpc.WithClientStatsHandler(rec), localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
-					got := make(chan error, 1)
-					ctx := timeoutCtx(t) // derived from t.Context(), which ends before the cleanups run
-					var wg sync.WaitGroup
-					wg.Go(func() {
-						_, err := call.Call(ctx, c)
-						got <- err
-					})
-					t.Cleanup(wg.Wait)
+					// timeoutCtx derives from t.Context(), which ends before
+					// the cleanups run.
+					got := callInBackground(t, timeoutCtx(t), c, call.Call)
 					receive(t, rec.begun, "the call to begin")
 					if listens {
 						serve(t, srv)
@@ -375,6 +402,69 @@ func TestClientStatsOfCallThatWaitedForServer(t *testing.T) {
 	}
 }
 
+// cancelAtPick is a statsRecorder that cancels its call once a server
+// takes it (DelayedPickComplete).
+type cancelAtPick struct {
+	*statsRecorder
+	cancel context.CancelFunc
+}
+
+func (r cancelAtPick) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	r.statsRecorder.HandleRPC(ctx, s)
+	if _, ok := s.(*stats.DelayedPickComplete); ok {
+		r.cancel()
+	}
+}
+
+// TestWaitedCallCancelledAsTaken: a call that waited for a server began
+// as it began to wait, as grpc-go's client begins a call before it picks
+// a connection; its context ends as a server takes it, before the
+// channel would begin it. Its stats handler still hears it end, once,
+// with Canceled, as grpc-go's ends every call it began (stream.go
+// csAttempt.finish), and grpc.OnFinish hears it once. The handler cancels
+// the call as it hears DelayedPickComplete, which a socket client does
+// not always report (see TestClientStatsOfCallThatWaitedForServer): no
+// side by side here.
+func TestWaitedCallCancelledAsTaken(t *testing.T) {
+	for _, call := range echoCalls {
+		t.Run(call.Name, func(t *testing.T) {
+			addr := "inproc:" + uniqueName(t)
+			srv := newEchoServer()
+			if err := srv.Listen(addr); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(timeoutCtx(t))
+			rec, finished := newStatsRecorder(), &finishes{}
+			c := dial(t, addr, localgrpc.WithClientStatsHandler(cancelAtPick{rec, cancel}),
+				localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true), finished.option()))
+			got := callInBackground(t, ctx, c, call.Call)
+			receive(t, rec.begun, "the call to begin")
+			serve(t, srv)
+			if err := receive(t, got, "the call to end"); status.Code(err) != codes.Canceled {
+				t.Errorf("the call: %v; want Canceled", err)
+			}
+			tags, events := rec.heard()
+			if _, end := checkBeganOnce(t, call.Name, true, tags, events); status.Code(end.Error) != codes.Canceled {
+				t.Errorf("End: error %v; want Canceled", end.Error)
+			}
+			finished.checkOnce(t, codes.Canceled)
+		})
+	}
+}
+
+// callInBackground makes call on c with ctx on a goroutine the test's
+// end waits for, and returns what the call returns.
+func callInBackground(t *testing.T, ctx context.Context, c echov1.EchoClient, call func(context.Context, echov1.EchoClient) ([]string, error)) <-chan error {
+	got := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, err := call(ctx, c)
+		got <- err
+	})
+	t.Cleanup(wg.Wait)
+	return got
+}
+
 // shortCtx ends soon: a call that waits ends with DeadlineExceeded.
 func shortCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
@@ -387,4 +477,49 @@ func endedCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	return ctx
+}
+
+// noStats is a client stats handler that does nothing.
+type noStats struct{}
+
+func (noStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (noStats) HandleRPC(context.Context, stats.RPCStats)                         {}
+func (noStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (noStats) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// BenchmarkInprocClientUnary is a unary call through NewClient("inproc:")
+// to a server that serves, with and without a client stats handler and a
+// client interceptor: what the connection adds to a call of its server's
+// channel.
+func BenchmarkInprocClientUnary(b *testing.B) {
+	for _, withStats := range []bool{false, true} {
+		for _, withInterceptor := range []bool{false, true} {
+			b.Run(fmt.Sprintf("stats=%v/interceptor=%v", withStats, withInterceptor), func(b *testing.B) {
+				addr := "inproc:" + servertest.UniqueName()
+				servertest.Serve(b, newEchoServer(), addr)
+				var opts []localgrpc.ClientOption
+				if withStats {
+					opts = append(opts, localgrpc.WithClientStatsHandler(noStats{}))
+				}
+				if withInterceptor {
+					opts = append(opts, localgrpc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, inv grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+						return inv(ctx, method, req, reply, cc, opts...)
+					}))
+				}
+				cc, err := localgrpc.NewClient(addr, opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { cc.Close() })
+				c := echov1.NewEchoClient(cc)
+				ctx, req := context.Background(), &echov1.EchoRequest{Text: "x"}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := c.Get(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

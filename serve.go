@@ -132,8 +132,11 @@ func stoppedError(op string) error {
 }
 
 // Stop stops the server at once: listeners close, socket files are
-// removed, calls in flight end with Unavailable or Canceled. It does not
-// wait for handlers to return, except those of sockets when
+// removed, calls in flight end with Unavailable or Canceled. Their
+// handlers' contexts are cancelled, on every transport. A handler's Send
+// or SendHeader then fails with Unavailable, as over a connection that
+// closed, and its Recv with Canceled. It does not wait for handlers to
+// return, except those of sockets when
 // grpc.WaitForHandlers(true) was given through [WithGRPCServerOptions]. It
 // cuts short a GracefulStop in progress, as grpc.Server's Stop does: that
 // GracefulStop returns once the handlers still running have returned,

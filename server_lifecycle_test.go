@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,11 +19,11 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -144,117 +143,22 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 	}
 }
 
-// leftEcho's handlers wait for their client to leave, then report what
-// one more write or read of theirs returns, and the error their context
-// ended with. They say on started that they run.
-type leftEcho struct {
-	echov1.UnimplementedEchoServer
-	started chan<- struct{}
-	report  chan<- leftReport
-}
-
-type leftReport struct{ err, ctxErr error }
-
-// Get sends its header once its client left.
-func (h leftEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
-	h.started <- struct{}{}
-	<-ctx.Done()
-	h.report <- leftReport{grpc.SendHeader(ctx, metadata.Pairs("k", "v")), ctx.Err()}
-	return nil, ctx.Err()
-}
-
-// Expand sends once its client left or, for "flood", sends until a Send
-// fails: its client reads at most one response, so the handler is
-// blocked in Send, or soon will be, when its client leaves (an Inline
-// one, driven by that read, surely is).
-func (h leftEcho) Expand(req *echov1.EchoRequest, s echov1.Echo_ExpandServer) error {
-	if req.GetText() == "flood" {
-		h.started <- struct{}{}
-		big := &echov1.EchoResponse{Text: strings.Repeat("x", 64<<10)}
-		for {
-			if err := s.Send(big); err != nil {
-				// grpc-go's may fail a Send on a closed connection before
-				// it ends the handler's context.
-				<-s.Context().Done()
-				h.report <- leftReport{err, s.Context().Err()}
-				return err
-			}
-		}
-	}
-	h.started <- struct{}{}
-	<-s.Context().Done()
-	err := s.Send(&echov1.EchoResponse{Text: "late"})
-	h.report <- leftReport{err, s.Context().Err()}
-	return err
-}
-
-// Update receives once its client left.
-func (h leftEcho) Update(s echov1.Echo_UpdateServer) error {
-	h.started <- struct{}{}
-	<-s.Context().Done()
-	_, err := s.Recv()
-	h.report <- leftReport{err, s.Context().Err()}
-	return err
-}
-
-// TestHandlerOnceClientLeft: what a handler's writes and reads return once
-// its client left, as grpc-go's server gives them. A write (SendHeader,
+// TestHandlerOnceCallEnded: what a handler's writes and reads return once
+// its call ended, as grpc-go's server gives them. A write (SendHeader,
 // Send, one blocked in Send included) fails with Unavailable ("transport
-// is closing") once the client's connection closed, and with Canceled
-// when the client only cancelled its call; a Recv fails with Canceled
-// either way; the handler's context ends with context.Canceled either
-// way. Compare inproc, Isolated and Inline, with a unix socket.
-func TestHandlerOnceClientLeft(t *testing.T) {
-	for _, tr := range []struct {
-		name string
-		addr func(t *testing.T) string
-		opts []localgrpc.ServerOption
-	}{
-		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil},
-		{"inproc-isolated", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Isolated))}},
-		{"inproc-inline", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Inline))}},
-	} {
-		for _, op := range []struct {
-			name string
-			// call makes the call and returns once the client has what it
-			// waits for: the end, or for "send-blocked", one response.
-			call      func(ctx context.Context, c echov1.EchoClient) error
-			wantClose codes.Code // the handler's error once the connection closed
-		}{
-			{"unary-send-header", func(ctx context.Context, c echov1.EchoClient) error {
-				_, err := c.Get(ctx, &echov1.EchoRequest{})
-				return err
-			}, codes.Unavailable},
-			{"send", func(ctx context.Context, c echov1.EchoClient) error {
-				s, err := c.Expand(ctx, &echov1.EchoRequest{})
-				if err != nil {
-					return err
-				}
-				_, err = s.Recv()
-				return err
-			}, codes.Unavailable},
-			{"send-blocked", func(ctx context.Context, c echov1.EchoClient) error {
-				s, err := c.Expand(ctx, &echov1.EchoRequest{Text: "flood"})
-				if err != nil {
-					return err
-				}
-				_, err = s.Recv() // drives an Inline handler to its blocked Send
-				return err
-			}, codes.Unavailable},
-			{"recv", func(ctx context.Context, c echov1.EchoClient) error {
-				s, err := c.Update(ctx)
-				if err != nil {
-					return err
-				}
-				_, err = s.Recv()
-				return err
-			}, codes.Canceled},
-		} {
-			for _, closeConn := range []bool{true, false} {
-				t.Run(fmt.Sprintf("%s/%s/close=%v", tr.name, op.name, closeConn), func(t *testing.T) {
-					started, report := make(chan struct{}, 1), make(chan leftReport, 1)
+// is closing") once the client's connection closed or the server
+// stopped, and with Canceled when the client only cancelled its call; a
+// Recv fails with Canceled whatever ended the call; the handler's context
+// ends with context.Canceled whatever ended it. Compare inproc, in every
+// mode, with a unix socket.
+func TestHandlerOnceCallEnded(t *testing.T) {
+	for _, tr := range transportsEveryMode() {
+		for _, op := range servertest.EndedCalls {
+			for _, end := range []string{"cancel", "close", "stop"} {
+				t.Run(fmt.Sprintf("%s/%s/end=%s", tr.name, op.Name, end), func(t *testing.T) {
+					started, report := make(chan struct{}, 1), make(chan servertest.EndReport, 1)
 					srv := localgrpc.NewServer(tr.opts...)
-					echov1.RegisterEchoServer(srv, leftEcho{started: started, report: report})
+					echov1.RegisterEchoServer(srv, servertest.EndedEcho{Started: started, Reports: report})
 					addr := tr.addr(t)
 					serve(t, srv, addr)
 					cc, err := localgrpc.NewClient(addr)
@@ -266,23 +170,29 @@ func TestHandlerOnceClientLeft(t *testing.T) {
 					t.Cleanup(cancel)
 					var wg sync.WaitGroup
 					t.Cleanup(wg.Wait)
-					wg.Go(func() { op.call(ctx, echov1.NewEchoClient(cc)) })
+					wg.Go(func() { op.Call(ctx, echov1.NewEchoClient(cc)) })
 					receive(t, started, "the handler to run")
-					if closeConn {
-						cc.Close()
-					} else {
+					// Once the connection closed or the server stopped, a
+					// write finds the transport gone.
+					want := codes.Canceled
+					if op.Write {
+						want = codes.Unavailable
+					}
+					switch end {
+					case "cancel":
 						cancel()
+						want = codes.Canceled
+					case "close":
+						cc.Close()
+					case "stop":
+						srv.Stop()
 					}
 					got := receive(t, report, "the handler's report")
-					want := codes.Canceled
-					if closeConn {
-						want = op.wantClose
+					if status.Code(got.Err) != want {
+						t.Errorf("the handler's %s once its call ended: %v; want %v", op.Name, got.Err, want)
 					}
-					if status.Code(got.err) != want {
-						t.Errorf("the handler's %s once its client left: %v; want %v", op.name, got.err, want)
-					}
-					if got.ctxErr != context.Canceled {
-						t.Errorf("the handler's context once its client left: %v; want context.Canceled", got.ctxErr)
+					if got.CtxErr != context.Canceled {
+						t.Errorf("the handler's context once its call ended: %v; want context.Canceled", got.CtxErr)
 					}
 				})
 			}

@@ -3,6 +3,7 @@ package localgrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -198,9 +200,164 @@ func TestInterceptorsOnEveryTransport(t *testing.T) {
 	}
 }
 
-// endNotifier is a stats handler that tells of every call that ends, by
-// method.
-type endNotifier struct{ ended chan string }
+// optionsNoted is a client interceptor, unary and stream, that notes the
+// types of the call options it gets, then calls its invoker or streamer
+// with them, or with none if drop.
+func optionsNoted(note func(kind string, opts []grpc.CallOption), drop bool) []localgrpc.ClientOption {
+	pass := func(opts []grpc.CallOption) []grpc.CallOption {
+		if drop {
+			return nil
+		}
+		return opts
+	}
+	return []localgrpc.ClientOption{
+		localgrpc.WithClientUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, inv grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			note("unary", opts)
+			return inv(ctx, method, req, reply, cc, pass(opts)...)
+		}),
+		localgrpc.WithClientStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			note("stream", opts)
+			return streamer(ctx, desc, cc, method, pass(opts)...)
+		}),
+	}
+}
+
+// inprocModes are the ways a Server runs its in-process calls, by name.
+var inprocModes = []struct {
+	name string
+	opts []localgrpc.ServerOption
+}{
+	{"copy=clone/exec=isolated", []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithCopy(inproc.Clone), inproc.WithExecution(inproc.Isolated))}},
+	{"copy=share/exec=isolated", []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithCopy(inproc.Share), inproc.WithExecution(inproc.Isolated))}},
+	{"copy=clone/exec=inline", []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithCopy(inproc.Clone), inproc.WithExecution(inproc.Inline))}},
+	{"copy=share/exec=inline", []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithCopy(inproc.Share), inproc.WithExecution(inproc.Inline))}},
+}
+
+// transportsEveryMode are a unix socket, then inproc in every mode.
+func transportsEveryMode() []struct {
+	name string
+	addr func(t *testing.T) string
+	opts []localgrpc.ServerOption
+} {
+	out := []struct {
+		name string
+		addr func(t *testing.T) string
+		opts []localgrpc.ServerOption
+	}{{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil}}
+	for _, m := range inprocModes {
+		out = append(out, struct {
+			name string
+			addr func(t *testing.T) string
+			opts []localgrpc.ServerOption
+		}{"inproc/" + m.name, func(t *testing.T) string { return "inproc:" + uniqueName(t) }, m.opts})
+	}
+	return out
+}
+
+// TestClientInterceptorSeesCallerOptions: the call options a client
+// interceptor gets are the connection's default call options, then the
+// caller's (a generated client's grpc.StaticMethod first), as grpc-go
+// combines them: nothing of the connection itself, not even with a
+// stats handler. Compare inproc, in every mode, with a unix socket, for
+// every kind of call.
+func TestClientInterceptorSeesCallerOptions(t *testing.T) {
+	var want map[string][]string // by call: the option types grpc-go's interceptors got
+	for _, tr := range transportsEveryMode() {
+		t.Run(tr.name, func(t *testing.T) {
+			srv := newEchoServer(tr.opts...)
+			addr := tr.addr(t)
+			serve(t, srv, addr)
+			var mu sync.Mutex
+			var seen []string
+			note := func(kind string, opts []grpc.CallOption) {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, o := range opts {
+					seen = append(seen, fmt.Sprintf("%s:%T", kind, o))
+				}
+			}
+			opts := append(optionsNoted(note, false),
+				localgrpc.WithClientStatsHandler(noStats{}),
+				localgrpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<20)))
+			c := dial(t, addr, opts...)
+			got := map[string][]string{}
+			for _, call := range echoCalls {
+				mu.Lock()
+				seen = nil
+				mu.Unlock()
+				if _, err := call.Call(timeoutCtx(t), c); err != nil {
+					t.Fatalf("%s: %v", call.Name, err)
+				}
+				mu.Lock()
+				got[call.Name] = slices.Clone(seen)
+				mu.Unlock()
+			}
+			if want == nil {
+				want = got
+				t.Logf("grpc-go's interceptors got %v", want)
+				return
+			}
+			for name, w := range want {
+				if !slices.Equal(got[name], w) {
+					t.Errorf("%s: the interceptors got %v; grpc-go's %v", name, got[name], w)
+				}
+			}
+		})
+	}
+}
+
+// TestClientInterceptorDroppingOptions: a client interceptor that calls
+// its invoker or streamer without the call options it got. A
+// grpc.ClientConn's stats handlers and Close are its own, not call
+// options: the call still reports to the connection's stats handler, and
+// Close still ends it in flight, with Canceled. Compare inproc, in every
+// mode, with a unix socket, for every kind of call.
+func TestClientInterceptorDroppingOptions(t *testing.T) {
+	methods := map[string]string{"unary": "/echo.v1.Echo/Get", "server-stream": "/echo.v1.Echo/Expand", "client-stream": "/echo.v1.Echo/Collect", "bidi": "/echo.v1.Echo/Update"}
+	for _, tr := range transportsEveryMode() {
+		for _, call := range echoCalls {
+			t.Run(tr.name+"/"+call.Name, func(t *testing.T) {
+				release, held := make(chan struct{}), make(chan struct{}, 1)
+				srv := localgrpc.NewServer(tr.opts...)
+				echov1.RegisterEchoServer(srv, holdingEcho{release: release, held: held})
+				addr := tr.addr(t)
+				serve(t, srv, addr)
+				t.Cleanup(func() { close(release) }) // before the server stops
+				ends := endNotifier{ended: make(chan callEnd, 1)}
+				cc, err := localgrpc.NewClient(addr, append(optionsNoted(func(string, []grpc.CallOption) {}, true), localgrpc.WithClientStatsHandler(ends))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cc.Close() })
+				got := make(chan error, 1)
+				var wg sync.WaitGroup
+				t.Cleanup(wg.Wait)
+				wg.Go(func() {
+					_, err := call.Call(timeoutCtx(t), echov1.NewEchoClient(cc))
+					got <- err
+				})
+				receive(t, held, "the handler to hold the call")
+				cc.Close()
+				if err := receive(t, got, "the call in flight to end at Close"); status.Code(err) != codes.Canceled {
+					t.Errorf("the call in flight when its connection closed: %v; want Canceled", err)
+				}
+				e := receive(t, ends.ended, "the stats handler to hear the call end")
+				if e.method != methods[call.Name] || status.Code(e.err) != codes.Canceled {
+					t.Errorf("the stats handler heard %s end with %v; want %s with Canceled", e.method, e.err, methods[call.Name])
+				}
+			})
+		}
+	}
+}
+
+// endNotifier is a stats handler that tells of every call that ends:
+// its method and its error.
+type endNotifier struct{ ended chan callEnd }
+
+type callEnd struct {
+	method string
+	err    error
+}
 
 type methodKey struct{}
 
@@ -210,7 +367,7 @@ func (n endNotifier) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context
 
 func (n endNotifier) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	if _, ok := s.(*stats.End); ok {
-		n.ended <- ctx.Value(methodKey{}).(string)
+		n.ended <- callEnd{ctx.Value(methodKey{}).(string), s.(*stats.End).Error}
 	}
 }
 
@@ -220,7 +377,7 @@ func (endNotifier) HandleConn(context.Context, stats.ConnStats)                 
 // TestStatsHandlerOnEveryTransport checks that a stats handler given once
 // hears of calls on every transport.
 func TestStatsHandlerOnEveryTransport(t *testing.T) {
-	h := endNotifier{ended: make(chan string, 1)}
+	h := endNotifier{ended: make(chan callEnd, 1)}
 	srv := newEchoServer(localgrpc.WithServerStatsHandler(h))
 	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
@@ -228,9 +385,9 @@ func TestStatsHandlerOnEveryTransport(t *testing.T) {
 			t.Fatal(err)
 		}
 		select {
-		case m := <-h.ended:
-			if m != "/echo.v1.Echo/Get" {
-				t.Errorf("%s: the stats handler saw the end of %q, want /echo.v1.Echo/Get", addr, m)
+		case e := <-h.ended:
+			if e.method != "/echo.v1.Echo/Get" {
+				t.Errorf("%s: the stats handler saw the end of %q, want /echo.v1.Echo/Get", addr, e.method)
 			}
 		case <-time.After(waitLimit):
 			t.Errorf("%s: the stats handler saw no end of the call", addr)

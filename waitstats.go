@@ -2,9 +2,9 @@ package localgrpc
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
-	"github.com/localgrpc/localgrpc/internal/callopt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 )
@@ -16,19 +16,14 @@ import (
 type waitStats struct {
 	hs    []stats.Handler
 	begin time.Time
+	// ended says a channel that took the call reported its End.
+	ended atomic.Bool
 }
 
-// beginWait tags ctx for the client stats handlers that opts carry, and
-// tells them that a call of method begins, failing fast unless it waits
-// for ready; desc is nil for a unary call. With no handlers, it returns
-// ctx and nil.
-func beginWait(ctx context.Context, method string, desc *grpc.StreamDesc, failFast bool, opts []grpc.CallOption) (context.Context, *waitStats) {
-	var hs []stats.Handler
-	for _, o := range opts {
-		if o, ok := o.(callopt.ClientStats); ok {
-			hs = append(hs, o.Handlers...)
-		}
-	}
+// beginWait tags ctx for the client stats handlers hs, and tells them
+// that a call of method begins, failing fast unless it waits for ready;
+// desc is nil for a unary call. With no handlers, it returns ctx and nil.
+func beginWait(ctx context.Context, method string, desc *grpc.StreamDesc, failFast bool, hs []stats.Handler) (context.Context, *waitStats) {
 	if hs == nil {
 		return ctx, nil
 	}
@@ -58,22 +53,25 @@ func (w *waitStats) end(ctx context.Context, err error) {
 
 // taken tells the handlers that a server took the call after it waited,
 // as grpc-go's client tells them once a delayed pick completes. It
-// returns opts for the channel that carries the rest of the call, with
-// each stats handler as begun.
-func (w *waitStats) taken(ctx context.Context, opts []grpc.CallOption) []grpc.CallOption {
+// returns the handlers for the channel that carries the rest of the
+// call, each as begun.
+func (w *waitStats) taken(ctx context.Context) []stats.Handler {
 	w.handle(ctx, &stats.DelayedPickComplete{})
-	out := make([]grpc.CallOption, len(opts))
-	for i, o := range opts {
-		if cs, ok := o.(callopt.ClientStats); ok {
-			hs := make([]stats.Handler, len(cs.Handlers))
-			for j, h := range cs.Handlers {
-				hs[j] = begun{h, w.begin}
-			}
-			o = callopt.ClientStats{Handlers: hs}
-		}
-		out[i] = o
+	hs := make([]stats.Handler, len(w.hs))
+	for i, h := range w.hs {
+		hs[i] = begun{h, w}
 	}
-	return out
+	return hs
+}
+
+// failed ends the call, failed with err by the channel that took it, if
+// that channel did not: one fails a call it refuses before it would
+// begin it (its context ended, say) with no stats event, and this call
+// began as it waited. A nil w or err does nothing.
+func (w *waitStats) failed(ctx context.Context, err error) {
+	if w != nil && err != nil && !w.ended.Load() {
+		w.end(ctx, err)
+	}
 }
 
 // begun is a client stats handler as the channel that carries a call
@@ -82,7 +80,7 @@ func (w *waitStats) taken(ctx context.Context, opts []grpc.CallOption) []grpc.Ca
 // Begin are not heard again; its End says when the call began.
 type begun struct {
 	stats.Handler
-	begin time.Time
+	w *waitStats
 }
 
 func (b begun) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
@@ -91,8 +89,9 @@ func (b begun) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	switch s := s.(type) {
 	case *stats.Begin:
 	case *stats.End:
+		b.w.ended.Store(true)
 		e := *s
-		e.BeginTime = b.begin
+		e.BeginTime = b.w.begin
 		b.Handler.HandleRPC(ctx, &e)
 	default:
 		b.Handler.HandleRPC(ctx, s)

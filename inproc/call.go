@@ -147,12 +147,14 @@ func (c *call) sendHeader(md metadata.MD) error {
 var errTransportClosing = status.Error(codes.Unavailable, "transport is closing")
 
 // writeGone is what a handler's write (SendHeader, SendMsg) that finds
-// the call over returns: err, unless the client's connection has
-// closed (localgrpc's NewClient, Close). Then, as grpc-go's server,
-// whose transport reports a closed connection before a stream's end,
-// it returns Unavailable, whatever ended the call.
+// the call over returns: err, unless the call's transport is gone. It is
+// gone once the client's connection closed (localgrpc's NewClient,
+// Close) or the channel stopped, as a grpc.Server's Stop closes its
+// connections. Then, as grpc-go's server, whose transport reports a
+// closed connection before a stream's end, it returns Unavailable,
+// whatever ended the call.
 func (c *call) writeGone(err error) error {
-	if c.info.conn != nil && c.info.conn.Closed.Err() != nil {
+	if c.ch.state.Load() == stopped || c.info.connClosed() {
 		return errTransportClosing
 	}
 	return err

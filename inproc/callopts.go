@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
-	"github.com/localgrpc/localgrpc/internal/callopt"
-
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -16,30 +14,26 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
-// callInfo is what a call's options ask for. The options a Channel has no
-// use for (compression, once its name is checked, and wait-for-ready) are
-// accepted and ignored.
+// callInfo is what a call's options ask for, and the client side the
+// call was made on. The options a Channel has no use for (compression,
+// once its name is checked, and wait-for-ready) are accepted and ignored.
 type callInfo struct {
+	client  *client // whose stats handlers hear the call, and whose connection's close ends it
 	copy    CopyMode
 	codec   encoding.CodecV2 // nil: protobuf
 	maxRecv int              // the client's limits, grpc-go's defaults unless set
 	maxSend int
-	// report is nil unless an option asks to hear of the call or adds
-	// stats handlers: most calls have none, and every call carries its
-	// callInfo.
+	// report is nil unless an option asks to hear of the call: most
+	// calls have none, and every call carries its callInfo.
 	report *callReport
-	// conn is the connection the call goes through (localgrpc's
-	// NewClient), whose close ends it; nil for a call on the Channel.
-	conn *callopt.Conn
 }
 
 // callReport holds the options that hear of a call, its credentials and
-// what it returns besides the response, the stats handlers it adds, and
-// what it says of itself that most calls leave to the defaults.
+// what it returns besides the response, and what it says of itself that
+// most calls leave to the defaults.
 type callReport struct {
 	subtype   string // the content-subtype, as grpc-go sends it
 	authority string // the :authority the handler sees; empty: defaultAuthority
@@ -48,8 +42,6 @@ type callReport struct {
 	peers     []*peer.Peer
 	creds     []credentials.PerRPCCredentials
 	onFinish  []func(error)
-	// stats are client stats handlers the call adds to the channel's.
-	stats []stats.Handler
 	// waitForReady is grpc.WaitForReady's: a Channel is always ready, so
 	// it changes nothing but what the call's stats say (FailFast).
 	waitForReady bool
@@ -64,8 +56,9 @@ func (ch *Channel) withDefaults(opts []grpc.CallOption) []grpc.CallOption {
 	return append(slices.Clip(ch.cfg.defaultCallOptions), opts...)
 }
 
-func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	ci := callInfo{copy: ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
+// callInfo is what opts ask of a call made on cl.
+func (cl *client) callInfo(opts []grpc.CallOption) (callInfo, error) {
+	ci := callInfo{client: cl, copy: cl.ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	var (
 		forced              encoding.CodecV2
 		subtype, compressor string
@@ -74,10 +67,6 @@ func (ch *Channel) callInfo(opts []grpc.CallOption) (callInfo, error) {
 		switch o := o.(type) {
 		case copyOption:
 			ci.copy = o.mode
-		case callopt.ClientStats:
-			ci.reporter().stats = append(ci.report.stats, o.Handlers...)
-		case *callopt.Conn:
-			ci.conn = o
 		case grpc.HeaderCallOption:
 			ci.reporter().headers = append(ci.report.headers, o.HeaderAddr)
 		case grpc.TrailerCallOption:
@@ -166,15 +155,6 @@ func (ci *callInfo) failFast() bool {
 	return ci.report == nil || !ci.report.waitForReady
 }
 
-// clientStats are the stats handlers that see the call from the client's
-// side: the channel's, then the call's.
-func (ci *callInfo) clientStats(channel []stats.Handler) clientStats {
-	if ci.report == nil || ci.report.stats == nil {
-		return clientStats{hs: channel}
-	}
-	return clientStats{hs: append(slices.Clip(channel), ci.report.stats...)}
-}
-
 // requests is the direction of the call's requests to m on ch: the
 // client's send limit, the server's receive limit.
 func (ci *callInfo) requests(ch *Channel, m *method) handover.Direction {
@@ -201,23 +181,30 @@ func (ci *callInfo) left(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
-	if ci.conn != nil && ci.conn.Closed.Err() != nil {
+	if ci.connClosed() {
 		return ci.connErr()
 	}
 	return nil
 }
 
+// connClosed reports whether the call's connection has closed. A call on
+// the Channel itself has no connection to close.
+func (ci *callInfo) connClosed() bool {
+	closed := ci.client.closed
+	return closed != nil && closed.Err() != nil
+}
+
 // closing is closed once the call's connection closes. It is nil for a
-// call on the Channel itself, which has no connection to close.
+// call on the Channel itself.
 func (ci *callInfo) closing() <-chan struct{} {
-	if ci.conn == nil {
-		return nil
+	if closed := ci.client.closed; closed != nil {
+		return closed.Done()
 	}
-	return ci.conn.Closed.Done()
+	return nil
 }
 
 // connErr is the error a call ends with when its connection closes.
-func (ci *callInfo) connErr() error { return context.Cause(ci.conn.Closed) }
+func (ci *callInfo) connErr() error { return context.Cause(ci.client.closed) }
 
 func (ci *callInfo) reporter() *callReport {
 	if ci.report == nil {
@@ -226,18 +213,60 @@ func (ci *callInfo) reporter() *callReport {
 	return ci.report
 }
 
-// outgoing is the metadata the server receives: the context's outgoing
-// metadata (already a copy) and what per-RPC credentials add.
-func (ci *callInfo) outgoing(ctx context.Context, fullMethod string) (metadata.MD, error) {
-	md, ok := metadata.FromOutgoingContext(ctx)
-	if ok {
-		if err := validateRawKeys(ctx); err != nil {
-			return nil, err
-		}
-		if err := validateMetadata(md); err != nil {
-			return nil, err
+// begins checks what grpc-go's client checks before a call begins, in
+// its order: the outgoing metadata of ctx, then that neither ctx nor the
+// call's connection has ended. It returns the metadata (see requestMD).
+func (ci *callInfo) begins(ctx context.Context) (metadata.MD, error) {
+	md, err := requestMD(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return md, ci.left(ctx)
+}
+
+// unbegun ends a call that failed with err before it began, and returns
+// err. grpc-go's client fails such a call (one whose options, metadata or
+// context it refuses) before it tags it for its stats handlers. Of its
+// call options, only grpc.OnFinish hears of it.
+func (ci *callInfo) unbegun(err error) error {
+	if ci.report != nil {
+		for _, f := range ci.report.onFinish {
+			f(err)
 		}
 	}
+	return err
+}
+
+// requestMD is the outgoing metadata of ctx (a copy), which is refused,
+// as grpc-go refuses it, if its transport could not send it.
+func requestMD(ctx context.Context) (metadata.MD, error) {
+	md, ok := metadata.FromOutgoingContext(ctx)
+	if !ok {
+		return nil, nil
+	}
+	if err := validateRawKeys(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateMetadata(md); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+// taggedMD is the metadata that goes out of a call begun with md in ctx
+// (see begins), which its client stats handlers tagged as tagged: a
+// TagRPC may add metadata, as a trace's propagator does.
+func taggedMD(ctx, tagged context.Context, md metadata.MD) (metadata.MD, error) {
+	if tagged == ctx {
+		return md, nil
+	}
+	return requestMD(tagged)
+}
+
+// outgoing is the metadata the server receives: md, the request's
+// metadata as begins or taggedMD returned it, and what per-RPC
+// credentials add.
+func (ci *callInfo) outgoing(ctx context.Context, fullMethod string, md metadata.MD) (metadata.MD, error) {
 	if ci.report == nil {
 		return md, toRequest(md)
 	}

@@ -21,6 +21,7 @@ import (
 // concurrent use; the zero value is not, use New.
 type Channel struct {
 	cfg      config
+	own      client                   // the Channel's own client side: Invoke's and NewStream's
 	exec     executor                 // where handlers run: cfg.execution's
 	services atomic.Pointer[registry] // replaced whole on registration
 	mu       sync.Mutex               // serializes registration and stopping
@@ -55,6 +56,7 @@ var (
 // New returns a Channel with no services.
 func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
+	ch.own = client{ch: ch, stats: ch.cfg.clientStats}
 	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.exec = executorFor(ch.cfg.execution)
 	ch.services.Store(&registry{})
@@ -201,8 +203,10 @@ func (ch *Channel) markDrained() {
 }
 
 // Stop refuses new calls and ends the calls in flight: their handlers'
-// contexts are cancelled and waiting clients get Unavailable. It does not
-// wait for handlers to return. An Inline handler runs on its caller's
+// contexts are cancelled and waiting clients get Unavailable. A handler's
+// Send or SendHeader then fails with Unavailable, as after a grpc.Server's
+// Stop, and its Recv with Canceled. It does not wait for handlers to
+// return. An Inline handler runs on its caller's
 // goroutine, so that caller returns when the handler does.
 func (ch *Channel) Stop() {
 	ch.mu.Lock()

@@ -253,6 +253,13 @@ func realGRPC(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.S
 	return servertest.GRPCOverBufconn(t, register, sopts, dopts...)
 }
 
+// realGRPCServer is realGRPC that returns the server too, for a test
+// that stops it.
+func realGRPCServer(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts []grpc.DialOption) (*grpc.Server, *grpc.ClientConn) {
+	t.Helper()
+	return servertest.GRPCServerOverBufconn(t, register, sopts, dopts...)
+}
+
 // callOnce calls method on cc, as desc says (nil: a unary call), with one
 // request, reads until the end, and returns how the call ended: nil if it
 // ended well.

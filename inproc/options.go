@@ -129,7 +129,9 @@ func WithServerStatsHandler(h stats.Handler) Option {
 }
 
 // WithClientStatsHandler adds a stats.Handler that sees every call from the
-// client's side, as grpc.WithStatsHandler does for a grpc.ClientConn.
+// client's side, as grpc.WithStatsHandler does for a grpc.ClientConn. A
+// call whose context has ended when it is made reports nothing, as
+// grpc-go fails it before it begins.
 func WithClientStatsHandler(h stats.Handler) Option {
 	return func(c *config) { c.clientStats = append(c.clientStats, h) }
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
@@ -68,6 +70,11 @@ func (*kindsRecorder) HandleConn(context.Context, stats.ConnStats)              
 func (r *kindsRecorder) take(t *testing.T) []string {
 	t.Helper()
 	receive(t, r.ends, "the call's last stats event")
+	return r.drain()
+}
+
+// drain is take without the wait: the kinds of what r heard so far.
+func (r *kindsRecorder) drain() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
@@ -362,6 +369,80 @@ func TestStatsCancelledAsGRPC(t *testing.T) {
 			oracleFail(t, grpcgo, "the server's stats handler saw a header or trailer sent after the client left: %v", server)
 		}
 	})
+}
+
+// TestStatsNotBegunAsGRPC: a call that grpc-go's client fails before it
+// tags it for its stats handlers: one made with a context that has ended,
+// cancelled or past its deadline (stream.go newAttemptLocked looks at the
+// context first), with outgoing metadata its transport would not send
+// (newClientStream validates it first), or with a compressor none is
+// registered for (newClientStreamWithParams). Neither side's stats
+// handler hears of it, no handler runs, and of its call options only
+// grpc.OnFinish hears of it (newClientStream's endOfClientStream), once;
+// grpc.Header, grpc.Trailer and grpc.Peer keep what they held. Each side
+// is told after its server's GracefulStop, which waits for any handler.
+func TestStatsNotBegunAsGRPC(t *testing.T) {
+	for _, e := range []struct {
+		name string
+		ctx  func(t *testing.T) context.Context
+		opts []grpc.CallOption
+	}{
+		{"context-cancelled", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			return ctx
+		}, nil},
+		{"context-deadline", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+			t.Cleanup(cancel)
+			return ctx
+		}, nil},
+		{"metadata-invalid", func(t *testing.T) context.Context {
+			return metadata.AppendToOutgoingContext(timeoutCtx(t), "no spaces", "v")
+		}, nil},
+		{"compressor-unknown", timeoutCtx, []grpc.CallOption{grpc.UseCompressor("nosuch")}},
+	} {
+		for _, kind := range echoKinds {
+			t.Run(e.name+"/"+kind.name, func(t *testing.T) {
+				var ran atomic.Int32
+				srv := ctxHandlers(func(context.Context) error {
+					ran.Add(1)
+					return nil
+				})
+				// tell makes the call, stops the server, and says what
+				// the call returned and what each side heard of it.
+				tell := func(t *testing.T, c echov1.EchoClient, stop func(), cs, ss *kindsRecorder) string {
+					var mu sync.Mutex
+					var finished []codes.Code
+					header, trailer := metadata.Pairs("before", "call"), metadata.Pairs("before", "call")
+					var p peer.Peer
+					opts := append([]grpc.CallOption{grpc.Header(&header), grpc.Trailer(&trailer), grpc.Peer(&p), grpc.OnFinish(func(err error) {
+						mu.Lock()
+						defer mu.Unlock()
+						finished = append(finished, status.Code(err))
+					})}, e.opts...)
+					err := kind.call(e.ctx(t), c, opts...)
+					stop()
+					mu.Lock()
+					defer mu.Unlock()
+					return fmt.Sprintf("code=%v on-finish=%v header=%v trailer=%v peer-set=%v client-heard=%v server-heard=%v handlers-ran=%d",
+						status.Code(err), finished, keys(header), keys(trailer), p.Addr != nil, cs.drain(), ss.drain(), ran.Swap(0))
+				}
+				cs, ss := newKindsRecorder(), newKindsRecorder()
+				gs, cc := realGRPCServer(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) },
+					[]grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs)})
+				want := tell(t, echov1.NewEchoClient(cc), gs.GracefulStop, cs, ss)
+				t.Logf("grpc-go: %s", want)
+				forEachMode(t, func(t *testing.T, m testMode) {
+					cs, ss := newKindsRecorder(), newKindsRecorder()
+					c, ch := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+					if got := tell(t, c, ch.GracefulStop, cs, ss); got != want {
+						t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
+					}
+				})
+			})
+		}
+	}
 }
 
 // TestStatsClientLeftAsGRPC: a client cancels while its handler waits

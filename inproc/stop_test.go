@@ -2,6 +2,8 @@ package inproc_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,4 +249,41 @@ func TestSendAfterHandlerContextEnds(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestHandlerAfterStopAsGRPC: what a handler's writes and reads return
+// once its server stopped, side by side with grpc-go's Server.Stop over
+// bufconn. grpc-go's Stop closes the connection (http2_server.go Close):
+// a write (SendHeader, Send, one blocked in Send included) fails with
+// Unavailable, as its transport reports a closed connection first
+// (streamContextErr); a Recv fails with Canceled, its context's code; the
+// handler's context ends with context.Canceled.
+func TestHandlerAfterStopAsGRPC(t *testing.T) {
+	for _, op := range servertest.EndedCalls {
+		t.Run(op.Name, func(t *testing.T) {
+			// tell makes the call on c, stops its server with stop once
+			// the handler runs, and says what the handler reported.
+			tell := func(t *testing.T, c echov1.EchoClient, started <-chan struct{}, reports <-chan servertest.EndReport, stop func()) string {
+				var wg sync.WaitGroup
+				t.Cleanup(wg.Wait)
+				wg.Go(func() { op.Call(timeoutCtx(t), c) })
+				receive(t, started, "the handler to run")
+				stop()
+				r := receiveWithin(t, reports, stopLimit, "the handler's report after the stop")
+				return fmt.Sprintf("handler's %s: %v; its context: %v", op.Name, status.Code(r.Err), r.CtxErr)
+			}
+			started, reports := make(chan struct{}, 1), make(chan servertest.EndReport, 1)
+			srv := servertest.EndedEcho{Started: started, Reports: reports}
+			gs, cc := realGRPCServer(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, nil, nil)
+			want := tell(t, echov1.NewEchoClient(cc), started, reports, gs.Stop)
+			t.Logf("grpc-go: %s", want)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				started, reports := make(chan struct{}, 1), make(chan servertest.EndReport, 1)
+				c, ch := newEcho(t, m, servertest.EndedEcho{Started: started, Reports: reports})
+				if got := tell(t, c, started, reports, ch.Stop); got != want {
+					t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
+				}
+			})
+		})
+	}
 }

@@ -16,11 +16,7 @@ import (
 
 // NewStream begins a streaming call, as grpc.ClientConn does.
 func (ch *Channel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	opts = ch.withDefaults(opts)
-	if ch.clientStream != nil {
-		return ch.clientStream(ctx, desc, nil, method, ch.newStream, opts...)
-	}
-	return ch.newStream(ctx, desc, nil, method, opts...)
+	return ch.own.NewStream(ctx, desc, method, opts...)
 }
 
 // stream is one streaming call. Its two sides are the views clientStream
@@ -66,20 +62,30 @@ type stream struct {
 // unaryDesc describes a unary method called through NewStream.
 var unaryDesc = &grpc.StreamDesc{}
 
-func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	ci, err := ch.callInfo(opts)
+func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	ch := cl.ch
+	ci, err := cl.callInfo(opts)
 	if err != nil {
-		return nil, err
+		return nil, ci.unbegun(err)
+	}
+	md, err := ci.begins(ctx)
+	if err != nil {
+		return nil, ci.unbegun(err)
 	}
 	s := ch.exec.newStream()
-	s.desc, s.cstats = desc, ci.clientStats(ch.cfg.clientStats)
+	s.desc, s.cstats = desc, clientStats{hs: cl.stats}
 	s.ch, s.info = ch, ci
 	if s.cstats.hs != nil {
-		ctx = s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
+		begun := s.cstats.begin(ctx, method, ci.failFast(), desc.ClientStreams, desc.ServerStreams)
+		md, err = taggedMD(ctx, begun, md)
+		ctx = begun
 	}
 	s.clientCtx = ctx
 	m, lookupErr := ch.lookup(method)
-	if s.md, err = ci.outgoing(ctx, method); err != nil {
+	if err != nil {
+		return nil, s.finishClient(err)
+	}
+	if s.md, err = ci.outgoing(ctx, method, md); err != nil {
 		return nil, s.finishClient(err)
 	}
 	if err := ci.left(ctx); err != nil {
@@ -119,7 +125,7 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 	s.run.start()
 	// Whatever ends the call ends parent (Stop, the client, the deadline,
 	// the handler's return): then every parked side wakes to look.
-	context.AfterFunc(parent, s.kick)
+	context.AfterFunc(parent, s.parentEnded)
 	s.watchClient()
 	return (*clientStream)(s), nil
 }
@@ -127,7 +133,8 @@ func (ch *Channel) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc
 // watchClient has the end of the client's context, or the close of its
 // connection, end the client's side.
 func (s *stream) watchClient() {
-	if s.clientCtx.Done() == nil && s.info.conn == nil {
+	closed := s.info.client.closed
+	if s.clientCtx.Done() == nil && closed == nil {
 		return
 	}
 	s.watchMu.Lock()
@@ -135,8 +142,8 @@ func (s *stream) watchClient() {
 	if s.clientCtx.Done() != nil {
 		s.stopWatch = context.AfterFunc(s.clientCtx, s.clientCancelled)
 	}
-	if s.info.conn != nil {
-		s.stopConnWatch = context.AfterFunc(s.info.conn.Closed, s.connClosed)
+	if closed != nil {
+		s.stopConnWatch = context.AfterFunc(closed, s.connClosed)
 	}
 }
 
@@ -216,6 +223,19 @@ var (
 func (s *stream) kick() {
 	s.toServer.kick()
 	s.toClient.kick()
+}
+
+// parentEnded runs once the parent of the handler's context ended. It
+// wakes every parked side. After Stop it has the runner abandon the
+// handler too, as a client that leaves does: a handler that waits where
+// no parked side can wake it (an Inline one suspended in a Send whose
+// client makes no call) must find its call over, as over a socket, where
+// Stop fails the handler's blocked write.
+func (s *stream) parentEnded() {
+	s.kick()
+	if s.ch.state.Load() == stopped {
+		s.run.abandon()
+	}
 }
 
 // clientCancelled runs when the client's context ends.

@@ -12,11 +12,7 @@ import (
 
 // Invoke performs a unary call, as grpc.ClientConn does.
 func (ch *Channel) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	opts = ch.withDefaults(opts)
-	if ch.clientUnary != nil {
-		return ch.clientUnary(ctx, method, req, reply, nil, ch.invoke, opts...)
-	}
-	return ch.invoke(ctx, method, req, reply, nil, opts...)
+	return ch.own.Invoke(ctx, method, req, reply, opts...)
 }
 
 // unaryCall is one unary call: the handler's side and the request's
@@ -39,18 +35,25 @@ type unaryResult struct {
 	left bool  // the client left before it took the result: err says why
 }
 
-func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
-	ci, err := ch.callInfo(opts)
-	if err != nil {
-		return err
-	}
+func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
+	ch := cl.ch
 	m, lookupErr := ch.lookup(method)
 	if m != nil && m.unary == nil {
-		return ch.invokeStream(ctx, method, req, reply, opts)
+		return cl.invokeStream(ctx, method, req, reply, opts)
 	}
-	cs := ci.clientStats(ch.cfg.clientStats)
+	ci, err := cl.callInfo(opts)
+	if err != nil {
+		return ci.unbegun(err)
+	}
+	md, err := ci.begins(ctx)
+	if err != nil {
+		return ci.unbegun(err)
+	}
+	cs := clientStats{hs: cl.stats}
 	if cs.hs != nil {
-		ctx = cs.begin(ctx, method, ci.failFast(), false, false)
+		begun := cs.begin(ctx, method, ci.failFast(), false, false)
+		md, err = taggedMD(ctx, begun, md)
+		ctx = begun
 	}
 	var header, trailer metadata.MD
 	// inHandler is true while the executor runs the handler, whose panic,
@@ -67,8 +70,10 @@ func (ch *Channel) invoke(ctx context.Context, method string, req, reply any, _ 
 			ci.finish(header, trailer, err)
 		}
 	}()
-	md, err := ci.outgoing(ctx, method)
 	if err != nil {
+		return err
+	}
+	if md, err = ci.outgoing(ctx, method, md); err != nil {
 		return err
 	}
 	if cs.hs != nil {
@@ -183,8 +188,8 @@ func (u *unaryCall) handle() (any, error) {
 
 // invokeStream makes a unary call to a streaming method, as grpc-go does:
 // one message each way.
-func (ch *Channel) invokeStream(ctx context.Context, method string, req, reply any, opts []grpc.CallOption) error {
-	s, err := ch.newStream(ctx, &grpc.StreamDesc{}, nil, method, opts...)
+func (cl *client) invokeStream(ctx context.Context, method string, req, reply any, opts []grpc.CallOption) error {
+	s, err := cl.newStream(ctx, &grpc.StreamDesc{}, nil, method, opts...)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func (c *unaryContext) Err() error {
 	if c.call.ch.base.Err() != nil {
 		return context.Canceled
 	}
-	if conn := c.call.info.conn; conn != nil && conn.Closed.Err() != nil {
+	if c.call.info.connClosed() {
 		return context.Canceled
 	}
 	return nil
@@ -92,8 +92,8 @@ func (c *unaryContext) wait() context.Context {
 	default:
 		w.ctx, w.cancel = context.WithCancel(c.call.ch.base)
 	}
-	if conn := c.call.info.conn; conn != nil {
-		w.unlinkConn = context.AfterFunc(conn.Closed, w.cancel)
+	if closed := c.call.info.client.closed; closed != nil {
+		w.unlinkConn = context.AfterFunc(closed, w.cancel)
 	}
 	if !c.waiter.CompareAndSwap(nil, w) {
 		w.release() // another goroutine of the handler made one first

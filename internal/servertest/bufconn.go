@@ -17,6 +17,14 @@ import (
 // test.
 func GRPCOverBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
+	_, cc := GRPCServerOverBufconn(t, register, sopts, dopts...)
+	return cc
+}
+
+// GRPCServerOverBufconn is GRPCOverBufconn that returns the server too,
+// for a test that stops it.
+func GRPCServerOverBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts ...grpc.DialOption) (*grpc.Server, *grpc.ClientConn) {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(sopts...)
 	register(srv)
@@ -35,5 +43,5 @@ func GRPCOverBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts [
 		srv.Stop()
 		wg.Wait()
 	})
-	return cc
+	return srv, cc
 }
