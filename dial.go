@@ -424,9 +424,10 @@ func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *gr
 // goes to, the context it goes with, and its waitStats (nil: the
 // connection has no stats handlers).
 //
-// As grpc-go's client, it fails a call whose context has ended, or whose
-// connection has closed, before the call begins: its stats handlers hear
-// nothing of it. Any other call begins here, before it waits, as
+// As grpc-go's client, it fails a call whose options or outgoing metadata
+// a channel would refuse, whose context has ended, or whose connection
+// has closed, before the call begins: its stats handlers hear nothing of
+// it. Any other call begins here, before it waits, as
 // grpc-go's begins before it picks a connection: see beginWait. A call
 // that fails here ends for its grpc.OnFinish options, as grpc-go's client
 // ends every call it fails before a server has it: no channel will.
@@ -436,6 +437,9 @@ func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.Stream
 			onFinish(opts, err)
 		}
 	}()
+	if err := inprocconn.Refuses(ctx, opts); err != nil {
+		return nil, ctx, nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, ctx, nil, status.FromContextError(err).Err()
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
@@ -231,18 +232,24 @@ func TestCallsNoServerTakes(t *testing.T) {
 		closeAt string // "before" the call, or "begun": once the call has begun
 		want    codes.Code
 		heard   bool
+		extra   []grpc.CallOption // the client's default call options but WaitForReady's
 	}{
-		{"nothing-serves", nothing, false, timeoutCtx, "", codes.Unavailable, true},
-		{"nothing-serves/wait-for-ready/deadline", nothing, true, shortCtx, "", codes.DeadlineExceeded, true},
-		{"nothing-serves/wait-for-ready/close", nothing, true, timeoutCtx, "begun", codes.Canceled, true},
-		{"server-stopped", stopped, false, timeoutCtx, "", codes.Unavailable, true},
-		{"listens/deadline", listening, false, shortCtx, "", codes.DeadlineExceeded, true},
-		{"listens/close", listening, false, timeoutCtx, "begun", codes.Canceled, true},
-		{"listens/wait-for-ready/deadline", listening, true, shortCtx, "", codes.DeadlineExceeded, true},
-		{"listens/wait-for-ready/close", listening, true, timeoutCtx, "begun", codes.Canceled, true},
-		{"closed", nothing, false, timeoutCtx, "before", codes.Canceled, false},
-		{"context-ended", nothing, false, endedCtx, "", codes.Canceled, false},
-		{"serving/context-ended", serving, false, endedCtx, "", codes.Canceled, false},
+		{"nothing-serves", nothing, false, timeoutCtx, "", codes.Unavailable, true, nil},
+		{"nothing-serves/wait-for-ready/deadline", nothing, true, shortCtx, "", codes.DeadlineExceeded, true, nil},
+		{"nothing-serves/wait-for-ready/close", nothing, true, timeoutCtx, "begun", codes.Canceled, true, nil},
+		{"server-stopped", stopped, false, timeoutCtx, "", codes.Unavailable, true, nil},
+		{"listens/deadline", listening, false, shortCtx, "", codes.DeadlineExceeded, true, nil},
+		{"listens/close", listening, false, timeoutCtx, "begun", codes.Canceled, true, nil},
+		{"listens/wait-for-ready/deadline", listening, true, shortCtx, "", codes.DeadlineExceeded, true, nil},
+		{"listens/wait-for-ready/close", listening, true, timeoutCtx, "begun", codes.Canceled, true, nil},
+		{"closed", nothing, false, timeoutCtx, "before", codes.Canceled, false, nil},
+		{"context-ended", nothing, false, endedCtx, "", codes.Canceled, false, nil},
+		{"serving/context-ended", serving, false, endedCtx, "", codes.Canceled, false, nil},
+		// What a client refuses before it begins a call fails a call
+		// that would wait, at once.
+		{"nothing-serves/wait-for-ready/bad-metadata", nothing, true, badMetadataCtx, "", codes.Internal, false, nil},
+		{"nothing-serves/wait-for-ready/unknown-compressor", nothing, true, timeoutCtx, "", codes.Internal, false, []grpc.CallOption{grpc.UseCompressor("localgrpc-test-no-such-compressor")}},
+		{"listens/bad-metadata", listening, false, badMetadataCtx, "", codes.Internal, false, nil},
 	} {
 		for _, scheme := range []string{"unix", "inproc"} {
 			for _, call := range echoCalls {
@@ -256,6 +263,7 @@ func TestCallsNoServerTakes(t *testing.T) {
 					if sc.wfr {
 						opts = append(opts, localgrpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
 					}
+					opts = append(opts, localgrpc.WithDefaultCallOptions(sc.extra...))
 					cc, err := localgrpc.NewClient(addr, opts...)
 					if err != nil {
 						t.Fatal(err)
@@ -470,6 +478,12 @@ func shortCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// badMetadataCtx carries outgoing metadata no transport can send: a key
+// with a space in it.
+func badMetadataCtx(t *testing.T) context.Context {
+	return metadata.AppendToOutgoingContext(timeoutCtx(t), "bad key", "v")
 }
 
 // endedCtx has ended already.

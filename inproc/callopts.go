@@ -58,7 +58,13 @@ func (ch *Channel) withDefaults(opts []grpc.CallOption) []grpc.CallOption {
 
 // callInfo is what opts ask of a call made on cl.
 func (cl *client) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	ci := callInfo{client: cl, copy: cl.ch.cfg.copy, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
+	return newCallInfo(cl, cl.ch.cfg.copy, opts)
+}
+
+// newCallInfo reads opts for a call of cl (nil: of no channel yet) whose
+// channel copies as mode.
+func newCallInfo(cl *client, mode CopyMode, opts []grpc.CallOption) (callInfo, error) {
+	ci := callInfo{client: cl, copy: mode, maxRecv: handover.DefaultMaxRecvMsgSize, maxSend: handover.DefaultMaxSendMsgSize}
 	var (
 		forced              encoding.CodecV2
 		subtype, compressor string

@@ -26,6 +26,13 @@ func init() {
 	inprocconn.Bind = func(ch grpc.ClientConnInterface, c inprocconn.Conn) grpc.ClientConnInterface {
 		return ch.(*Channel).bind(c)
 	}
+	inprocconn.Refuses = func(ctx context.Context, opts []grpc.CallOption) error {
+		if _, err := newCallInfo(nil, Clone, opts); err != nil {
+			return err
+		}
+		_, err := requestMD(ctx)
+		return err
+	}
 }
 
 // bind returns the client side of ch bound to the connection c.

@@ -27,3 +27,12 @@ type Conn struct {
 // connection's interceptor chains end on it. Package inproc sets Bind
 // when it is initialized; Bind panics if ch is no *inproc.Channel.
 var Bind func(ch grpc.ClientConnInterface, c Conn) grpc.ClientConnInterface
+
+// Refuses returns the error a channel fails a call with before the call
+// begins, for its call options and its context's outgoing metadata (a
+// codec or compressor not registered, metadata no transport could
+// send), or nil. A connection that has no channel yet to take a call
+// checks it so before it begins the call for its stats handlers, as
+// grpc-go's client does. Package inproc sets Refuses when it is
+// initialized.
+var Refuses func(ctx context.Context, opts []grpc.CallOption) error
