@@ -70,7 +70,8 @@ func (c *call) startServer(parent context.Context, parentValues bool) {
 // reads it, before its server looks the method up or begins the call.
 func (c *call) inHeader(hs statsHandlers, ctx context.Context) context.Context {
 	ctx = hs.tag(ctx, c.method.name, false)
-	hs.handle(ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	remote, local := c.info.client.addrs()
+	hs.handle(ctx, &stats.InHeader{Header: c.incomingMD().Copy(), FullMethod: c.method.name, RemoteAddr: remote, LocalAddr: local})
 	return ctx
 }
 

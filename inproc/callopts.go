@@ -58,7 +58,7 @@ func (ch *Channel) withDefaults(opts []grpc.CallOption) []grpc.CallOption {
 
 // callInfo is what opts ask of a call made on cl.
 func (cl *client) callInfo(opts []grpc.CallOption) (callInfo, error) {
-	return newCallInfo(cl, cl.ch.cfg.copy, opts)
+	return newCallInfo(cl, cl.copy, opts)
 }
 
 // newCallInfo reads opts for a call of cl (nil: of no channel yet) whose
@@ -72,7 +72,9 @@ func newCallInfo(cl *client, mode CopyMode, opts []grpc.CallOption) (callInfo, e
 	for _, o := range opts {
 		switch o := o.(type) {
 		case copyOption:
-			ci.copy = o.mode
+			if ci.copy != encode {
+				ci.copy = o.mode
+			}
 		case grpc.HeaderCallOption:
 			ci.reporter().headers = append(ci.report.headers, o.HeaderAddr)
 		case grpc.TrailerCallOption:
@@ -328,7 +330,7 @@ func (ci *callInfo) finish(header, trailer metadata.MD, err error) {
 		*t = trailer.Copy()
 	}
 	for _, p := range ci.report.peers {
-		*p = *newPeer()
+		*p = *ci.client.peerOf()
 	}
 	for _, f := range ci.report.onFinish {
 		f(err)

@@ -36,6 +36,10 @@ type Channel struct {
 	active  atomic.Int64 // calls whose handler has not returned
 	drained chan struct{}
 
+	// forward, when set, takes every call no registered method takes
+	// (see forwarder). It is set before the channel takes calls.
+	forward *forwarder
+
 	unaryInt     grpc.UnaryServerInterceptor
 	streamInt    grpc.StreamServerInterceptor
 	clientUnary  grpc.UnaryClientInterceptor
@@ -56,9 +60,9 @@ var (
 // New returns a Channel with no services.
 func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
-	ch.own = client{ch: ch, stats: ch.cfg.clientStats}
-	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.exec = executorFor(ch.cfg.execution)
+	ch.own = client{ch: ch, stats: ch.cfg.clientStats, copy: ch.cfg.copy, unaryExec: ch.exec}
+	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.services.Store(&registry{})
 	ch.unaryInt = chain.UnaryServer(ch.cfg.unaryInterceptors)
 	ch.streamInt = chain.StreamServer(ch.cfg.streamInterceptors)
@@ -144,10 +148,13 @@ func (ch *Channel) GetServiceInfo() map[string]grpc.ServiceInfo {
 
 // lookup finds the method a call names, or returns the Unimplemented status
 // a grpc.Server would.
-func (ch *Channel) lookup(fullMethod string) (*method, error) {
+func (ch *Channel) lookup(fullMethod string, unary bool) (*method, error) {
 	r := ch.services.Load()
 	if m, ok := r.methods[fullMethod]; ok {
 		return m, nil
+	}
+	if ch.forward != nil {
+		return ch.forward.method(fullMethod, unary), nil
 	}
 	service, name, ok := splitMethod(fullMethod)
 	if !ok {

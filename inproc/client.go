@@ -2,10 +2,12 @@ package inproc
 
 import (
 	"context"
+	"net"
 	"slices"
 
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
 )
 
 // client is a client side of a Channel: the Channel's own, or one bound
@@ -20,6 +22,17 @@ type client struct {
 	// closed ends when the connection closes. It is nil for the
 	// Channel's own client side, which has no connection to close.
 	closed context.Context
+	// copy is how its calls' messages cross unless a call says: the
+	// channel's mode, or encode for a transport's binding, which no call
+	// option changes.
+	copy CopyMode
+	// unaryExec runs its unary calls' handlers: the channel's executor,
+	// or Inline's for a transport that gives each call a goroutine of its
+	// own. Streams run on the channel's.
+	unaryExec executor
+	// peer is the other end of its calls, nil for the channel's own
+	// in-process one.
+	peer *peer.Peer
 }
 
 func init() {
@@ -41,7 +54,32 @@ func (ch *Channel) bind(c inprocconn.Conn) *client {
 	if len(c.Stats) > 0 {
 		hs = append(slices.Clip(hs), c.Stats...)
 	}
-	return &client{ch: ch, stats: hs, closed: c.Closed}
+	cl := &client{ch: ch, stats: hs, closed: c.Closed, copy: ch.cfg.copy, unaryExec: ch.exec, peer: c.Peer}
+	if c.Encode {
+		cl.copy = encode
+	}
+	if c.InlineUnary {
+		cl.unaryExec = executorFor(Inline)
+	}
+	return cl
+}
+
+// peerOf returns a new copy of the other end of cl's calls, as
+// grpc-go's peer.FromContext and grpc.Peer give one per call.
+func (cl *client) peerOf() *peer.Peer {
+	if cl == nil || cl.peer == nil {
+		return newPeer()
+	}
+	p := *cl.peer
+	return &p
+}
+
+// addrs are the remote and local addresses of cl's calls, for stats.
+func (cl *client) addrs() (remote, local net.Addr) {
+	if cl == nil || cl.peer == nil {
+		return Addr{}, Addr{}
+	}
+	return cl.peer.Addr, cl.peer.LocalAddr
 }
 
 // Invoke performs a unary call, as Channel.Invoke does: through the

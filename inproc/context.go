@@ -71,7 +71,7 @@ func newServerContext(parent context.Context, parentValues bool, md metadata.MD,
 		base = detached{parent}
 	}
 	ctx := metadata.NewIncomingContext(base, md)
-	ctx = peer.NewContext(ctx, newPeer())
+	ctx = peer.NewContext(ctx, s.info.client.peerOf())
 	return grpc.NewContextWithServerTransportStream(ctx, (*transportStream)(s))
 }
 
@@ -88,7 +88,7 @@ func (c *serverContext) Value(key any) any {
 	case incomingMDKey:
 		return c.call.incomingMD()
 	case peerKey:
-		return newPeer()
+		return c.call.info.client.peerOf()
 	case streamKey:
 		return (*transportStream)(c.call)
 	}

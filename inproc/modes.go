@@ -93,12 +93,19 @@ const (
 	// sending, or pass CallCopy(Clone) to the calls that reuse messages.
 	// Limits are checked as with Clone: the size check is what Share costs.
 	Share
+
+	// encode is a transport's binding's (see client.copy): messages cross
+	// encoded, as over the transport's network.
+	encode
 )
 
 // mode is m as the handover package knows it.
 func (m CopyMode) mode() handover.Mode {
-	if m == Share {
+	switch m {
+	case Share:
 		return handover.Share
+	case encode:
+		return handover.Encode
 	}
 	return handover.Clone
 }

@@ -59,13 +59,14 @@ func (cs *clientStats) begin(ctx context.Context, method string, failFast, clien
 // outHeader reports the request's header as grpc-go's client reports it:
 // the context's outgoing metadata with its user-agent, without what
 // per-RPC credentials add, and the :authority it goes with.
-func (cs *clientStats) outHeader(ctx context.Context, method, authority string) {
+func (cs *clientStats) outHeader(ctx context.Context, cl *client, method, authority string) {
 	md, _ := metadata.FromOutgoingContext(ctx) // a copy
 	if md == nil {
 		md = metadata.MD{}
 	}
 	md["user-agent"] = userAgent
-	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, Authority: authority, RemoteAddr: Addr{}, LocalAddr: Addr{}})
+	remote, local := cl.addrs()
+	cs.hs.handle(ctx, &stats.OutHeader{Client: true, Header: md, FullMethod: method, Authority: authority, RemoteAddr: remote, LocalAddr: local})
 }
 
 // inHeader reports the response's header md. As grpc-go's client, it

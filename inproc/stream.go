@@ -81,7 +81,7 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 		ctx = begun
 	}
 	s.clientCtx = ctx
-	m, lookupErr := ch.lookup(method)
+	m, lookupErr := ch.lookup(method, false)
 	if err != nil {
 		return nil, s.finishClient(err)
 	}
@@ -95,7 +95,7 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 		return nil, s.finishClient(errStopped)
 	}
 	if s.cstats.hs != nil {
-		s.cstats.outHeader(ctx, method, ci.authority())
+		s.cstats.outHeader(ctx, cl, method, ci.authority())
 	}
 	if lookupErr != nil {
 		// As over a network, the stream opens, the server answers with

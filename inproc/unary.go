@@ -37,7 +37,7 @@ type unaryResult struct {
 
 func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
 	ch := cl.ch
-	m, lookupErr := ch.lookup(method)
+	m, lookupErr := ch.lookup(method, true)
 	if m != nil && m.unary == nil {
 		return cl.invokeStream(ctx, method, req, reply, opts)
 	}
@@ -77,7 +77,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		return err
 	}
 	if cs.hs != nil {
-		cs.outHeader(ctx, method, ci.authority())
+		cs.outHeader(ctx, cl, method, ci.authority())
 	}
 	var v any
 	var n int
@@ -112,7 +112,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
 	inHandler = true
-	r := ch.exec.invoke(ctx, u)
+	r := cl.unaryExec.invoke(ctx, u)
 	inHandler = false
 	if r.left {
 		return r.err

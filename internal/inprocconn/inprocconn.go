@@ -10,6 +10,8 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 )
 
@@ -21,6 +23,34 @@ type Conn struct {
 	// Closed ends when the connection closes. Its cause is the error the
 	// calls in flight then end with.
 	Closed context.Context
+	// Peer, when set, is the other end of the calls: a process across a
+	// socket whose calls a transport passes to the channel (server side),
+	// or whose server the channel's catch-all forwards to (client side).
+	// The handler's peer.FromContext and the grpc.Peer call option give
+	// it in place of the channel's own in-process peer.
+	Peer *peer.Peer
+	// Encode makes every message of the calls cross in its encoded form,
+	// by the call's codec, as over a network; a transport then sends and
+	// receives *Encoded in place of typed messages.
+	Encode bool
+	// InlineUnary runs the handlers of unary calls on their callers'
+	// goroutines, whatever the channel's execution mode: a transport's
+	// goroutine that serves one call then is the handler's.
+	InlineUnary bool
+}
+
+// Forward makes ch, an *inproc.Channel with no services, take every call
+// to the handlers of a transport's client side: unary for calls through
+// Invoke, stream for calls through NewStream. The handlers find the
+// method with grpc.Method or grpc.MethodFromServerStream. It is called
+// before ch takes a call. Package inproc sets Forward when it is
+// initialized.
+var Forward func(ch grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler)
+
+// Encoded is a message in its encoded form: what a transport sends and
+// receives on a connection bound with Encode.
+type Encoded struct {
+	Data mem.BufferSlice
 }
 
 // Bind returns the client side of ch, an *inproc.Channel, bound to c: a

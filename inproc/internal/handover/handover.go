@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/encoding/proto" // registers the "proto" codec
@@ -42,6 +43,11 @@ type Mode uint8
 const (
 	Clone Mode = iota
 	Share
+	// Encode passes every message as its encoding by the call's codec,
+	// as a network does: for a transport that carries calls between
+	// processes, whose side of a call sends and receives
+	// *inprocconn.Encoded.
+	Encode
 )
 
 // A message crosses from its sender to its receiver in two steps: Send, on
@@ -73,7 +79,7 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 	if m == nil {
 		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
 	}
-	if codec != nil {
+	if codec != nil || mode == Encode {
 		return sendEncoded(m, codec, dir)
 	}
 	tp, at := lookup(m, &dir.Slot.last)
@@ -91,7 +97,7 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (n int, sendErr, recvErr error) {
 	var tp *typedPlan
 	var at addr
-	if m != nil && codec == nil {
+	if m != nil && codec == nil && mode != Encode {
 		tp, at = lookup(m, &dir.Slot.last)
 	}
 	var v any
@@ -121,8 +127,15 @@ func lookup(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
 }
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
-// does.
+// does. A message a transport received encoded is sent as it came.
 func sendEncoded(m any, codec encoding.CodecV2, dir Direction) (any, int, error) {
+	if e, ok := m.(*inprocconn.Encoded); ok {
+		n := e.Data.Len()
+		if v, err := checkLimits(n, dir); v != nil || err != nil {
+			return v, n, err
+		}
+		return &encoded{data: e.Data}, n, nil
+	}
 	if codec == nil {
 		codec = encoding.GetCodecV2(proto.Name)
 	}
@@ -171,6 +184,9 @@ func Receive(dst, v any, codec encoding.CodecV2, slot *Slot) error {
 //
 //go:noinline
 func receiveOther(dst, v any, codec encoding.CodecV2) error {
+	if e, ok := dst.(*inprocconn.Encoded); ok {
+		return receiveEncoded(e, v, codec)
+	}
 	switch v := v.(type) {
 	case *tooLarge:
 		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", v.size, v.limit)
@@ -187,6 +203,27 @@ func receiveOther(dst, v any, codec encoding.CodecV2) error {
 		return nil
 	}
 	return receiveOtherType(dst, v)
+}
+
+// receiveEncoded gives a transport's side of a call the encoding of v, as
+// it sends it on.
+func receiveEncoded(dst *inprocconn.Encoded, v any, codec encoding.CodecV2) error {
+	switch v := v.(type) {
+	case *tooLarge:
+		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", v.size, v.limit)
+	case *encoded:
+		dst.Data = v.data
+		return nil
+	}
+	if codec == nil {
+		codec = encoding.GetCodecV2(proto.Name)
+	}
+	data, err := codec.Marshal(v)
+	if err != nil {
+		return marshalError(err)
+	}
+	dst.Data = data
+	return nil
 }
 
 // receiveOtherType gives dst the message v of another Go type (a
