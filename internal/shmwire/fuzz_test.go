@@ -81,7 +81,7 @@ func FuzzReadHello(f *testing.F) {
 }
 
 func sameRequest(a, b Request) bool {
-	return a.Method == b.Method && a.Timeout == b.Timeout && a.Subtype == b.Subtype && sameMD(a.MD, b.MD)
+	return a.Method == b.Method && a.Unary == b.Unary && a.Timeout == b.Timeout && a.Subtype == b.Subtype && sameMD(a.MD, b.MD)
 }
 
 // sameMD compares metadata as parsed: nil and empty are the same.

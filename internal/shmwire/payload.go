@@ -12,6 +12,7 @@ import (
 // Request is the payload of a client's Headers frame: it opens a call.
 type Request struct {
 	Method  string        // "/package.Service/Method"
+	Unary   bool          // made through Invoke: one message each way
 	Timeout time.Duration // 0 for none; what is left of the client's deadline
 	Subtype string        // the content subtype: "" for proto
 	MD      metadata.MD
@@ -20,6 +21,11 @@ type Request struct {
 // Append appends r's payload to b.
 func (r *Request) Append(b []byte) []byte {
 	b = appendString(b, r.Method)
+	kind := uint64(0)
+	if r.Unary {
+		kind = 1
+	}
+	b = binary.AppendUvarint(b, kind)
 	b = binary.AppendUvarint(b, uint64(max(r.Timeout, 0)))
 	b = appendString(b, r.Subtype)
 	return appendMD(b, r.MD)
@@ -29,6 +35,13 @@ func (r *Request) Append(b []byte) []byte {
 func ParseRequest(p []byte) (Request, error) {
 	d := decoder{p: p, what: "request headers"}
 	r := Request{Method: d.string()}
+	switch kind := d.uvarint(); kind {
+	case 0:
+	case 1:
+		r.Unary = true
+	default:
+		d.fail("call kind %d", kind)
+	}
 	timeout := d.uvarint()
 	if timeout > uint64(maxDuration) {
 		d.fail("timeout of %d ns", timeout)

@@ -15,7 +15,7 @@ import (
 
 func TestPayloadsRoundTrip(t *testing.T) {
 	md := metadata.MD{"a": {"1", "2"}, "b-bin": {"\x00\xff"}, "c": {""}}
-	req := Request{Method: "/pkg.Svc/M", Timeout: 1500 * time.Millisecond, Subtype: "json", MD: md}
+	req := Request{Method: "/pkg.Svc/M", Unary: true, Timeout: 1500 * time.Millisecond, Subtype: "json", MD: md}
 	got, err := ParseRequest(req.Append(nil))
 	if err != nil || !reflect.DeepEqual(got, req) {
 		t.Errorf("request: %+v, %v; want %+v", got, err, req)
@@ -51,10 +51,11 @@ func TestPayloadsRefused(t *testing.T) {
 		"trailing bytes":   append(append([]byte(nil), good...), 0),
 		"huge length":      {0xff, 0xff, 0xff, 0xff, 0x0f},
 		"bad varint":       {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
-		"count over bytes": append((&Request{Method: "/a/b"}).Append(nil)[:6], 0xff, 0x01),
+		"count over bytes": append((&Request{Method: "/a/b"}).Append(nil)[:7], 0xff, 0x01),
 		"upper-case key":   (&Request{Method: "/a/b", MD: metadata.MD{"K": {"v"}}}).Append(nil),
 		"empty key":        (&Request{Method: "/a/b", MD: metadata.MD{"": {"v"}}}).Append(nil),
-		"timeout overflow": {4, '/', 'a', '/', 'b', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0},
+		"unknown kind":     {4, '/', 'a', '/', 'b', 2, 0, 0, 0},
+		"timeout overflow": {4, '/', 'a', '/', 'b', 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0},
 	} {
 		if r, err := ParseRequest(p); err == nil {
 			t.Errorf("%s: parsed as %+v", name, r)
@@ -103,7 +104,7 @@ func TestReaderFrames(t *testing.T) {
 		t     Type
 		flags uint8
 		n     int
-	}{{Headers, 0, 8}, {Message, More, len(big)}, {Message, End, 0}, {Window, 0, 1}} {
+	}{{Headers, 0, 9}, {Message, More, len(big)}, {Message, End, 0}, {Window, 0, 1}} {
 		h, p, err := r.ReadFrame()
 		if err != nil || h.Type != want.t || h.Flags != want.flags || len(p) != want.n {
 			t.Fatalf("frame %d: %+v, %d bytes, %v; want %v %#x %d bytes", i, h, len(p), err, want.t, want.flags, want.n)

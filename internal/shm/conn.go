@@ -1,0 +1,196 @@
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/localgrpc/localgrpc/internal/shmwire"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+)
+
+// Limits a side grants its peer in its hello.
+const (
+	maxFrame     = 256 << 10 // the largest payload a frame may carry to us
+	streamWindow = 1 << 20   // the bytes a stream may send us ahead of our reading
+	connWindow   = 1<<31 - 1 // not enforced yet: streams bound what we hold
+)
+
+func ourHello() shmwire.Hello {
+	return shmwire.Hello{Version: shmwire.Version, MaxFrame: maxFrame, Window: streamWindow, ConnWin: connWindow}
+}
+
+// conn is what both sides of a connection share: the socket, its writer,
+// the streams and the goroutine that reads frames for them.
+type conn struct {
+	nc   net.Conn
+	peer shmwire.Hello
+	r    *shmwire.Reader
+
+	// wmu serializes writes; whole frames, and a message's frames with
+	// their headers, go out in one Write.
+	wmu  sync.Mutex
+	wbuf []byte
+
+	// ctrl holds frames the reading goroutine wants written (window
+	// credit, resets): it never writes itself, so that two peers that
+	// both wait to write cannot stop each other's reading. ctrlWake wakes
+	// the goroutine that writes them.
+	ctrlMu   sync.Mutex
+	ctrl     []byte
+	ctrlWake chan struct{}
+
+	mu      sync.Mutex
+	streams map[uint32]*stream
+	err     error // why the connection ended; set once
+	// done is closed once the connection ended: the reader stopped.
+	done chan struct{}
+}
+
+func newConn(nc net.Conn, peer shmwire.Hello) *conn {
+	return &conn{
+		nc:       nc,
+		peer:     peer,
+		r:        shmwire.NewReader(nc, maxFrame),
+		streams:  map[uint32]*stream{},
+		ctrlWake: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+}
+
+// handshake sends our hello and reads the peer's.
+func handshake(nc net.Conn) (shmwire.Hello, error) {
+	errc := make(chan error, 1)
+	go func() { errc <- shmwire.WriteHello(nc, ourHello()) }()
+	peer, err := shmwire.ReadHello(nc)
+	if werr := <-errc; err == nil && werr != nil {
+		err = fmt.Errorf("shm: writing the hello: %w", werr)
+	}
+	return peer, err
+}
+
+// fail ends the connection with err: every stream ends with Unavailable,
+// and the socket closes, which ends the peer's side too.
+func (c *conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	streams := c.streams
+	c.streams = map[uint32]*stream{}
+	c.mu.Unlock()
+	c.nc.Close()
+	st := status.New(codes.Unavailable, connClosedMessage(err))
+	for _, s := range streams {
+		s.push(event{kind: evReset, st: st})
+	}
+}
+
+func connClosedMessage(err error) string {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return "shm: the connection closed"
+	}
+	return "shm: the connection failed: " + err.Error()
+}
+
+// write writes b, whole frames, to the socket.
+func (c *conn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeLocked(b)
+}
+
+func (c *conn) writeLocked(b []byte) error {
+	if _, err := c.nc.Write(b); err != nil {
+		c.fail(err)
+		return err
+	}
+	return nil
+}
+
+// queueCtrl has the control writer write frame soon.
+func (c *conn) queueCtrl(frame []byte) {
+	c.ctrlMu.Lock()
+	c.ctrl = append(c.ctrl, frame...)
+	c.ctrlMu.Unlock()
+	select {
+	case c.ctrlWake <- struct{}{}:
+	default:
+	}
+}
+
+// writeCtrl writes the queued control frames until the connection ends.
+func (c *conn) writeCtrl() {
+	var buf []byte
+	for {
+		select {
+		case <-c.ctrlWake:
+		case <-c.done:
+			return
+		}
+		c.ctrlMu.Lock()
+		buf, c.ctrl = c.ctrl, buf[:0]
+		c.ctrlMu.Unlock()
+		if len(buf) > 0 && c.write(buf) != nil {
+			return
+		}
+	}
+}
+
+// stream finds the stream of id; nil if it ended or never was.
+func (c *conn) stream(id uint32) *stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
+
+func (c *conn) remove(s *stream) {
+	c.mu.Lock()
+	if c.streams[s.id] == s {
+		delete(c.streams, s.id)
+	}
+	c.mu.Unlock()
+}
+
+// onFrame handles the frames every stream takes alike; it reports whether
+// it did.
+func (c *conn) onFrame(h shmwire.Header, p []byte) (bool, error) {
+	switch h.Type {
+	case shmwire.Window:
+		n, err := shmwire.ParseWindow(p)
+		if err != nil {
+			return true, err
+		}
+		if h.Stream == 0 {
+			return true, nil // the connection's window is not enforced yet
+		}
+		if s := c.stream(h.Stream); s != nil {
+			s.credit(int64(n))
+		}
+		return true, nil
+	case shmwire.Message:
+		s := c.stream(h.Stream)
+		if s == nil {
+			return true, nil // a stream that ended here: its data is dropped
+		}
+		if err := s.receive(h, p); err != nil {
+			// The peer broke the stream's rules: the stream, not the
+			// connection, ends.
+			s.reset(status.New(codes.Internal, err.Error()))
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// encoded is a message as the wire carries it.
+func encoded(b []byte) mem.BufferSlice {
+	return mem.BufferSlice{mem.SliceBuffer(b)}
+}

@@ -1,0 +1,280 @@
+package shm
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/localgrpc/localgrpc/internal/inprocconn"
+	"github.com/localgrpc/localgrpc/internal/shmwire"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// ServerConn is the server side of one connection: it passes each call
+// the client opens to a server's channel, bound to the connection (see
+// inprocconn.Bind: messages encoded, unary handlers on the call's
+// goroutine, the client as the peer), and carries back what the
+// handler answers.
+type ServerConn struct {
+	c       *conn
+	cc      grpc.ClientConnInterface
+	maxRecv int
+	// ctx is the parent of every call's context; it ends with the
+	// connection.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	lastID  uint32 // the highest stream id the client opened
+	goAway  atomic.Bool
+	calls   sync.WaitGroup
+	drained chan struct{} // closed once going away and no call is left
+	mu      sync.Mutex
+	active  int
+}
+
+// Serve speaks the framing's hello on nc and serves the client's calls
+// through cc, refusing messages over maxRecv bytes as the server's
+// channel would. The ServerConn owns nc from then on.
+func Serve(nc net.Conn, cc grpc.ClientConnInterface, maxRecv int) (*ServerConn, error) {
+	peer, err := handshake(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	sc := &ServerConn{c: newConn(nc, peer), cc: cc, maxRecv: maxRecv, drained: make(chan struct{})}
+	sc.ctx, sc.cancel = context.WithCancel(context.Background())
+	go sc.read()
+	go sc.c.writeCtrl()
+	return sc, nil
+}
+
+// Done is closed once the connection ended.
+func (sc *ServerConn) Done() <-chan struct{} { return sc.c.done }
+
+// Close ends the connection and every call on it, and waits for their
+// goroutines.
+func (sc *ServerConn) Close() {
+	sc.c.fail(net.ErrClosed)
+	sc.cancel()
+	<-sc.c.done
+	sc.calls.Wait()
+}
+
+// GoAway tells the client that no new call is taken; the calls in flight
+// go on. The connection closes once they are done.
+func (sc *ServerConn) GoAway() {
+	if sc.goAway.Swap(true) {
+		return
+	}
+	sc.mu.Lock()
+	last, idle := sc.lastID, sc.active == 0
+	sc.mu.Unlock()
+	sc.c.write(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: last, Reason: "server stopping"}).Append(nil)))
+	if idle {
+		sc.Close()
+	}
+}
+
+func (sc *ServerConn) read() {
+	c := sc.c
+	defer func() {
+		close(c.done)
+		sc.cancel()
+	}()
+	for {
+		h, p, err := c.r.ReadFrame()
+		if err == nil {
+			err = sc.onFrame(h, p)
+		}
+		if err != nil {
+			c.fail(err)
+			return
+		}
+	}
+}
+
+func (sc *ServerConn) onFrame(h shmwire.Header, p []byte) error {
+	c := sc.c
+	if done, err := c.onFrame(h, p); done || err != nil {
+		return err
+	}
+	switch h.Type {
+	case shmwire.Headers:
+		return sc.open(h.Stream, p)
+	case shmwire.Cancel:
+		code, err := shmwire.ParseCode(p)
+		if err != nil {
+			return err
+		}
+		if s := c.stream(h.Stream); s != nil {
+			s.reset(status.New(code, "shm: the client cancelled the call"))
+		}
+		return nil
+	case shmwire.GoAway:
+		_, err := shmwire.ParseAway(p)
+		return err
+	}
+	return errFrom("a client does not send %v frames", h.Type)
+}
+
+// open begins the call the client's Headers frame on id opens.
+func (sc *ServerConn) open(id uint32, p []byte) error {
+	if id%2 == 0 || id <= sc.lastID {
+		return errFrom("the client opened stream %d after %d", id, sc.lastID)
+	}
+	sc.mu.Lock()
+	sc.lastID = id
+	sc.mu.Unlock()
+	req, err := shmwire.ParseRequest(p)
+	if err != nil {
+		sc.c.queueCtrl(trailersFrame(id, status.New(codes.Internal, err.Error()), nil))
+		return nil
+	}
+	if sc.goAway.Load() {
+		sc.c.queueCtrl(trailersFrame(id, status.New(codes.Unavailable, "shm: the server is stopping and takes no new call"), nil))
+		return nil
+	}
+	s := newStream(sc.c, id, sc.maxRecv)
+	ctx, cancel := context.WithCancel(sc.ctx)
+	if req.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(sc.ctx, req.Timeout)
+	}
+	// A reset from the client, or the connection's end, ends the call.
+	s.onOver = cancel
+	sc.c.mu.Lock()
+	sc.c.streams[id] = s
+	sc.c.mu.Unlock()
+	sc.mu.Lock()
+	sc.active++
+	sc.mu.Unlock()
+	sc.calls.Add(1)
+	go sc.serve(ctx, cancel, s, req)
+	return nil
+}
+
+// serve runs one call to its end.
+func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *stream, req shmwire.Request) {
+	defer sc.calls.Done()
+	defer sc.callDone()
+	defer s.end()
+	defer cancel()
+	if req.MD != nil {
+		ctx = metadata.NewOutgoingContext(ctx, req.MD)
+	}
+	var header, trailer metadata.MD
+	opts := []grpc.CallOption{grpc.Header(&header), grpc.Trailer(&trailer)}
+	if req.Subtype != "" {
+		opts = append(opts, grpc.CallContentSubtype(req.Subtype))
+	}
+	if req.Unary {
+		sc.serveUnary(ctx, s, req.Method, opts, &header, &trailer)
+		return
+	}
+	sc.serveStream(ctx, s, req.Method, opts, &header, &trailer)
+}
+
+func (sc *ServerConn) callDone() {
+	sc.mu.Lock()
+	sc.active--
+	idle := sc.active == 0
+	sc.mu.Unlock()
+	if idle && sc.goAway.Load() {
+		go sc.Close()
+	}
+}
+
+func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD) {
+	var msg []byte
+	for got := false; ; {
+		e, err := s.next(ctx)
+		if err != nil {
+			return // the call ended before its request came: nobody waits
+		}
+		if e.kind == evMessage && !got {
+			msg, got = e.data, true
+			continue
+		}
+		if e.kind == evEnd && got {
+			break
+		}
+		if e.kind != evReset {
+			sc.c.queueCtrl(trailersFrame(s.id, status.New(codes.Internal, "shm: a unary call's request must be one message"), nil))
+		}
+		return
+	}
+	var reply inprocconn.Encoded
+	err := sc.cc.Invoke(ctx, method, &inprocconn.Encoded{Data: encoded(msg)}, &reply, opts...)
+	var head []byte
+	if *header != nil {
+		head = shmwire.AppendFrame(nil, s.id, shmwire.Headers, 0, shmwire.AppendMD(nil, *header))
+	}
+	tail := trailersFrame(s.id, status.Convert(err), *trailer)
+	if err != nil {
+		sc.c.write(append(head, tail...))
+		return
+	}
+	s.send(sc.ctx, head, bytesOf(reply.Data), tail)
+	reply.Data.Free()
+}
+
+func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD) {
+	cs, err := sc.cc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, opts...)
+	if err != nil {
+		sc.c.write(trailersFrame(s.id, status.Convert(err), *trailer))
+		return
+	}
+	received := make(chan struct{})
+	go func() {
+		defer close(received)
+		sc.receiveAll(ctx, s, cs)
+	}()
+	defer func() { <-received }()
+	if md, err := cs.Header(); err == nil && md != nil {
+		if sc.c.write(shmwire.AppendFrame(nil, s.id, shmwire.Headers, 0, shmwire.AppendMD(nil, md))) != nil {
+			return
+		}
+	}
+	for {
+		var m inprocconn.Encoded
+		err := cs.RecvMsg(&m)
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			sc.c.write(trailersFrame(s.id, status.Convert(err), cs.Trailer()))
+			return
+		}
+		err = s.send(sc.ctx, nil, bytesOf(m.Data), nil)
+		m.Data.Free()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// receiveAll passes the client's messages, then its end, to cs, until the
+// call ends.
+func (sc *ServerConn) receiveAll(ctx context.Context, s *stream, cs grpc.ClientStream) {
+	for {
+		e, err := s.next(ctx)
+		if err != nil {
+			return
+		}
+		switch e.kind {
+		case evMessage:
+			if cs.SendMsg(&inprocconn.Encoded{Data: encoded(e.data)}) != nil {
+				return // RecvMsg says why
+			}
+		case evEnd:
+			cs.CloseSend()
+			return
+		case evReset:
+			return // the call's context ends with it
+		}
+	}
+}

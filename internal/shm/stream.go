@@ -1,0 +1,293 @@
+package shm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/localgrpc/localgrpc/internal/shmwire"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// eventKind is what arrived on a stream, in the order it arrived.
+type eventKind uint8
+
+const (
+	evHeader   eventKind = iota + 1 // the server's response header (client side)
+	evMessage                       // a whole message
+	evEnd                           // the client sent its last message (server side)
+	evTrailers                      // the call's status and trailer (client side)
+	evReset                         // the stream ended early: st says why
+)
+
+type event struct {
+	kind eventKind
+	md   metadata.MD
+	data []byte
+	st   *status.Status
+}
+
+// stream is one call's state on one side of a connection. The connection's
+// reader pushes what arrives; the call's goroutine takes it in order.
+type stream struct {
+	id uint32
+	c  *conn
+
+	mu     sync.Mutex
+	events []event
+	// wake has a token when events were pushed since the taker last
+	// looked.
+	wake chan struct{}
+	// over is closed once a last event (trailers, a reset) was pushed or
+	// the call ended here: nothing more is taken, a writer waiting for
+	// window gives up.
+	over     chan struct{}
+	overDone bool
+	// partial is the message whose frames are arriving; maxRecv bounds it.
+	partial []byte
+	maxRecv int
+	// remoteEnd: the peer sent End, or its trailers.
+	remoteEnd bool
+	// onOver, when set, is called once a last event is pushed: the
+	// server's side cancels its call's context so.
+	onOver func()
+
+	// recvWin is what the peer may still send on the stream; ack what the
+	// call took that was not credited back yet.
+	recvWin int64
+	ack     int64
+
+	// sendWin is what the peer lets the stream still send; credited gets
+	// a token when it grows.
+	sendWin  int64
+	credited chan struct{}
+}
+
+func newStream(c *conn, id uint32, maxRecv int) *stream {
+	return &stream{
+		id: id, c: c, maxRecv: maxRecv,
+		wake:     make(chan struct{}, 1),
+		over:     make(chan struct{}),
+		credited: make(chan struct{}, 1),
+		recvWin:  streamWindow,
+		sendWin:  int64(c.peer.Window),
+	}
+}
+
+// push queues e for the call. A last event closes the stream to more.
+func (s *stream) push(e event) {
+	s.mu.Lock()
+	if s.overDone {
+		s.mu.Unlock()
+		return
+	}
+	s.events = append(s.events, e)
+	last := e.kind == evTrailers || e.kind == evReset
+	if last {
+		s.overDone = true
+		close(s.over)
+	}
+	s.mu.Unlock()
+	if last && s.onOver != nil {
+		s.onOver()
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end closes the stream here: the call is done with it.
+func (s *stream) end() {
+	s.mu.Lock()
+	if !s.overDone {
+		s.overDone = true
+		close(s.over)
+	}
+	s.mu.Unlock()
+	s.c.remove(s)
+}
+
+// reset ends the stream with st, for the call to see.
+func (s *stream) reset(st *status.Status) {
+	s.push(event{kind: evReset, st: st})
+}
+
+// next takes the next event, waiting for one until ctx ends.
+func (s *stream) next(ctx context.Context) (event, error) {
+	for {
+		s.mu.Lock()
+		if len(s.events) > 0 {
+			e := s.events[0]
+			s.events[0] = event{}
+			s.events = s.events[1:]
+			if len(s.events) == 0 {
+				s.events = s.events[:0:0]
+			}
+			s.mu.Unlock()
+			if e.kind == evMessage {
+				s.took(len(e.data))
+			}
+			return e, nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return event{}, ctx.Err()
+		}
+	}
+}
+
+// took credits the peer back for n bytes the call took, once a quarter
+// of the window is due, as HTTP/2 implementations do.
+func (s *stream) took(n int) {
+	s.mu.Lock()
+	s.ack += int64(n)
+	due := s.ack
+	if due < streamWindow/4 || s.overDone {
+		s.mu.Unlock()
+		return
+	}
+	s.ack = 0
+	s.recvWin += due
+	s.mu.Unlock()
+	s.c.write(shmwire.AppendFrame(nil, s.id, shmwire.Window, 0, shmwire.AppendWindow(nil, uint32(due))))
+}
+
+// receive takes a Message frame from the reader. An error means the peer
+// broke the stream's rules.
+func (s *stream) receive(h shmwire.Header, p []byte) error {
+	s.mu.Lock()
+	if s.remoteEnd {
+		s.mu.Unlock()
+		return fmt.Errorf("shm: a message on stream %d after its sender ended it", s.id)
+	}
+	if h.Flags&shmwire.End != 0 {
+		// End comes on an empty frame of its own, after the last message.
+		if len(p) > 0 || s.partial != nil || h.Flags&shmwire.More != 0 {
+			s.mu.Unlock()
+			return fmt.Errorf("shm: stream %d ended inside a message", s.id)
+		}
+		s.remoteEnd = true
+		s.mu.Unlock()
+		s.push(event{kind: evEnd})
+		return nil
+	}
+	s.recvWin -= int64(len(p))
+	if s.recvWin < 0 {
+		s.mu.Unlock()
+		return fmt.Errorf("shm: stream %d sent past its flow-control window", s.id)
+	}
+	more := h.Flags&shmwire.More != 0
+	if more || s.partial != nil {
+		if len(s.partial)+len(p) > s.maxRecv {
+			s.mu.Unlock()
+			s.reset(status.New(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", len(s.partial)+len(p), s.maxRecv)))
+			return nil
+		}
+		s.partial = append(s.partial, p...)
+	}
+	var credit int64
+	if more {
+		// The rest of the message needs window that taking it would
+		// free: what arrived of it is credited back now.
+		credit = int64(len(p))
+		s.recvWin += credit
+		s.ack -= credit // taking the whole message credits it once
+		s.mu.Unlock()
+		s.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Window, 0, shmwire.AppendWindow(nil, uint32(credit))))
+		return nil
+	}
+	data := s.partial
+	if data == nil && h.Length > 0 {
+		data = append([]byte(nil), p...)
+	}
+	s.partial = nil
+	s.mu.Unlock()
+	s.push(event{kind: evMessage, data: data})
+	return nil
+}
+
+// credit adds n to what the stream may send.
+func (s *stream) credit(n int64) {
+	s.mu.Lock()
+	s.sendWin += n
+	s.mu.Unlock()
+	select {
+	case s.credited <- struct{}{}:
+	default:
+	}
+}
+
+// window takes up to want bytes of window, waiting for some until ctx ends
+// or the stream does.
+func (s *stream) window(ctx context.Context, want int) (int, error) {
+	for {
+		s.mu.Lock()
+		if s.sendWin > 0 {
+			n := int(min(int64(want), s.sendWin))
+			s.sendWin -= int64(n)
+			s.mu.Unlock()
+			return n, nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.credited:
+		case <-s.over:
+			return 0, errStreamOver
+		case <-s.c.done:
+			return 0, errStreamOver
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+var errStreamOver = status.Error(codes.Canceled, "shm: the stream ended")
+
+// send writes before (whole frames: a Headers frame, say), then msg as
+// Message frames, then after (whole frames: trailers, an End frame). A
+// message the window cannot take at once goes out in pieces as the peer
+// credits it.
+func (s *stream) send(ctx context.Context, before []byte, msg []byte, after []byte) error {
+	c := s.c
+	max := int(c.peer.MaxFrame)
+	first := true
+	for first || len(msg) > 0 {
+		n := min(len(msg), max)
+		if n > 0 {
+			var err error
+			if n, err = s.window(ctx, n); err != nil {
+				return err
+			}
+		}
+		f := uint8(0)
+		if n < len(msg) {
+			f = shmwire.More
+		}
+		c.wmu.Lock()
+		b := c.wbuf[:0]
+		if first {
+			b = append(b, before...)
+		}
+		b = shmwire.AppendFrame(b, s.id, shmwire.Message, f, msg[:n])
+		msg = msg[n:]
+		if len(msg) == 0 {
+			b = append(b, after...)
+		}
+		err := c.writeLocked(b)
+		c.wbuf = b[:0]
+		if cap(c.wbuf) > 1<<20 {
+			c.wbuf = nil // a large message's buffer is not kept
+		}
+		c.wmu.Unlock()
+		if err != nil {
+			return status.Error(codes.Unavailable, connClosedMessage(err))
+		}
+		first = false
+	}
+	return nil
+}
