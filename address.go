@@ -26,6 +26,10 @@ const (
 	// Target is any other grpc-go target, such as "dns:///host:port",
 	// for clients only: grpc-go's resolvers and load balancing serve it.
 	Target
+	// Shm is localgrpc's own transport between two processes of one
+	// machine, on a unix socket file ("shm:PATH") or an abstract socket
+	// ("shm:@NAME").
+	Shm
 )
 
 func (k AddressKind) String() string {
@@ -40,6 +44,8 @@ func (k AddressKind) String() string {
 		return "tcp"
 	case Target:
 		return "target"
+	case Shm:
+		return "shm"
 	}
 	return fmt.Sprintf("AddressKind(%d)", uint8(k))
 }
@@ -50,9 +56,10 @@ func (k AddressKind) String() string {
 type Address struct {
 	Kind AddressKind
 	// Name is the name of an in-process channel (Inproc) or of an abstract
-	// socket, without its "@" (Abstract).
+	// socket, without its "@" (Abstract, and Shm on an abstract socket).
 	Name string
-	// Path is the path of a unix socket file (Unix).
+	// Path is the path of a unix socket file (Unix, and Shm on a socket
+	// file).
 	Path string
 	// HostPort is a TCP address, "host:port" with a numeric port (TCP).
 	HostPort string
@@ -83,13 +90,21 @@ func (a Address) String() string {
 		return a.HostPort
 	case Target:
 		return a.Target
+	case Shm:
+		if a.Path == "" {
+			return "shm:@" + a.Name
+		}
+		if strings.HasPrefix(a.Path, "//") {
+			return "shm://" + a.Path
+		}
+		return "shm:" + a.Path
 	}
 	return a.Name
 }
 
 // isScheme reports whether s is one of the grammar's own schemes.
 func isScheme(s string) bool {
-	return s == "inproc" || s == "unix" || s == "unix-abstract"
+	return s == "inproc" || s == "unix" || s == "unix-abstract" || s == "shm"
 }
 
 // An AddressError says what is wrong with an address.
@@ -114,6 +129,8 @@ func addressError(addr, format string, args ...any) *AddressError {
 //	inproc:NAME                  an in-process channel
 //	unix:PATH, unix://ABSPATH    a unix socket file
 //	unix:@NAME, unix-abstract:NAME  a Linux abstract socket
+//	shm:PATH, shm:@NAME          localgrpc's transport between processes,
+//	                             on a socket file or an abstract socket
 //	HOST:PORT, :PORT             TCP
 //	dns:///host:port, ...        for clients, any target of a registered
 //	                             grpc-go resolver (kind Target)
@@ -138,12 +155,14 @@ func parseAddress(s, goos string) (Address, error) {
 		return parseUnix(s, rest, goos)
 	case hasScheme && scheme == "unix-abstract":
 		return abstract(s, rest, goos)
+	case hasScheme && scheme == "shm":
+		return parseShm(s, rest, goos)
 	}
 	if strings.Contains(s, "://") || hasScheme && strings.HasPrefix(rest, "/") {
 		if resolver.Get(scheme) != nil {
 			return Address{Kind: Target, Target: s}, nil
 		}
-		return Address{}, addressError(s, "unknown scheme %q: want inproc:, unix:, unix-abstract:, HOST:PORT or the target of a grpc-go resolver", scheme)
+		return Address{}, addressError(s, "unknown scheme %q: want inproc:, unix:, unix-abstract:, shm:, HOST:PORT or the target of a grpc-go resolver", scheme)
 	}
 	return parseTCP(s)
 }
@@ -166,6 +185,25 @@ func parseUnix(s, rest, goos string) (Address, error) {
 		return Address{}, addressError(s, "the socket path contains a NUL byte")
 	}
 	return Address{Kind: Unix, Path: path}, nil
+}
+
+// parseShm parses a shm: address, whose socket is named as a unix one's:
+// a path, //ABSPATH, or @NAME.
+func parseShm(s, rest, goos string) (Address, error) {
+	if goos != "linux" && goos != "android" {
+		return Address{}, addressError(s, "the shm: transport exists only on Linux, not on %s", goos)
+	}
+	if rest == "" {
+		return Address{}, addressError(s, "no socket path or @name after shm:")
+	}
+	a, err := parseUnix(s, rest, goos)
+	if err != nil {
+		return Address{}, err
+	}
+	if a.Kind == Abstract {
+		return Address{Kind: Shm, Name: a.Name}, nil
+	}
+	return Address{Kind: Shm, Path: a.Path}, nil
 }
 
 func abstract(s, name, goos string) (Address, error) {

@@ -4,18 +4,12 @@ import (
 	"context"
 	"io"
 	"net"
-	"slices"
 	"strings"
-	"sync/atomic"
 
-	"github.com/localgrpc/localgrpc/internal/chain"
-	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
 )
 
 // ClientConn is what NewClient returns: a connection for generated clients,
@@ -143,22 +137,11 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if a.Kind == Inproc {
-		// As a socket client, it connects when a call needs a server: one
-		// may listen on the name later.
-		c := &inprocConn{
-			name:     a.Name,
-			unary:    chain.UnaryClient(cfg.unary),
-			stream:   chain.StreamClient(cfg.stream),
-			stats:    cfg.stats,
-			defaults: slices.Clip(cfg.calls),
-		}
-		c.invoker, c.streamer = c.invoke, c.newStream
-		c.closed, c.close = context.WithCancelCause(context.Background())
-		if srv, _ := lookupOrWait(a.Name); srv != nil {
-			c.bound.Store(c.bind(srv))
-		}
-		return c, nil
+	switch a.Kind {
+	case Inproc:
+		return newInprocConn(a.Name, cfg), nil
+	case Shm:
+		return newShmConn(a, cfg)
 	}
 	var gopts []grpc.DialOption
 	local := onThisMachine(a)
@@ -232,107 +215,6 @@ func unixDialer(name string) grpc.DialOption {
 	})
 }
 
-// inprocConn is a client's connection to a Server's in-process channel;
-// closing it does not stop the server. Like a grpc-go client, which dials
-// again, it follows its name to the next Server that serves it once its
-// own has stopped.
-//
-// Its calls go to the client side of the channel bound to it (see
-// bind), as a grpc.ClientConn's go to its transport: its stats handlers
-// and its close reach them as the channel's own settings, and no call
-// option carries them, which its interceptors would see and could drop.
-type inprocConn struct {
-	name string
-	// bound is the Server the name last led to, with its channel bound
-	// to the connection; nil until the name led to one.
-	bound  atomic.Pointer[boundServer]
-	unary  grpc.UnaryClientInterceptor
-	stream grpc.StreamClientInterceptor
-	// invoker and streamer are invoke and newStream, made once: where the
-	// interceptor chains end.
-	invoker  grpc.UnaryInvoker
-	streamer grpc.Streamer
-	stats    []stats.Handler // the client stats handlers
-	// defaults start every call, before the caller's options.
-	defaults []grpc.CallOption
-	// closed ends at Close, with errConnClosing as its cause. closeCalled
-	// is set by the first Close, the one that returns nil.
-	closed      context.Context
-	close       context.CancelCauseFunc
-	closeCalled atomic.Bool
-}
-
-// boundServer is a Server and the client side of its channel bound to
-// a connection: the connection's stats handlers hear the channel's calls
-// and its close ends them (see package internal/inprocconn).
-type boundServer struct {
-	srv *Server
-	cc  grpc.ClientConnInterface
-}
-
-// bind binds the channel of srv to the connection.
-func (c *inprocConn) bind(srv *Server) *boundServer {
-	return &boundServer{srv: srv, cc: inprocconn.Bind(srv.channel, inprocconn.Conn{Stats: c.stats, Closed: c.closed})}
-}
-
-// takesCalls reports whether b's server takes calls (see
-// Server.takesCalls); a nil b has none.
-func (b *boundServer) takesCalls() bool { return b != nil && b.srv.takesCalls() }
-
-// server is the Server the connection's name leads to: its last one
-// while it takes calls, else the one serving the name now (a successor of
-// a draining server, as a socket client reconnects on GOAWAY). With none,
-// a call fails with Unavailable at once, as over a socket with nothing
-// listening, or, if it waits for ready (grpc.WaitForReady), waits for one
-// until ctx ends or the connection closes.
-func (c *inprocConn) server(ctx context.Context, wait bool) (*boundServer, error) {
-	for {
-		cur := c.bound.Load()
-		if cur != nil && !cur.srv.stopping.Load() {
-			return cur, nil
-		}
-		next, claimed := lookupOrWait(c.name)
-		if next != nil && (cur == nil || next != cur.srv) && !next.stopping.Load() {
-			if b := c.bind(next); c.bound.CompareAndSwap(cur, b) {
-				return b, nil
-			}
-			continue // another call moved on first: look again
-		}
-		if !wait {
-			// A stopping server takes no more calls: as over a socket,
-			// nothing serves the name.
-			return nil, status.Errorf(codes.Unavailable, "localgrpc: no server of this process serves inproc:%s", c.name)
-		}
-		select {
-		case <-claimed:
-		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
-		case <-c.closed.Done():
-			return nil, errConnClosing
-		}
-	}
-}
-
-// ready is the server a call goes to once it serves: a call that waits
-// for ready (wait) passes over a server that stopped before it served, as
-// a socket client passes over a listener that closed, to its successor.
-func (c *inprocConn) ready(ctx context.Context, wait bool) (*boundServer, error) {
-	for {
-		b, err := c.server(ctx, wait)
-		if err != nil {
-			return nil, err
-		}
-		err = b.srv.awaitServe(ctx, c.closed.Done())
-		if err == errNeverServed && wait {
-			continue
-		}
-		if err == nil && c.closed.Err() != nil {
-			return nil, errConnClosing // Close came while it waited
-		}
-		return b, err
-	}
-}
-
 // onFinish calls the grpc.OnFinish options of opts with err.
 func onFinish(opts []grpc.CallOption, err error) {
 	for _, o := range opts {
@@ -352,128 +234,4 @@ func waitsForReady(opts []grpc.CallOption) bool {
 		}
 	}
 	return wait
-}
-
-// callOptions are the connection's default call options, then opts, as
-// grpc-go combines them: what its interceptors and its calls see.
-func (c *inprocConn) callOptions(opts []grpc.CallOption) []grpc.CallOption {
-	switch {
-	case len(c.defaults) == 0:
-		return opts
-	case len(opts) == 0:
-		return c.defaults // clipped: an append copies it
-	}
-	return append(c.defaults, opts...)
-}
-
-var errConnClosing = status.Error(codes.Canceled, "grpc: the client connection is closing")
-
-func (c *inprocConn) Invoke(ctx context.Context, method string, req, reply any, opts ...grpc.CallOption) error {
-	opts = c.callOptions(opts)
-	if c.unary == nil {
-		return c.invoke(ctx, method, req, reply, nil, opts...)
-	}
-	return c.unary(ctx, method, req, reply, nil, c.invoker, opts...)
-}
-
-func (c *inprocConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	opts = c.callOptions(opts)
-	if c.stream == nil {
-		return c.newStream(ctx, desc, nil, method, opts...)
-	}
-	return c.stream(ctx, desc, nil, method, c.streamer, opts...)
-}
-
-// invoke and newStream are the calls past the client's interceptors. A
-// call goes straight to the channel of the server it last reached while
-// that one serves. Any other goes through await: as over a socket, it
-// waits for a server to serve, and a closed connection fails it there,
-// below the interceptors, which see its error as they do over grpc-go.
-func (c *inprocConn) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
-	b := c.bound.Load()
-	if b.takesCalls() && c.closed.Err() == nil {
-		return b.cc.Invoke(ctx, method, req, reply, opts...)
-	}
-	cc, ctx, ws, err := c.await(ctx, method, nil, opts)
-	if err != nil {
-		return err
-	}
-	err = cc.Invoke(ctx, method, req, reply, opts...)
-	ws.failed(ctx, err)
-	return err
-}
-
-func (c *inprocConn) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	b := c.bound.Load()
-	if b.takesCalls() && c.closed.Err() == nil {
-		return b.cc.NewStream(ctx, desc, method, opts...)
-	}
-	cc, ctx, ws, err := c.await(ctx, method, desc, opts)
-	if err != nil {
-		return nil, err
-	}
-	s, err := cc.NewStream(ctx, desc, method, opts...)
-	ws.failed(ctx, err)
-	return s, err
-}
-
-// await finds a server for a call of method that cannot go straight to
-// one: none serves the connection's name, its server has not begun to
-// serve or is stopping, or the connection closed. desc is nil for a unary
-// call. It returns the client side of the server's channel that the call
-// goes to, the context it goes with, and its waitStats (nil: the
-// connection has no stats handlers).
-//
-// As grpc-go's client, it fails a call whose options or outgoing metadata
-// a channel would refuse, whose context has ended, or whose connection
-// has closed, before the call begins: its stats handlers hear nothing of
-// it. Any other call begins here, before it waits, as
-// grpc-go's begins before it picks a connection: see beginWait. A call
-// that fails here ends for its grpc.OnFinish options, as grpc-go's client
-// ends every call it fails before a server has it: no channel will.
-func (c *inprocConn) await(ctx context.Context, method string, desc *grpc.StreamDesc, opts []grpc.CallOption) (_ grpc.ClientConnInterface, _ context.Context, _ *waitStats, err error) {
-	defer func() {
-		if err != nil {
-			onFinish(opts, err)
-		}
-	}()
-	if err := inprocconn.Refuses(ctx, opts); err != nil {
-		return nil, ctx, nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, ctx, nil, status.FromContextError(err).Err()
-	}
-	if c.closed.Err() != nil {
-		return nil, ctx, nil, errConnClosing
-	}
-	wait := waitsForReady(opts)
-	ctx, ws := beginWait(ctx, method, desc, !wait, c.stats)
-	b, err := c.ready(ctx, wait)
-	if err != nil {
-		if ws != nil {
-			ws.end(ctx, err)
-		}
-		return nil, ctx, nil, err
-	}
-	if ws == nil {
-		return b.cc, ctx, nil, nil
-	}
-	// The channel must not tag and begin the call again: its client
-	// side for this call has the handlers as begun.
-	cc := inprocconn.Bind(b.srv.channel, inprocconn.Conn{Stats: ws.taken(ctx), Closed: c.closed})
-	return cc, ctx, ws, nil
-}
-
-// Close ends the calls in flight with Canceled, as a closed
-// grpc.ClientConn does, through the client side of its server's channel
-// bound to it (see bind). A call it ends returns at once, unless its handler runs on the call's
-// goroutine, as an Inline handler does (see inproc.Inline): that call
-// returns when its handler does. Later calls fail in await. Only the
-// first Close returns nil; any other returns errConnClosing.
-func (c *inprocConn) Close() error {
-	if !c.closeCalled.CompareAndSwap(false, true) {
-		return errConnClosing
-	}
-	c.close(errConnClosing)
-	return nil
 }

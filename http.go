@@ -24,8 +24,11 @@ func Listen(addr string, mode fs.FileMode) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Kind == Inproc {
+	switch a.Kind {
+	case Inproc:
 		return nil, addressError(addr, "an in-process address is served by a localgrpc.Server, not on a socket")
+	case Shm:
+		return nil, addressError(addr, "a shm: address speaks localgrpc's own framing, served by a localgrpc.Server: listen on unix: for HTTP")
 	}
 	l, err := listen(a, mode)
 	if err != nil {

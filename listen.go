@@ -105,6 +105,8 @@ func (s *Server) bind(addrs []Address) ([]*listener, error) {
 		switch {
 		case a.Kind == Inproc && s.notInproc != nil:
 			err = fmt.Errorf("localgrpc: in-process address %q refused, never served around a control: %w", a, s.notInproc)
+		case a.Kind == Shm && s.notShm != nil:
+			err = fmt.Errorf("localgrpc: shm: address %q refused, never served around a control: %w", a, s.notShm)
 		case a.Kind == Inproc:
 			l, err = &listener{addr: a}, claimInproc(a, s)
 		default:
@@ -172,7 +174,7 @@ func listenerAddress(addr net.Addr) (Address, error) {
 // A listener is one address a Server listens on.
 type listener struct {
 	addr Address
-	net  net.Listener // nil for Inproc
+	net  net.Listener // nil for Inproc; a unix socket's for Shm
 	path string       // Unix, created by the server: the socket file to remove at the end
 	file os.FileInfo  // and the file as created, to remove only ours
 }
@@ -184,6 +186,21 @@ func listen(a Address, mode fs.FileMode) (*listener, error) {
 		return listenUnix(a, mode)
 	case Abstract:
 		return listenNet(a, "unix", "@"+a.Name)
+	case Shm:
+		// The socket is made as a unix: one is, then serves the framing.
+		inner := Address{Kind: Abstract, Name: a.Name}
+		if a.Path != "" {
+			inner = Address{Kind: Unix, Path: a.Path}
+		}
+		l, err := listen(inner, mode)
+		if err != nil {
+			if ae := (*AddressError)(nil); errors.As(err, &ae) {
+				ae.Address = a.String()
+			}
+			return nil, err
+		}
+		l.addr = a
+		return l, nil
 	case TCP:
 		if host, port, _ := net.SplitHostPort(a.HostPort); host != "" && isLocalhost(host) {
 			return listenLoopback(a, port)

@@ -17,7 +17,7 @@ import (
 // (another resolver's scheme, a name that may resolve anywhere) is not.
 func onThisMachine(a Address) bool {
 	switch a.Kind {
-	case Inproc, Unix, Abstract:
+	case Inproc, Unix, Abstract, Shm:
 		return true
 	case TCP, Target:
 		host, _, ok := endpointOf(a)

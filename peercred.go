@@ -123,21 +123,8 @@ func (c *serverCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 	if !onSocket(conn.LocalAddr()) {
 		return c.transport.ServerHandshake(conn)
 	}
-	var info socketAuthInfo
-	cred, err := readPeerCred(conn)
-	if err == nil {
-		info.cred, info.known = cred, true
-	}
-	switch {
-	case c.policy == nil:
-		info.allowed = true
-	case err != nil:
-		c.logger.Warn("localgrpc: denied a socket client whose credentials cannot be read", "addr", conn.LocalAddr().String(), "err", err)
-	case !c.policy.allows(cred):
-		c.logger.Warn("localgrpc: denied a socket client by peer credentials", "addr", conn.LocalAddr().String(), "uid", cred.UID, "gid", cred.GID, "pid", cred.PID)
-	default:
-		info.allowed = true
-	}
+	info := socketVerdict(conn, c.policy, c.logger)
+	var err error
 	conn, info.transport, err = c.transport.ServerHandshake(conn)
 	if err != nil {
 		return nil, nil, err
@@ -149,6 +136,40 @@ func (c *serverCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 		info.CommonAuthInfo = ci.GetCommonAuthInfo()
 	}
 	return conn, info, nil
+}
+
+// socketVerdict reads the credentials of the client at the other end of
+// conn, a unix socket connection, and judges them by policy (nil: every
+// client is allowed), logging a denial.
+func socketVerdict(conn net.Conn, policy *peerPolicy, logger *slog.Logger) socketAuthInfo {
+	var info socketAuthInfo
+	cred, err := readPeerCred(conn)
+	if err == nil {
+		info.cred, info.known = cred, true
+	}
+	switch {
+	case policy == nil:
+		info.allowed = true
+	case err != nil:
+		logger.Warn("localgrpc: denied a socket client whose credentials cannot be read", "addr", conn.LocalAddr().String(), "err", err)
+	case !policy.allows(cred):
+		logger.Warn("localgrpc: denied a socket client by peer credentials", "addr", conn.LocalAddr().String(), "uid", cred.UID, "gid", cred.GID, "pid", cred.PID)
+	default:
+		info.allowed = true
+	}
+	return info
+}
+
+// denial is the status a denied client's calls fail with; nil if the
+// client is allowed.
+func (i socketAuthInfo) denial() error {
+	switch {
+	case i.allowed:
+		return nil
+	case i.known:
+		return status.Errorf(codes.PermissionDenied, "localgrpc: peer uid %d gid %d is not allowed on this socket", i.cred.UID, i.cred.GID)
+	}
+	return status.Error(codes.PermissionDenied, "localgrpc: the peer's credentials cannot be read")
 }
 
 func (c *serverCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
@@ -192,13 +213,7 @@ func (p *peerCheck) check(ctx context.Context) error {
 		return status.Error(codes.PermissionDenied, "localgrpc: the call has no peer for the peer-credential policy to check")
 	}
 	if info, ok := pr.AuthInfo.(socketAuthInfo); ok {
-		switch {
-		case info.allowed:
-			return nil
-		case info.known:
-			return status.Errorf(codes.PermissionDenied, "localgrpc: peer uid %d gid %d is not allowed on this socket", info.cred.UID, info.cred.GID)
-		}
-		return status.Error(codes.PermissionDenied, "localgrpc: the peer's credentials cannot be read")
+		return info.denial()
 	}
 	if !onSocket(pr.LocalAddr) {
 		return nil // TCP: the policy does not apply

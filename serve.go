@@ -71,6 +71,10 @@ func (s *Server) serve(l *listener) {
 	if l.net == nil {
 		return // in-process calls wait only for started
 	}
+	if l.addr.Kind == Shm {
+		s.serving.Go(func() { s.serveShm(l) })
+		return
+	}
 	s.serving.Go(func() {
 		if err := s.grpc.Serve(l.net); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			select {
@@ -169,9 +173,11 @@ func (s *Server) stop(graceful bool) {
 			s.neverServed.Store(true)
 			close(s.started)
 		}
-		// inproc names go first, so that no new NewClient finds a stopping server.
+		// inproc names go first, so that no new NewClient finds a stopping
+		// server; shm: sockets take no new client, as grpc-go's close
+		// theirs.
 		for _, l := range s.listeners {
-			if l.net == nil {
+			if l.net == nil || l.addr.Kind == Shm {
 				l.close(s)
 			}
 		}
@@ -181,6 +187,7 @@ func (s *Server) stop(graceful bool) {
 		s.health.Shutdown()
 	}
 	if graceful {
+		s.shm.stop(true)
 		var wg sync.WaitGroup
 		wg.Go(s.grpc.GracefulStop)
 		wg.Go(s.channel.GracefulStop)
@@ -190,6 +197,7 @@ func (s *Server) stop(graceful bool) {
 		// GracefulStop that began it returns once grpc-go's handlers have.
 		s.grpc.Stop()
 		s.channel.Stop()
+		s.shm.stop(false)
 	}
 	s.finish()
 }

@@ -28,7 +28,11 @@ type Server struct {
 	// notInproc says why an in-process address is refused: options given
 	// through WithGRPCServerOptions that in-process calls would skip.
 	notInproc error
-	health    *health.Server
+	// notShm says why a shm: address is refused: notInproc's options, or
+	// transport credentials, which the framing does not carry.
+	notShm error
+	shm    shmConns
+	health *health.Server
 
 	mu        sync.Mutex
 	phase     phase
@@ -89,6 +93,10 @@ func NewServer(opts ...ServerOption) *Server {
 	}
 	s.grpc = grpc.NewServer(append(gopts, cfg.grpc...)...)
 	s.notInproc = optionsNotInproc(cfg.grpc)
+	s.notShm = s.notInproc
+	if s.notShm == nil && cfg.creds.Info().SecurityProtocol != "insecure" {
+		s.notShm = fmt.Errorf("the server's transport credentials (%s) would secure unix: and TCP, and the shm: framing carries none", cfg.creds.Info().SecurityProtocol)
+	}
 	s.channel = inproc.New(append(iopts, cfg.inproc...)...)
 
 	if cfg.health {

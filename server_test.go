@@ -22,20 +22,20 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TestEveryCallEveryTransport serves Echo on all four transports at once
-// from one Server and makes every kind of call through each, with the same
+// TestEveryCallEveryTransport serves Echo on every transport at once from
+// one Server and makes every kind of call through each, with the same
 // generated client.
 func TestEveryCallEveryTransport(t *testing.T) {
 	srv := newEchoServer()
 	name := uniqueName(t)
-	addrs := []string{"inproc:" + name, "unix:" + socketPath(t), "unix:@" + name, "127.0.0.1:0"}
+	addrs := []string{"inproc:" + name, "unix:" + socketPath(t), "unix:@" + name, "shm:@" + uniqueName(t), "shm:" + socketPath(t), "127.0.0.1:0"}
 	serve(t, srv, addrs...)
 	got := srv.Addrs()
-	if len(got) != len(addrs) || got[0] != addrs[0] || got[1] != addrs[1] || got[2] != addrs[2] {
+	if len(got) != len(addrs) || !slices.Equal(got[:5], addrs[:5]) {
 		t.Fatalf("Addrs() = %q, want %q with the TCP port resolved", got, addrs)
 	}
-	if _, port, _ := net.SplitHostPort(got[3]); port == "0" || port == "" {
-		t.Fatalf("Addrs() reports TCP address %q, want its real port", got[3])
+	if _, port, _ := net.SplitHostPort(got[5]); port == "0" || port == "" {
+		t.Fatalf("Addrs() reports TCP address %q, want its real port", got[5])
 	}
 	for _, addr := range got {
 		c := dial(t, addr)
@@ -58,7 +58,7 @@ func TestEveryCallEveryTransport(t *testing.T) {
 func TestHealthOnEveryTransport(t *testing.T) {
 	srv := newEchoServer(localgrpc.WithHealth(), localgrpc.WithReflection())
 	path := socketPath(t)
-	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+path, "127.0.0.1:0")
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+path, "shm:@"+uniqueName(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
 		cc, err := localgrpc.NewClient(addr)
 		if err != nil {

@@ -161,6 +161,10 @@ func TransportName(addr string) string {
 		return "transport=abstract"
 	case strings.HasPrefix(addr, "unix:"):
 		return "transport=unix"
+	case strings.HasPrefix(addr, "shm:@"):
+		return "transport=shm-abstract"
+	case strings.HasPrefix(addr, "shm:"):
+		return "transport=shm"
 	}
 	return "transport=tcp"
 }

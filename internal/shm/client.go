@@ -33,7 +33,7 @@ type Client struct {
 // NewClient speaks the framing's hello on nc and starts reading its
 // frames. The Client owns nc from then on.
 func NewClient(nc net.Conn) (*Client, error) {
-	peer, err := handshake(nc)
+	peer, err := handshake(nc, true)
 	if err != nil {
 		nc.Close()
 		return nil, err

@@ -62,15 +62,29 @@ func newConn(nc net.Conn, peer shmwire.Hello) *conn {
 	}
 }
 
-// handshake sends our hello and reads the peer's.
-func handshake(nc net.Conn) (shmwire.Hello, error) {
-	errc := make(chan error, 1)
-	go func() { errc <- shmwire.WriteHello(nc, ourHello()) }()
-	peer, err := shmwire.ReadHello(nc)
-	if werr := <-errc; err == nil && werr != nil {
-		err = fmt.Errorf("shm: writing the hello: %w", werr)
+// handshake sends our hello and reads the peer's: the client speaks
+// first, and the server answers only a client that spoke the framing, so
+// that a client of another protocol reads nothing of it (see
+// ErrHTTP2 in Serve).
+func handshake(nc net.Conn, client bool) (shmwire.Hello, error) {
+	if client {
+		if err := shmwire.WriteHello(nc, ourHello()); err != nil {
+			return shmwire.Hello{}, fmt.Errorf("shm: writing the hello: %w", err)
+		}
 	}
-	return peer, err
+	peer, err := shmwire.ReadHello(nc)
+	if err != nil {
+		if client && errors.Is(err, io.EOF) {
+			err = fmt.Errorf("shm: the server closed the connection during the hello (is it a localgrpc server's shm: address?): %w", err)
+		}
+		return peer, err
+	}
+	if !client {
+		if err := shmwire.WriteHello(nc, ourHello()); err != nil {
+			return shmwire.Hello{}, fmt.Errorf("shm: writing the hello: %w", err)
+		}
+	}
+	return peer, nil
 }
 
 // fail ends the connection with err: every stream ends with Unavailable,

@@ -50,7 +50,7 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar)) grpc.ClientConnInt
 	}
 	sch := make(chan served, 1)
 	go func() {
-		sc, err := shm.Serve(snc, bound, 4<<20)
+		sc, err := shm.Serve(snc, bound, 4<<20, nil)
 		sch <- served{sc, err}
 	}()
 	cl, err := shm.NewClient(cnc)

@@ -2,6 +2,7 @@ package shm
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"sync"
@@ -29,24 +30,29 @@ type ServerConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	lastID  uint32 // the highest stream id the client opened
-	goAway  atomic.Bool
-	calls   sync.WaitGroup
-	drained chan struct{} // closed once going away and no call is left
-	mu      sync.Mutex
-	active  int
+	lastID uint32 // the highest stream id the client opened
+	goAway atomic.Bool
+	calls  sync.WaitGroup
+	deny   error
+	mu     sync.Mutex
+	active int
 }
 
 // Serve speaks the framing's hello on nc and serves the client's calls
 // through cc, refusing messages over maxRecv bytes as the server's
-// channel would. The ServerConn owns nc from then on.
-func Serve(nc net.Conn, cc grpc.ClientConnInterface, maxRecv int) (*ServerConn, error) {
-	peer, err := handshake(nc)
+// channel would. With deny set, every call fails with deny's status, and
+// cc never sees it: the client's peer credentials were refused. The
+// ServerConn owns nc from then on.
+func Serve(nc net.Conn, cc grpc.ClientConnInterface, maxRecv int, deny error) (*ServerConn, error) {
+	peer, err := handshake(nc, false)
+	if errors.Is(err, shmwire.ErrHTTP2) {
+		refuseHTTP2(nc)
+	}
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
-	sc := &ServerConn{c: newConn(nc, peer), cc: cc, maxRecv: maxRecv, drained: make(chan struct{})}
+	sc := &ServerConn{c: newConn(nc, peer), cc: cc, maxRecv: maxRecv, deny: deny}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	go sc.read()
 	go sc.c.writeCtrl()
@@ -133,6 +139,10 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 	req, err := shmwire.ParseRequest(p)
 	if err != nil {
 		sc.c.queueCtrl(trailersFrame(id, status.New(codes.Internal, err.Error()), nil))
+		return nil
+	}
+	if sc.deny != nil {
+		sc.c.queueCtrl(trailersFrame(id, status.Convert(sc.deny), nil))
 		return nil
 	}
 	if sc.goAway.Load() {

@@ -1,0 +1,270 @@
+package localgrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/localgrpc/localgrpc/inproc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+
+	"github.com/localgrpc/localgrpc/internal/inprocconn"
+	"github.com/localgrpc/localgrpc/internal/shm"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+)
+
+// shmConns are the shm: connections a Server serves, for its stops to
+// end.
+type shmConns struct {
+	mu      sync.Mutex
+	conns   map[*shm.ServerConn]bool
+	stopped bool
+}
+
+// shmHandshake bounds how long a client may take to say its hello.
+const shmHandshake = 10 * time.Second
+
+// serveShm accepts l's connections until l closes.
+func (s *Server) serveShm(l *listener) {
+	var backoff time.Duration
+	for {
+		nc, err := l.net.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				// Out of descriptors, say: wait, as net/http and grpc-go do.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			select {
+			case s.failed <- fmt.Errorf("localgrpc: serving %s: %w", l, err):
+			default:
+			}
+			return
+		}
+		backoff = 0
+		s.serving.Go(func() { s.serveShmConn(nc) })
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// serveShmConn serves one client's connection until it ends.
+func (s *Server) serveShmConn(nc net.Conn) {
+	info := socketVerdict(nc, s.cfg.peers, s.cfg.logger)
+	info.CommonAuthInfo = credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
+	p := &peer.Peer{Addr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), AuthInfo: info}
+	bound := inprocconn.Bind(s.channel, inprocconn.Conn{Peer: p, Encode: true, InlineUnary: true})
+	nc.SetDeadline(time.Now().Add(shmHandshake))
+	sc, err := shm.Serve(nc, bound, s.shmMaxRecv(), info.denial())
+	if err != nil {
+		s.cfg.logger.Debug("localgrpc: a shm: client failed its hello", "addr", nc.LocalAddr().String(), "err", err)
+		return
+	}
+	nc.SetDeadline(time.Time{})
+	if !s.shm.add(sc) {
+		sc.Close()
+		return
+	}
+	<-sc.Done()
+	sc.Close()
+	s.shm.remove(sc)
+}
+
+// shmMaxRecv bounds what a shm: connection gathers of one request: the
+// server's receive limit, which its channel enforces.
+func (s *Server) shmMaxRecv() int {
+	n := 4 << 20 // grpc-go's default
+	for _, l := range s.cfg.limits {
+		if l.recv {
+			n = l.n
+		}
+	}
+	return max(n, 0)
+}
+
+func (c *shmConns) add(sc *shm.ServerConn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return false
+	}
+	if c.conns == nil {
+		c.conns = map[*shm.ServerConn]bool{}
+	}
+	c.conns[sc] = true
+	return true
+}
+
+func (c *shmConns) remove(sc *shm.ServerConn) {
+	c.mu.Lock()
+	delete(c.conns, sc)
+	c.mu.Unlock()
+}
+
+// stop tells every connection that no new call is taken (graceful), or
+// closes them all; connections accepted later are closed at once.
+func (c *shmConns) stop(graceful bool) {
+	c.mu.Lock()
+	c.stopped = true
+	conns := make([]*shm.ServerConn, 0, len(c.conns))
+	for sc := range c.conns {
+		conns = append(conns, sc)
+	}
+	c.mu.Unlock()
+	for _, sc := range conns {
+		if graceful {
+			sc.GoAway()
+		} else {
+			sc.Close()
+		}
+	}
+}
+
+// shmRoute routes a connection's calls to a server's shm: address
+// through a channel of its own whose every method forwards to the
+// connection (see inprocconn.Forward): the channel gives the calls
+// grpc-go's client semantics, the connection carries them encoded. It
+// connects when a call needs it, and again once a connection ended, as
+// grpc-go's client does.
+type shmRoute struct {
+	addr   Address
+	conn   *callConn
+	dialMu sync.Mutex // one dial at a time
+	cur    atomic.Pointer[shmLink]
+}
+
+// shmLink is one connection to the server, and the channel bound to it.
+type shmLink struct {
+	cl     *shm.Client
+	ch     *inproc.Channel
+	peer   *peer.Peer
+	closed context.Context // the callConn's
+	cc     grpc.ClientConnInterface
+}
+
+// newShmConn is a connection to the shm: address a.
+func newShmConn(a Address, cfg clientConfig) (ClientConn, error) {
+	switch {
+	case cfg.creds != nil:
+		return nil, addressError(a.String(), "the shm: framing carries no transport credentials; it never leaves the machine")
+	case len(cfg.grpc) > 0:
+		return nil, addressError(a.String(), "a shm: connection is not grpc-go's: it takes no options of WithGRPCDialOptions")
+	}
+	r := &shmRoute{addr: a}
+	c := newCallConn(cfg, r)
+	r.conn = c
+	context.AfterFunc(c.closed, func() {
+		r.dialMu.Lock()
+		defer r.dialMu.Unlock()
+		if l := r.cur.Load(); l != nil {
+			l.cl.Close()
+		}
+	})
+	return c, nil
+}
+
+func (l *shmLink) alive() bool {
+	select {
+	case <-l.cl.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+func (l *shmLink) rebind(hs []stats.Handler) grpc.ClientConnInterface {
+	return inprocconn.Bind(l.ch, inprocconn.Conn{Stats: hs, Closed: l.closed, Peer: l.peer, Encode: true, InlineUnary: true})
+}
+
+func (r *shmRoute) now() grpc.ClientConnInterface {
+	if l := r.cur.Load(); l != nil && l.alive() {
+		return l.cc
+	}
+	return nil
+}
+
+// ready connects, unless a connection is up: at once, or with wait until
+// one succeeds, ctx ends or the connection closes, trying again after a
+// growing pause as grpc-go's client does.
+func (r *shmRoute) ready(ctx context.Context, wait bool) (destination, error) {
+	var backoff time.Duration
+	for {
+		l, err := r.dial(ctx)
+		if err == nil {
+			return l, nil
+		}
+		if !wait {
+			return nil, status.Errorf(codes.Unavailable, "localgrpc: connecting to %s: %v", r.addr, err)
+		}
+		backoff = min(max(2*backoff, 50*time.Millisecond), time.Second)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-r.conn.closed.Done():
+			t.Stop()
+			return nil, errConnClosing
+		}
+	}
+}
+
+// dial connects to the server, or returns the connection another call
+// made meanwhile.
+func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
+	r.dialMu.Lock()
+	defer r.dialMu.Unlock()
+	if l := r.cur.Load(); l != nil && l.alive() {
+		return l, nil
+	}
+	if r.conn.closed.Err() != nil {
+		return nil, errConnClosing
+	}
+	name := r.addr.Path
+	if name == "" {
+		name = "@" + r.addr.Name
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", name)
+	if err != nil {
+		return nil, err
+	}
+	info := socketAuthInfo{allowed: true, CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
+	if cred, err := readPeerCred(nc); err == nil {
+		info.cred, info.known = cred, true
+	}
+	p := &peer.Peer{Addr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), AuthInfo: info}
+	deadline := time.Now().Add(shmHandshake)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	nc.SetDeadline(deadline)
+	cl, err := shm.NewClient(nc)
+	if err != nil {
+		return nil, err
+	}
+	nc.SetDeadline(time.Time{})
+	ch := inproc.New()
+	inprocconn.Forward(ch, cl.Unary, cl.Stream)
+	l := &shmLink{cl: cl, ch: ch, peer: p, closed: r.conn.closed}
+	l.cc = l.rebind(r.conn.stats)
+	r.cur.Store(l)
+	return l, nil
+}
