@@ -13,5 +13,8 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(watcherEnv); dir != "" {
 		os.Exit(watchSockets(dir))
 	}
+	if addrs := os.Getenv(childServerEnv); addrs != "" {
+		os.Exit(runChildServer(addrs))
+	}
 	goleak.VerifyTestMain(m)
 }
