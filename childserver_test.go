@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/localgrpc/localgrpc"
-	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 )
 
 // childServerEnv makes the test binary an Echo server on the addresses
