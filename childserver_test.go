@@ -4,54 +4,72 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/localgrpc/localgrpc"
-	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 )
 
 // childServerEnv makes the test binary an Echo server on the addresses
-// it holds (comma-separated), serving until its stdin closes: the server
+// it holds (comma-separated), serving until it is killed: the server
 // of the tests and benchmarks that need one in another process.
 const childServerEnv = "LOCALGRPC_CHILD_SERVER_ADDRS"
 
 // runChildServer is the child's side: it says "ready" once it listens.
 func runChildServer(addrs string) int {
 	srv := localgrpc.NewServer(localgrpc.WithHealth())
-	echov1.RegisterEchoServer(srv, echo.Server{})
+	echov1.RegisterEchoServer(srv, &scriptSvc{})
 	if err := srv.Listen(strings.Split(addrs, ",")...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		cancel()
-	}()
 	fmt.Println("ready")
-	if err := srv.Serve(ctx); err != nil {
+	if err := srv.Serve(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
 
-// childServer starts an Echo server on addrs in a child process, stopped
-// when the test ends; it returns the child's process.
-func childServer(t testing.TB, addrs ...string) *os.Process {
+// childClientEnv makes the test binary a client of the address it holds
+// that makes a unary call whose handler waits for its context and opens
+// a bidirectional stream, says "calling" once the stream answered, and
+// waits to be killed.
+const childClientEnv = "LOCALGRPC_CHILD_CLIENT_ADDR"
+
+func runChildClient(addr string) int {
+	cc, err := localgrpc.NewClient(addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c := echov1.NewEchoClient(cc)
+	go c.Get(context.Background(), &echov1.EchoRequest{Text: "wait"})
+	s, err := c.Update(context.Background())
+	if err == nil {
+		err = s.Send(&echov1.EchoRequest{Text: "x"})
+	}
+	if err == nil {
+		_, err = s.Recv()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("calling")
+	select {}
+}
+
+// childProcess starts the test binary with env, waits for its first line
+// to be want, and kills it when the test ends.
+func childProcess(t testing.TB, env, want string) *os.Process {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childServerEnv+"="+strings.Join(addrs, ","))
+	cmd.Env = append(os.Environ(), env)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -60,12 +78,26 @@ func childServer(t testing.TB, addrs ...string) *os.Process {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		stdin.Close()
+		cmd.Process.Kill()
 		cmd.Wait()
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || line != "ready\n" {
-		t.Fatalf("the child server did not start: %q, %v", line, err)
+	if err != nil || line != want {
+		t.Fatalf("the child process did not start: %q, %v", line, err)
 	}
 	return cmd.Process
+}
+
+// childServer starts an Echo server (scriptSvc) on addrs in a child
+// process, killed when the test ends.
+func childServer(t testing.TB, addrs ...string) *os.Process {
+	t.Helper()
+	return childProcess(t, childServerEnv+"="+strings.Join(addrs, ","), "ready\n")
+}
+
+// childClient starts a client of addr in a child process (see
+// runChildClient), killed when the test ends.
+func childClient(t testing.TB, addr string) *os.Process {
+	t.Helper()
+	return childProcess(t, childClientEnv+"="+addr, "calling\n")
 }

@@ -16,5 +16,8 @@ func TestMain(m *testing.M) {
 	if addrs := os.Getenv(childServerEnv); addrs != "" {
 		os.Exit(runChildServer(addrs))
 	}
+	if addr := os.Getenv(childClientEnv); addr != "" {
+		os.Exit(runChildClient(addr))
+	}
 	goleak.VerifyTestMain(m)
 }

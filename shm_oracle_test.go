@@ -48,6 +48,7 @@ func (s *scriptSvc) Get(ctx context.Context, req *echov1.EchoRequest) (*echov1.E
 	case "plain-error":
 		return nil, errors.New("plain")
 	case "wait":
+		s.tell("waiting")
 		<-ctx.Done()
 		s.tell("handler: %v", ctx.Err())
 		return nil, ctx.Err()
