@@ -20,7 +20,7 @@ import (
 // grpc_health_probe -service expects), and an unknown one NotFound.
 func TestHealthByService(t *testing.T) {
 	srv := newEchoServer(localgrpc.WithHealth(), localgrpc.WithReflection())
-	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "127.0.0.1:0")
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "shm:@"+uniqueName(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
 		cc := dialConn(t, addr)
 		health, err := echotest.HealthOfEveryService(timeoutCtx(t), cc)
@@ -47,7 +47,7 @@ func TestHealthByService(t *testing.T) {
 // an error.
 func TestSetServingStatus(t *testing.T) {
 	srv := newEchoServer(localgrpc.WithHealth())
-	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "127.0.0.1:0")
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "shm:@"+uniqueName(t), "127.0.0.1:0")
 	var watches []healthgrpc.Health_WatchClient
 	for _, addr := range srv.Addrs() {
 		w, err := healthgrpc.NewHealthClient(dialConn(t, addr)).Watch(timeoutCtx(t), &healthgrpc.HealthCheckRequest{Service: "echo.v1.Echo"})

@@ -33,7 +33,7 @@ func TestSizeLimitsEveryTransport(t *testing.T) {
 	for _, tc := range cases {
 		srv := newEchoServer(tc.opt)
 		name := uniqueName(t)
-		serve(t, srv, "inproc:"+name, "unix:@"+name, "127.0.0.1:0")
+		serve(t, srv, "inproc:"+name, "unix:@"+name, "shm:@"+uniqueName(t), "127.0.0.1:0")
 		for _, addr := range srv.Addrs() {
 			t.Run(tc.name+"/"+transportName(addr), func(t *testing.T) {
 				_, err := dial(t, addr).Get(timeoutCtx(t), &echov1.EchoRequest{Text: tc.text})
@@ -52,7 +52,7 @@ func TestDefaultCallOptionsEveryTransport(t *testing.T) {
 	const limit = 1000
 	srv := newEchoServer()
 	name := uniqueName(t)
-	serve(t, srv, "inproc:"+name, "unix:@"+name, "127.0.0.1:0")
+	serve(t, srv, "inproc:"+name, "unix:@"+name, "shm:@"+uniqueName(t), "127.0.0.1:0")
 	for _, addr := range srv.Addrs() {
 		t.Run(transportName(addr), func(t *testing.T) {
 			c := dial(t, addr, localgrpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limit)))

@@ -32,7 +32,7 @@ import (
 // as a grpc-go client of a socket reconnects. An inproc client stays bound
 // to the Server it found at NewClient and fails forever.
 func TestClientSurvivesServerRestart(t *testing.T) {
-	for _, addr := range []string{"unix:" + socketPath(t), "unix:@" + uniqueName(t), "inproc:" + uniqueName(t)} {
+	for _, addr := range []string{"unix:" + socketPath(t), "unix:@" + uniqueName(t), "inproc:" + uniqueName(t), "shm:@" + uniqueName(t)} {
 		t.Run(addr, func(t *testing.T) {
 			first := newEchoServer()
 			if err := first.Listen(addr); err != nil {
@@ -93,6 +93,7 @@ func TestClientCloseEndsCallsInFlight(t *testing.T) {
 		inline bool
 	}{
 		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil, false},
+		{"shm", func(t *testing.T) string { return "shm:@" + uniqueName(t) }, nil, false},
 		{"inproc-isolated", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Isolated))}, false},
 		{"inproc-inline", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, []localgrpc.ServerOption{localgrpc.WithInprocOptions(inproc.WithExecution(inproc.Inline))}, true},
 	} {
@@ -209,6 +210,7 @@ func TestCallAfterCloseRunsInterceptors(t *testing.T) {
 	for _, addr := range []func(t *testing.T) string{
 		func(t *testing.T) string { return "unix:" + socketPath(t) },
 		func(t *testing.T) string { return "inproc:" + uniqueName(t) },
+		func(t *testing.T) string { return "shm:@" + uniqueName(t) },
 	} {
 		for _, call := range echoCalls {
 			addr := addr(t)
@@ -268,6 +270,8 @@ func TestClientCloseTwice(t *testing.T) {
 		{"unix-unserved", func(t *testing.T) string { return "unix:" + socketPath(t) }, false},
 		{"inproc", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, true},
 		{"inproc-unserved", func(t *testing.T) string { return "inproc:" + uniqueName(t) }, false},
+		{"shm", func(t *testing.T) string { return "shm:@" + uniqueName(t) }, true},
+		{"shm-unserved", func(t *testing.T) string { return "shm:@" + uniqueName(t) }, false},
 	} {
 		for _, used := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/used=%v", tr.name, used), func(t *testing.T) {

@@ -243,7 +243,10 @@ func transportsEveryMode() []struct {
 		name string
 		addr func(t *testing.T) string
 		opts []localgrpc.ServerOption
-	}{{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil}}
+	}{
+		{"unix", func(t *testing.T) string { return "unix:" + socketPath(t) }, nil},
+		{"shm", func(t *testing.T) string { return "shm:@" + uniqueName(t) }, nil},
+	}
 	for _, m := range inprocModes {
 		out = append(out, struct {
 			name string

@@ -69,9 +69,11 @@ func (s *Server) serveShmConn(nc net.Conn) {
 	info := socketVerdict(nc, s.cfg.peers, s.cfg.logger)
 	info.CommonAuthInfo = credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
 	p := &peer.Peer{Addr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), AuthInfo: info}
-	bound := inprocconn.Bind(s.channel, inprocconn.Conn{Peer: p, Encode: true, InlineUnary: true})
+	bind := func(closed context.Context) grpc.ClientConnInterface {
+		return inprocconn.Bind(s.channel, inprocconn.Conn{Peer: p, Encode: true, InlineUnary: true, Closed: closed})
+	}
 	nc.SetDeadline(time.Now().Add(shmHandshake))
-	sc, err := shm.Serve(nc, bound, s.shmMaxRecv(), info.denial())
+	sc, err := shm.Serve(nc, bind, s.shmMaxRecv(), info.denial())
 	if err != nil {
 		s.cfg.logger.Debug("localgrpc: a shm: client failed its hello", "addr", nc.LocalAddr().String(), "err", err)
 		return

@@ -104,7 +104,7 @@ func within(t *testing.T, what string, f func()) {
 // ends with Unavailable (or Canceled), on every transport. GracefulStop returns once
 // the handler has: at once for one that honours its context.
 func TestStopCutsGracefulStop(t *testing.T) {
-	for _, kind := range []string{"inproc", "unix", "abstract", "tcp"} {
+	for _, kind := range []string{"inproc", "unix", "abstract", "tcp", "shm"} {
 		for _, ignore := range []bool{false, true} {
 			t.Run(fmt.Sprintf("transport=%s/ignoreContext=%v", kind, ignore), func(t *testing.T) {
 				testStopCutsGracefulStop(t, kind, ignore)
@@ -122,6 +122,7 @@ func testStopCutsGracefulStop(t *testing.T, kind string, ignoreContext bool) {
 		"unix":     "unix:" + socketPath(t),
 		"abstract": "unix:@" + uniqueName(t),
 		"tcp":      "127.0.0.1:0",
+		"shm":      "shm:@" + uniqueName(t),
 	}[kind]
 	if err := srv.Listen(addr); err != nil {
 		t.Fatal(err)

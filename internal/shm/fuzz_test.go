@@ -13,6 +13,7 @@ import (
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"github.com/localgrpc/localgrpc/internal/shm"
 	"github.com/localgrpc/localgrpc/internal/shmwire"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -38,7 +39,9 @@ func FuzzServerConn(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 2, 1, 0})
 	server := inproc.New()
 	echov1.RegisterEchoServer(server, echo.Server{})
-	bound := inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true})
+	bind := func(closed context.Context) grpc.ClientConnInterface {
+		return inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true, Closed: closed})
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cnc, snc := socketPair(t)
 		defer cnc.Close()
@@ -48,7 +51,7 @@ func FuzzServerConn(f *testing.F) {
 		}
 		sch := make(chan served, 1)
 		go func() {
-			sc, err := shm.Serve(snc, bound, 1<<20, nil)
+			sc, err := shm.Serve(snc, bind, 1<<20, nil)
 			sch <- served{sc, err}
 		}()
 		if err := shmwire.WriteHello(cnc, shmwire.Hello{Version: 1, MaxFrame: 1 << 20, Window: 1 << 20, ConnWin: 1 << 20}); err != nil {

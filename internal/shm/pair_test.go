@@ -1,6 +1,7 @@
 package shm_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"slices"
@@ -43,14 +44,16 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar)) grpc.ClientConnInt
 	cnc, snc := socketPair(t)
 	server := inproc.New()
 	register(server)
-	bound := inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true})
+	bind := func(closed context.Context) grpc.ClientConnInterface {
+		return inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true, Closed: closed})
+	}
 	type served struct {
 		sc  *shm.ServerConn
 		err error
 	}
 	sch := make(chan served, 1)
 	go func() {
-		sc, err := shm.Serve(snc, bound, 4<<20, nil)
+		sc, err := shm.Serve(snc, bind, 4<<20, nil)
 		sch <- served{sc, err}
 	}()
 	cl, err := shm.NewClient(cnc)

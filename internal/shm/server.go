@@ -39,11 +39,13 @@ type ServerConn struct {
 }
 
 // Serve speaks the framing's hello on nc and serves the client's calls
-// through cc, refusing messages over maxRecv bytes as the server's
-// channel would. With deny set, every call fails with deny's status, and
-// cc never sees it: the client's peer credentials were refused. The
-// ServerConn owns nc from then on.
-func Serve(nc net.Conn, cc grpc.ClientConnInterface, maxRecv int, deny error) (*ServerConn, error) {
+// through the client side bind returns, given a context that ends with
+// the connection (for inprocconn.Conn's Closed: a handler's Send then
+// fails as over a connection that closed). Messages over maxRecv bytes
+// are refused as the server's channel would. With deny set, every call
+// fails with deny's status and never reaches the channel: the client's
+// peer credentials were refused. The ServerConn owns nc from then on.
+func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterface, maxRecv int, deny error) (*ServerConn, error) {
 	peer, err := handshake(nc, false)
 	if errors.Is(err, shmwire.ErrHTTP2) {
 		refuseHTTP2(nc)
@@ -52,8 +54,9 @@ func Serve(nc net.Conn, cc grpc.ClientConnInterface, maxRecv int, deny error) (*
 		nc.Close()
 		return nil, err
 	}
-	sc := &ServerConn{c: newConn(nc, peer), cc: cc, maxRecv: maxRecv, deny: deny}
+	sc := &ServerConn{c: newConn(nc, peer), maxRecv: maxRecv, deny: deny}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
+	sc.cc = bind(sc.ctx)
 	go sc.read()
 	go sc.c.writeCtrl()
 	return sc, nil
