@@ -115,7 +115,7 @@ func (l wrappedListener) Accept() (net.Conn, error) {
 // own user only), its socket files open to all (mode 0666), must deny a
 // real process of another user on every socket it serves — its own unix
 // socket, an abstract one, a unix listener given to AddListener, an abstract
-// one, a wrapped one — for unary, streaming, health and reflection calls,
+// one, a wrapped one, shm: on a socket file and an abstract one — for unary, streaming, health and reflection calls,
 // with and without transport credentials.
 func TestPeerCredsOtherUser(t *testing.T) {
 	if os.Getuid() != 0 {
@@ -130,7 +130,11 @@ func TestPeerCredsOtherUser(t *testing.T) {
 				opts = append(opts, localgrpc.WithTransportCredentials(local.NewCredentials()))
 			}
 			srv := newEchoServer(opts...)
-			if err := srv.Listen("unix:"+filepath.Join(top, "own.sock"), "unix:@"+uniqueName(t)); err != nil {
+			addrs := []string{"unix:" + filepath.Join(top, "own.sock"), "unix:@" + uniqueName(t)}
+			if !withCreds { // shm: carries no transport credentials
+				addrs = append(addrs, "shm:"+filepath.Join(top, "shm.sock"), "shm:@"+uniqueName(t))
+			}
+			if err := srv.Listen(addrs...); err != nil {
 				t.Fatal(err)
 			}
 			for _, mk := range []func() (net.Listener, error){
@@ -158,7 +162,7 @@ func TestPeerCredsOtherUser(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(context.Background()) }()
 			t.Cleanup(func() { srv.Stop(); <-done })
-			addrs := srv.Addrs()
+			addrs = srv.Addrs()
 			got := runAsNobody(t, top, addrs)
 			for _, a := range addrs {
 				for _, m := range []string{"get", "expand", "health", "reflection"} {

@@ -64,14 +64,25 @@ func WriteHello(w io.Writer, h Hello) error {
 // ErrHTTP2 is returned by ReadHello when the peer began HTTP/2's preface.
 var ErrHTTP2 = fmt.Errorf("shmwire: the peer speaks HTTP/2 (a grpc-go or other gRPC client), not localgrpc's shm: framing")
 
+// HelloHeadLen is what ReadHello reads before it knows whether the peer
+// speaks the framing: the magic and the hello's length.
+const HelloHeadLen = len(Magic) + 1
+
+// ErrHTTP2Server is returned by ReadHello when the peer began with an
+// HTTP/2 SETTINGS frame, as an HTTP/2 server does.
+var ErrHTTP2Server = fmt.Errorf("shmwire: the server speaks HTTP/2 (a grpc-go server, say), not localgrpc's shm: framing: dial it with unix:")
+
 // ReadHello reads the peer's magic and hello from r, and checks them.
 func ReadHello(r io.Reader) (Hello, error) {
-	var head [len(Magic) + 1]byte
+	var head [HelloHeadLen]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return Hello{}, fmt.Errorf("shmwire: reading the hello: %w", err)
 	}
 	if IsHTTP2(head[:]) {
 		return Hello{}, ErrHTTP2
+	}
+	if head[3] == 0x4 && head[4] == 0 { // an HTTP/2 frame header: SETTINGS, no flags
+		return Hello{}, ErrHTTP2Server
 	}
 	if !bytes.Equal(head[:len(Magic)], []byte(Magic)) {
 		return Hello{}, fmt.Errorf("shmwire: the peer's first bytes %q are not localgrpc's shm: hello", head[:len(Magic)])
