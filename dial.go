@@ -101,6 +101,7 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 
 // NewClient returns a connection to the server at addr, an address of the
 // grammar of [ParseAddress]: an inproc: name a [Server] of this process
+// serves, a shm: address a Server of another process (or this one)
 // serves, a unix or abstract socket, HOST:PORT, or any grpc-go target.
 // As with grpc.NewClient, connections are made when first needed, on
 // every transport: a call to an address nothing serves fails with
@@ -110,7 +111,7 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 //
 // Plaintext is the default only where nothing leaves the machine, judged
 // by what addr says, not by what a name resolves to: inproc:, unix and
-// abstract sockets, loopback and unspecified IP addresses, localhost and
+// abstract sockets, shm:, loopback and unspecified IP addresses, localhost and
 // :PORT, and dns or passthrough targets of those hosts. "localhost." is
 // not among them: with its trailing dot it is a DNS name, which a DNS
 // server may resolve to any address. Any other address needs transport

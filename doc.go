@@ -1,5 +1,6 @@
-// Package localgrpc serves and calls gRPC services in-process, on unix and
-// abstract sockets and on TCP through one code path.
+// Package localgrpc serves and calls gRPC services in-process, between
+// processes of one machine (shm:), on unix and abstract sockets and on
+// TCP through one code path.
 //
 // A [Server] registers services once and serves them on many addresses at
 // once; [NewClient] returns a connection for any of them, so the same generated
@@ -25,6 +26,12 @@
 // credentials, the only protection abstract sockets have; it composes with
 // the transport credentials of [WithTransportCredentials]. [WithHealth]
 // reports every registered service's health on every transport.
+//
+// shm: addresses ("shm:@NAME", "shm:PATH") carry the calls of Go clients
+// in other processes of the machine in small frames of localgrpc's own
+// over a unix socket, without HTTP/2, through the same interceptors,
+// stats handlers, limits and peer-credential policy. grpc-go clients
+// cannot dial them: serve those on a unix: address beside.
 //
 // No control you set is skipped in-process: interceptors, stats handlers
 // and size limits given as the Server's own options apply on every

@@ -112,3 +112,28 @@ func ExampleServer_Listen() {
 	client := echov1.NewEchoClient(cc)
 	_ = client
 }
+
+// A server of Go clients in other processes of the machine, over shm:,
+// and of any other client over a unix socket. (Compiled, not run: it
+// binds fixed addresses.)
+func Example_shm() {
+	ctx := context.Background()
+	srv := localgrpc.NewServer()
+	echov1.RegisterEchoServer(srv, echo.Server{})
+	// shm: for Go clients, unix: beside it for any other.
+	if err := srv.Listen("shm:@echo", "unix:@echo-grpc"); err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve(ctx)
+
+	cc, err := localgrpc.NewClient("shm:@echo") // in another process; or "shm:/run/echo.sock"
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cc.Close()
+	resp, err := echov1.NewEchoClient(cc).Get(ctx, &echov1.EchoRequest{Text: "hi"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.GetText())
+}
