@@ -1,11 +1,13 @@
 package inproc
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
 // forwarder is a channel's catch-all: the client side of a transport
@@ -32,6 +34,20 @@ type forwardKey struct {
 const maxForwarded = 4096
 
 func init() {
+	inprocconn.Request = func(ctx context.Context) (metadata.MD, string) {
+		ts, _ := grpc.ServerTransportStreamFromContext(ctx).(*transportStream)
+		if ts == nil {
+			return nil, ""
+		}
+		c := (*call)(ts)
+		c.mu.Lock()
+		md := c.md
+		c.mu.Unlock()
+		if c.info.report == nil {
+			return md, ""
+		}
+		return md, c.info.report.subtype
+	}
 	inprocconn.Forward = func(cc grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler) {
 		ch := cc.(*Channel)
 		f := &forwarder{unary: unary, stream: grpc.StreamDesc{Handler: stream, ClientStreams: true, ServerStreams: true}}

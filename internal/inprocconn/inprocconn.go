@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 )
@@ -46,6 +47,14 @@ type Conn struct {
 // before ch takes a call. Package inproc sets Forward when it is
 // initialized.
 var Forward func(ch grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler)
+
+// Request returns the request metadata of the call whose handler has ctx,
+// as its client sent it, and its content subtype: what a forward handler
+// sends on, without the copy metadata.FromIncomingContext makes. The
+// metadata may hold the keys the channel adds for its handler
+// (":authority", "content-type", "user-agent"); it must not be changed.
+// Package inproc sets Request when it is initialized.
+var Request func(ctx context.Context) (md metadata.MD, subtype string)
 
 // Encoded is a message in its encoded form: what a transport sends and
 // receives on a connection bound with Encode.

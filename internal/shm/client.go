@@ -2,9 +2,9 @@ package shm
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,28 +61,50 @@ func (cl *Client) Err() error {
 	return cl.c.err
 }
 
-// open begins a stream.
-func (cl *Client) open() (*stream, error) {
+// open begins a stream with the Headers frame of r, and with msg, the
+// client's only message, when it fits in a frame (sent reports it). The
+// stream's id is taken as its first frame is written, so that the server
+// sees ids rise, as HTTP/2's rule is.
+func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, sent bool, err error) {
 	c := cl.c
+	s = newStream(c, 0, 1<<31-1) // the call's own limit is checked by the channel
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	cl.mu.Lock()
 	id := cl.nextID
 	cl.nextID += 2
 	away := cl.away || id < 1 // an id that wrapped around
 	cl.mu.Unlock()
-	s := newStream(c, id, 1<<31-1) // the call's own limit is checked by the channel
+	s.id = id
 	c.mu.Lock()
-	err := c.err
+	err = c.err
 	if err == nil && !away {
 		c.streams[id] = s
 	}
 	c.mu.Unlock()
 	switch {
 	case err != nil:
-		return nil, status.Error(codes.Unavailable, connClosedMessage(err))
+		return nil, false, status.Error(codes.Unavailable, connClosedMessage(err))
 	case away:
-		return nil, status.Error(codes.Unavailable, "shm: the server is going away and takes no new call")
+		return nil, false, status.Error(codes.Unavailable, "shm: the server is going away and takes no new call")
 	}
-	return s, nil
+	b := appendHeaders(c.wbuf[:0], id, r)
+	if only && len(msg) <= int(c.peer.MaxFrame) && int64(len(msg)) <= s.sendWin {
+		s.sendWin -= int64(len(msg))
+		b = shmwire.AppendFrame(b, id, shmwire.Message, 0, msg)
+		b = shmwire.AppendFrame(b, id, shmwire.Message, shmwire.End, nil)
+		sent = true
+	}
+	err = c.writeLocked(b)
+	c.wbuf = b[:0]
+	if cap(c.wbuf) > 1<<20 {
+		c.wbuf = nil
+	}
+	if err != nil {
+		s.end()
+		return nil, false, status.Error(codes.Unavailable, connClosedMessage(err))
+	}
+	return s, sent, nil
 }
 
 // Unary is the forward handler of unary calls: one message each way.
@@ -92,18 +114,22 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 		return nil, err
 	}
 	method, _ := grpc.Method(ctx)
-	s, err := cl.open()
-	if err != nil {
-		req.Data.Free()
-		return nil, err
+	r := requestOf(ctx, method, true)
+	msg := bytesOf(req.Data)
+	s, sent, err := cl.open(&r, msg, true)
+	if err == nil && !sent {
+		var end [shmwire.HeaderLen]byte
+		err = s.send(ctx, nil, msg, shmwire.AppendFrame(end[:0], s.id, shmwire.Message, shmwire.End, nil))
+		if err != nil {
+			err = cl.left(ctx, s, err)
+		}
 	}
-	defer s.end()
-	head := shmwire.AppendFrame(nil, s.id, shmwire.Headers, 0, requestOf(ctx, method, true).Append(nil))
-	end := shmwire.AppendFrame(nil, s.id, shmwire.Message, shmwire.End, nil)
-	err = s.send(ctx, head, bytesOf(req.Data), end)
 	req.Data.Free()
+	if s != nil {
+		defer s.end()
+	}
 	if err != nil {
-		return nil, cl.left(ctx, s, err)
+		return nil, err
 	}
 	var resp []byte
 	for {
@@ -147,14 +173,12 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 func (cl *Client) Stream(_ any, ss grpc.ServerStream) error {
 	ctx := ss.Context()
 	method, _ := grpc.MethodFromServerStream(ss)
-	s, err := cl.open()
+	r := requestOf(ctx, method, false)
+	s, _, err := cl.open(&r, nil, false)
 	if err != nil {
 		return err
 	}
 	defer s.end()
-	if err := cl.c.write(shmwire.AppendFrame(nil, s.id, shmwire.Headers, 0, requestOf(ctx, method, false).Append(nil))); err != nil {
-		return status.Error(codes.Unavailable, connClosedMessage(err))
-	}
 	go cl.sendAll(ctx, s, ss)
 	for {
 		e, err := s.next(ctx)
@@ -216,10 +240,8 @@ func (cl *Client) left(ctx context.Context, s *stream, err error) error {
 
 // cancel tells the server the stream ended here with code.
 func (cl *Client) cancel(s *stream, code codes.Code) {
-	select {
-	case <-s.over:
+	if s.isOver() {
 		return // the server ended it first
-	default:
 	}
 	cl.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, code)))
 }
@@ -285,29 +307,32 @@ func (cl *Client) onFrame(h shmwire.Header, p []byte) error {
 // handler's ctx: the caller's metadata, deadline and content subtype.
 // What the channel added for its own handler (the :authority, the
 // content-type, the user-agent) is left to the server's channel to add.
-func requestOf(ctx context.Context, method string, unary bool) *shmwire.Request {
-	r := &shmwire.Request{Method: method, Unary: unary}
+func requestOf(ctx context.Context, method string, unary bool) shmwire.Request {
+	r := shmwire.Request{Method: method, Unary: unary}
 	if d, ok := ctx.Deadline(); ok {
 		r.Timeout = max(time.Until(d), 1)
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	for k, v := range md {
-		switch k {
-		case ":authority", "user-agent":
-			continue
-		case "content-type":
-			if len(v) > 0 {
-				sub, _ := strings.CutPrefix(v[0], "application/grpc")
-				r.Subtype, _ = strings.CutPrefix(sub, "+")
+	r.MD, r.Subtype = inprocconn.Request(ctx)
+	if _, added := r.MD["user-agent"]; added {
+		md := make(metadata.MD, len(r.MD))
+		for k, v := range r.MD {
+			if k != ":authority" && k != "content-type" && k != "user-agent" {
+				md[k] = v
 			}
-			continue
 		}
-		if r.MD == nil {
-			r.MD = make(metadata.MD, len(md))
-		}
-		r.MD[k] = v
+		r.MD = md
 	}
 	return r
+}
+
+// appendHeaders appends the Headers frame of r on stream id to b, the
+// payload written in place.
+func appendHeaders(b []byte, id uint32, r *shmwire.Request) []byte {
+	start := len(b)
+	b = shmwire.Header{Stream: id, Type: shmwire.Headers}.Append(b)
+	b = r.Append(b)
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-shmwire.HeaderLen))
+	return b
 }
 
 // bytesOf is the bytes of an encoded message, copied only if they are in

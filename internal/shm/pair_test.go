@@ -2,6 +2,7 @@ package shm_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -85,5 +86,36 @@ func TestEchoCalls(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q", got, err, call.Want)
 			}
 		})
+	}
+}
+
+// TestConcurrentCalls makes calls of every kind from many goroutines on
+// one connection: streams open in whatever order their goroutines run,
+// and none may break the connection.
+func TestConcurrentCalls(t *testing.T) {
+	cc := pair(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) })
+	c := echov1.NewEchoClient(cc)
+	ctx := servertest.TimeoutCtx(t)
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 100 {
+				call := servertest.EchoCalls[(g+i)%len(servertest.EchoCalls)]
+				got, err := call.Call(ctx, c)
+				if err == nil && !slices.Equal(got, call.Want) {
+					err = fmt.Errorf("%s: got %q, want %q", call.Name, got, call.Want)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

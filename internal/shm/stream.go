@@ -36,15 +36,16 @@ type stream struct {
 	c  *conn
 
 	mu     sync.Mutex
-	events []event
+	events []event // from head on: not taken yet
+	head   int
+	first  [2]event // events' first array: most calls have few at once
 	// wake has a token when events were pushed since the taker last
 	// looked.
 	wake chan struct{}
-	// over is closed once a last event (trailers, a reset) was pushed or
-	// the call ended here: nothing more is taken, a writer waiting for
-	// window gives up.
-	over     chan struct{}
-	overDone bool
+	// over is set once a last event (trailers, a reset) was pushed or the
+	// call ended here: nothing more is taken, a writer waiting for window
+	// gives up.
+	over bool
 	// partial is the message whose frames are arriving; maxRecv bounds it.
 	partial []byte
 	maxRecv int
@@ -59,52 +60,72 @@ type stream struct {
 	recvWin int64
 	ack     int64
 
-	// sendWin is what the peer lets the stream still send; credited gets
-	// a token when it grows.
+	// sendWin is what the peer lets the stream still send. credited,
+	// made when a writer first waits for window, gets a token when it
+	// grows or the stream is over.
 	sendWin  int64
 	credited chan struct{}
 }
 
 func newStream(c *conn, id uint32, maxRecv int) *stream {
-	return &stream{
+	s := &stream{
 		id: id, c: c, maxRecv: maxRecv,
-		wake:     make(chan struct{}, 1),
-		over:     make(chan struct{}),
-		credited: make(chan struct{}, 1),
-		recvWin:  streamWindow,
-		sendWin:  int64(c.peer.Window),
+		wake:    make(chan struct{}, 1),
+		recvWin: streamWindow,
+		sendWin: int64(c.peer.Window),
 	}
+	s.events = s.first[:0]
+	return s
 }
 
 // push queues e for the call. A last event closes the stream to more.
 func (s *stream) push(e event) {
 	s.mu.Lock()
-	if s.overDone {
+	if s.over {
 		s.mu.Unlock()
 		return
 	}
 	s.events = append(s.events, e)
 	last := e.kind == evTrailers || e.kind == evReset
 	if last {
-		s.overDone = true
-		close(s.over)
+		s.overLocked()
 	}
 	s.mu.Unlock()
 	if last && s.onOver != nil {
 		s.onOver()
 	}
+	signal(s.wake)
+}
+
+// overLocked marks the stream over and wakes a writer waiting for window.
+func (s *stream) overLocked() {
+	s.over = true
+	if s.credited != nil {
+		signal(s.credited)
+	}
+}
+
+// signal leaves a token in c, a channel of capacity 1, unless one is
+// there.
+func signal(c chan struct{}) {
 	select {
-	case s.wake <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
+}
+
+// isOver reports whether the stream is over.
+func (s *stream) isOver() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.over
 }
 
 // end closes the stream here: the call is done with it.
 func (s *stream) end() {
 	s.mu.Lock()
-	if !s.overDone {
-		s.overDone = true
-		close(s.over)
+	if !s.over {
+		s.overLocked()
 	}
 	s.mu.Unlock()
 	s.c.remove(s)
@@ -119,12 +140,12 @@ func (s *stream) reset(st *status.Status) {
 func (s *stream) next(ctx context.Context) (event, error) {
 	for {
 		s.mu.Lock()
-		if len(s.events) > 0 {
-			e := s.events[0]
-			s.events[0] = event{}
-			s.events = s.events[1:]
-			if len(s.events) == 0 {
-				s.events = s.events[:0:0]
+		if s.head < len(s.events) {
+			e := s.events[s.head]
+			s.events[s.head] = event{}
+			s.head++
+			if s.head == len(s.events) {
+				s.events, s.head = s.events[:0], 0
 			}
 			s.mu.Unlock()
 			if e.kind == evMessage {
@@ -147,7 +168,7 @@ func (s *stream) took(n int) {
 	s.mu.Lock()
 	s.ack += int64(n)
 	due := s.ack
-	if due < streamWindow/4 || s.overDone {
+	if due < streamWindow/4 || s.over {
 		s.mu.Unlock()
 		return
 	}
@@ -215,11 +236,10 @@ func (s *stream) receive(h shmwire.Header, p []byte) error {
 func (s *stream) credit(n int64) {
 	s.mu.Lock()
 	s.sendWin += n
-	s.mu.Unlock()
-	select {
-	case s.credited <- struct{}{}:
-	default:
+	if s.credited != nil {
+		signal(s.credited)
 	}
+	s.mu.Unlock()
 }
 
 // window takes up to want bytes of window, waiting for some until ctx ends
@@ -233,11 +253,17 @@ func (s *stream) window(ctx context.Context, want int) (int, error) {
 			s.mu.Unlock()
 			return n, nil
 		}
+		if s.over {
+			s.mu.Unlock()
+			return 0, errStreamOver
+		}
+		if s.credited == nil {
+			s.credited = make(chan struct{}, 1)
+		}
+		credited := s.credited
 		s.mu.Unlock()
 		select {
-		case <-s.credited:
-		case <-s.over:
-			return 0, errStreamOver
+		case <-credited:
 		case <-s.c.done:
 			return 0, errStreamOver
 		case <-ctx.Done():
