@@ -141,15 +141,15 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 	sc.mu.Unlock()
 	req, err := shmwire.ParseRequest(p)
 	if err != nil {
-		sc.c.queueCtrl(trailersFrame(id, status.New(codes.Internal, err.Error()), nil))
+		sc.c.queueCtrl(trailersFrame(id, status.Error(codes.Internal, err.Error()), nil))
 		return nil
 	}
 	if sc.deny != nil {
-		sc.c.queueCtrl(trailersFrame(id, status.Convert(sc.deny), nil))
+		sc.c.queueCtrl(trailersFrame(id, sc.deny, nil))
 		return nil
 	}
 	if sc.goAway.Load() {
-		sc.c.queueCtrl(trailersFrame(id, status.New(codes.Unavailable, "shm: the server is stopping and takes no new call"), nil))
+		sc.c.queueCtrl(trailersFrame(id, status.Error(codes.Unavailable, "shm: the server is stopping and takes no new call"), nil))
 		return nil
 	}
 	s := newStream(sc.c, id, sc.maxRecv)
@@ -216,7 +216,7 @@ func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, 
 			break
 		}
 		if e.kind != evReset {
-			sc.c.queueCtrl(trailersFrame(s.id, status.New(codes.Internal, "shm: a unary call's request must be one message"), nil))
+			sc.c.queueCtrl(trailersFrame(s.id, status.Error(codes.Internal, "shm: a unary call's request must be one message"), nil))
 		}
 		return
 	}
@@ -224,9 +224,9 @@ func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, 
 	err := sc.cc.Invoke(ctx, method, &inprocconn.Encoded{Data: encoded(msg)}, &reply, opts...)
 	var head []byte
 	if *header != nil {
-		head = shmwire.AppendFrame(nil, s.id, shmwire.Headers, 0, shmwire.AppendMD(nil, *header))
+		head = headersFrame(nil, s.id, *header)
 	}
-	tail := trailersFrame(s.id, status.Convert(err), *trailer)
+	tail := trailersFrame(s.id, err, *trailer)
 	if err != nil {
 		sc.c.write(append(head, tail...))
 		return
@@ -238,7 +238,7 @@ func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, 
 func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD) {
 	cs, err := sc.cc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, opts...)
 	if err != nil {
-		sc.c.write(trailersFrame(s.id, status.Convert(err), *trailer))
+		sc.c.write(trailersFrame(s.id, err, *trailer))
 		return
 	}
 	received := make(chan struct{})
@@ -248,7 +248,7 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 	}()
 	defer func() { <-received }()
 	if md, err := cs.Header(); err == nil && md != nil {
-		if sc.c.write(shmwire.AppendFrame(nil, s.id, shmwire.Headers, 0, shmwire.AppendMD(nil, md))) != nil {
+		if sc.c.write(headersFrame(nil, s.id, md)) != nil {
 			return
 		}
 	}
@@ -259,7 +259,7 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 			if err == io.EOF {
 				err = nil
 			}
-			sc.c.write(trailersFrame(s.id, status.Convert(err), cs.Trailer()))
+			sc.c.write(trailersFrame(s.id, err, cs.Trailer()))
 			return
 		}
 		err = s.send(sc.ctx, nil, bytesOf(m.Data), nil)

@@ -58,6 +58,12 @@ const maxDuration = time.Duration(1<<63 - 1)
 // header metadata.
 func AppendMD(b []byte, md metadata.MD) []byte { return appendMD(b, md) }
 
+// AppendMDWithout is AppendMD without the key skip: metadata a transport
+// of the receiver's adds again.
+func AppendMDWithout(b []byte, md metadata.MD, skip string) []byte {
+	return appendMDWithout(b, md, skip)
+}
+
 // ParseMD parses a server's Headers payload.
 func ParseMD(p []byte) (metadata.MD, error) {
 	d := decoder{p: p, what: "response headers"}
@@ -73,6 +79,7 @@ type Status struct {
 	// message above, when the status has details; otherwise empty.
 	Details []byte
 	MD      metadata.MD
+	Skip    string // a key of MD Append leaves out
 }
 
 // Append appends s's payload to b.
@@ -80,7 +87,7 @@ func (s *Status) Append(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(s.Code))
 	b = appendString(b, s.Message)
 	b = appendBytes(b, s.Details)
-	return appendMD(b, s.MD)
+	return appendMDWithout(b, s.MD, s.Skip)
 }
 
 // ParseStatus parses a Trailers payload.
@@ -161,13 +168,20 @@ func appendBytes(b, p []byte) []byte {
 
 // appendMD writes the number of values, then each key and value. A key's
 // values stay in order; -bin values go as bytes, not base64.
-func appendMD(b []byte, md metadata.MD) []byte {
+func appendMD(b []byte, md metadata.MD) []byte { return appendMDWithout(b, md, "") }
+
+func appendMDWithout(b []byte, md metadata.MD, skip string) []byte {
 	n := 0
-	for _, vs := range md {
-		n += len(vs)
+	for k, vs := range md {
+		if k != skip || skip == "" {
+			n += len(vs)
+		}
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	for k, vs := range md {
+		if k == skip && skip != "" {
+			continue
+		}
 		for _, v := range vs {
 			b = appendString(b, k)
 			b = appendString(b, v)
