@@ -3,11 +3,15 @@ package shm_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
@@ -118,4 +122,63 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestStalledStreamStarvesNoOther leaves a server stream of many large
+// messages unread: its window fills and its handler waits, while a unary
+// call and another stream on the same connection go on.
+func TestStalledStreamStarvesNoOther(t *testing.T) {
+	var sent atomic.Int64
+	cc := pair(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, countingEcho{sent: &sent}) })
+	c := echov1.NewEchoClient(cc)
+	ctx := servertest.TimeoutCtx(t)
+	word := strings.Repeat("w", 16<<10)
+	stalled, err := c.Expand(ctx, &echov1.EchoRequest{Text: strings.Repeat(word+" ", 200)}) // 3.2 MiB, over the stream window
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stalled.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the server fills what the stream lets it
+	if n := sent.Load(); n >= 200 {
+		t.Errorf("the server sent all %d messages to a client that read one: nothing held it back", n)
+	}
+	for i := range 20 {
+		if r, err := c.Get(ctx, &echov1.EchoRequest{Text: "through"}); err != nil || r.GetText() != "through" {
+			t.Fatalf("unary call %d beside a stalled stream: %v, %v", i, r, err)
+		}
+	}
+	got, err := servertest.EchoCalls[3].Call(ctx, c)
+	if err != nil || !slices.Equal(got, servertest.EchoCalls[3].Want) {
+		t.Fatalf("a bidi stream beside a stalled stream: %q, %v", got, err)
+	}
+	n := 1
+	for {
+		r, err := stalled.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || r.GetText() != word {
+			t.Fatalf("the stalled stream's message %d: %d bytes, %v", n, len(r.GetText()), err)
+		}
+		n++
+	}
+	if n != 200 {
+		t.Fatalf("the stalled stream delivered %d messages, want 200", n)
+	}
+}
+
+// countingEcho is Echo whose Expand counts the messages it sent.
+type countingEcho struct {
+	echo.Server
+	sent *atomic.Int64
+}
+
+func (e countingEcho) Expand(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+	return echo.Expand(req, func(r *echov1.EchoResponse) error {
+		err := s.Send(r)
+		e.sent.Add(1)
+		return err
+	})
 }
