@@ -739,7 +739,8 @@ func requestFirst(client, _ []string) bool {
 // content-type in the trailer of a response of trailers only; its stats
 // handler hears no InHeader but of a header set. A unary call goes with
 // and without a server stats handler: without one, inproc checks a unary
-// response on the client's goroutine.
+// response on the client's goroutine. The client's error message is
+// grpc-go's server's (stream.go serverStream.SendMsg).
 func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 	const limit = 10
 	big := &echov1.EchoResponse{Text: strings.Repeat("x", 2*limit)}
@@ -800,7 +801,8 @@ func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 					_, err = ec.Get(timeoutCtx(t), &echov1.EchoRequest{Text: c.text}, grpc.Header(&header), grpc.Trailer(&trailer))
 				}
 				wantCode(t, "the call", err, codes.ResourceExhausted)
-				md = fmt.Sprintf("header %v, trailer %v", keys(header), keys(trailer))
+				// The message too: grpc-go's, as its server writes it.
+				md = fmt.Sprintf("header %v, trailer %v, message %q", keys(header), keys(trailer), status.Convert(err).Message())
 			}, func(t *testing.T, client, server []string, grpcgo bool) {
 				if grpcgo {
 					wantMD, want = md, grpcSides{client, server}
