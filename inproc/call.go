@@ -84,10 +84,7 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 	if hs == nil {
 		return
 	}
-	parent, cancel := ch.base, context.CancelFunc(func() {})
-	if d, ok := ctx.Deadline(); ok {
-		parent, cancel = context.WithDeadline(ch.base, d)
-	}
+	parent, cancel := ch.serverParent(ctx)
 	defer cancel()
 	c := &call{ch: ch, method: &method{name: fullMethod}, info: ci, md: md}
 	sctx := c.initContext(parent, true)
@@ -95,6 +92,36 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 		sctx = c.inHeader(hs, sctx)
 	}
 	hs.handle(sctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+}
+
+// requestLost is the server's side of a unary call to m whose client
+// refused to send its request (over the client's send limit, or failing
+// to encode it), with the request's metadata md. grpc-go's client sends
+// the header before it encodes the request (newClientStream, then
+// SendMsg), and then resets the stream: its server begins the call, and
+// the handler, waiting for its request, fails with its context before
+// any of the handler's own code runs. Its stats handlers hear the header,
+// the begin and the end, with Canceled; nothing else can tell.
+func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md metadata.MD) {
+	if statsHandlers(ch.cfg.serverStats) == nil || !ch.begin() {
+		return
+	}
+	defer ch.end()
+	parent, cancel := ch.serverParent(ctx)
+	c := &call{ch: ch, method: m, info: ci, md: md}
+	c.startServer(parent, true)
+	cancel() // the reset
+	c.endServer(status.FromContextError(context.Canceled).Err(), false)
+}
+
+// serverParent is the parent of the handler's context of a call whose
+// client's context is ctx, for a call that ends before it would wait:
+// the channel's context, with the client's deadline.
+func (ch *Channel) serverParent(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ch.base, d)
+	}
+	return context.WithCancel(ch.base)
 }
 
 func (c *call) initContext(parent context.Context, parentValues bool) context.Context {

@@ -885,3 +885,46 @@ func TestStatsUnknownMethodAsGRPC(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsClientSendLimitAsGRPC: a request over the client's send limit
+// (grpc.MaxCallSendMsgSize). grpc-go's client sends the call's header
+// before it encodes the request (stream.go newClientStream, then
+// SendMsg), then fails the call and resets the stream. So its server's
+// stats handler hears the header, the call's begin, and its end with
+// Canceled: the handler, waiting for the request, fails with its context
+// before any of its code runs. The client's error is grpc-go's, code and
+// message (which the server's send limit shares). Each side is told after
+// its server's GracefulStop, which waits for the server's side of the call.
+func TestStatsClientSendLimitAsGRPC(t *testing.T) {
+	for _, kind := range textKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			var ran atomic.Int32
+			srv := shapeEcho(func(string) string {
+				ran.Add(1)
+				return "ok"
+			})
+			tell := func(t *testing.T, c echov1.EchoClient, stop func(), cs, ss *kindsRecorder) (string, string) {
+				_, err := kind.call(timeoutCtx(t), c, strings.Repeat("x", 20), grpc.MaxCallSendMsgSize(5))
+				stop()
+				return fmt.Sprintf("code=%v client-heard=%v server-heard=%v handlers-answered=%d",
+					status.Code(err), cs.drain(), ss.drain(), ran.Swap(0)), status.Convert(err).Message()
+			}
+			cs, ss := newKindsRecorder(), newKindsRecorder()
+			gs, cc := realGRPCServer(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) },
+				[]grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs)})
+			want, wantMsg := tell(t, echov1.NewEchoClient(cc), gs.GracefulStop, cs, ss)
+			t.Logf("grpc-go: %s", want)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				cs, ss := newKindsRecorder(), newKindsRecorder()
+				c, ch := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+				got, gotMsg := tell(t, c, ch.GracefulStop, cs, ss)
+				if got != want {
+					t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
+				}
+				if gotMsg != wantMsg {
+					t.Errorf("inproc's message %q; grpc-go's %q", gotMsg, wantMsg)
+				}
+			})
+		})
+	}
+}

@@ -89,6 +89,9 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		n, err = ci.checkUnrouted(req)
 	}
 	if err != nil {
+		if lookupErr == nil {
+			ch.requestLost(ctx, ci, m, md)
+		}
 		return err
 	}
 	if cs.hs != nil {
