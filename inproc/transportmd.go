@@ -33,14 +33,15 @@ func reservedKey(k string) bool {
 var errConnectionKey = status.Error(codes.Internal, `inproc: metadata key "connection" is not allowed in a request: over HTTP/2 the server resets the stream (PROTOCOL_ERROR)`)
 
 // toRequest makes md, the client's own copy, what a server receives: no
-// reserved key, and no "host", which the server drops in favour of the
-// :authority the client's transport sends.
+// reserved key, no "host", which the server drops in favour of the
+// :authority the client's transport sends, and no key without values,
+// which grpc-go's transport writes as no header field at all.
 func toRequest(md metadata.MD) error {
-	for k := range md {
+	for k, v := range md {
 		switch {
-		case k == "connection":
+		case k == "connection" && len(v) > 0:
 			return errConnectionKey
-		case reservedKey(k), k == "host":
+		case reservedKey(k), k == "host", len(v) == 0:
 			delete(md, k)
 		}
 	}
@@ -75,12 +76,13 @@ func (c *call) incomingMD() metadata.MD {
 }
 
 // toResponse is a copy of md as a client receives it in a header or
-// trailer: no reserved key, and contentType, if not empty, as the
+// trailer: no reserved key, no key without values (grpc-go's transport
+// writes a header field a value), and contentType, if not empty, as the
 // transport adds it.
 func toResponse(md metadata.MD, contentType string) metadata.MD {
 	out := make(metadata.MD, len(md)+1)
 	for k, v := range md {
-		if !reservedKey(k) {
+		if len(v) > 0 && !reservedKey(k) {
 			out[k] = append([]string(nil), v...)
 		}
 	}
