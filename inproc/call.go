@@ -30,7 +30,11 @@ type call struct {
 	// none being sent or set: then, as over HTTP/2, the client receives
 	// no header. Set under mu before headerOut is raised.
 	trailersOnly bool
-	mdComplete   bool // md has the keys a transport adds, under mu: see incomingMD
+	// headerBad says the header went out with a field HTTP/2 refuses, so
+	// that the client fails at it (see headerError). Set under mu before
+	// headerOut is raised.
+	headerBad  bool
+	mdComplete bool // md has the keys a transport adds, under mu: see incomingMD
 	// parentValues is sctx's: it lives here, beside the other flags, so
 	// that it takes no word of its own.
 	parentValues bool
@@ -133,9 +137,14 @@ func (c *call) initContext(parent context.Context, parentValues bool) context.Co
 	return newServerContext(parent, parentValues, c.incomingMD(), c)
 }
 
+// setHeader adds md to the header, unless the header went out or the
+// call is over for the handler. As grpc-go's transport stream, which
+// grpc.SetHeader reaches, it does not check md: what HTTP/2 refuses fails
+// the call at the client (see wireError). ServerStream.SetHeader checks
+// it first, as grpc-go's serverStream.
 func (c *call) setHeader(md metadata.MD) error {
-	if err := validateMetadata(md); err != nil {
-		return err
+	if md.Len() == 0 {
+		return nil
 	}
 	if c.ctx.Err() != nil {
 		return errHeaderWrite
@@ -149,11 +158,9 @@ func (c *call) setHeader(md metadata.MD) error {
 	return nil
 }
 
-// sendHeader sends the header gathered so far with md, once.
+// sendHeader sends the header gathered so far with md, once; as
+// setHeader, it does not check md.
 func (c *call) sendHeader(md metadata.MD) error {
-	if err := validateMetadata(md); err != nil {
-		return err
-	}
 	if err := c.ctx.Err(); err != nil {
 		// Nothing more reaches the client: grpc-go reports the end
 		// with the context's code (see writeGone).
@@ -227,8 +234,10 @@ func (c *call) headerBeforeStatus(heard bool) {
 
 // publishHeader sends the header; c.mu is held. As grpc-go's server, it
 // reports the header alone: an OutHeader names the method, the authority
-// and the addresses on the client's side only.
+// and the addresses on the client's side only; and a header HTTP/2
+// refuses goes out all the same, for the client to refuse.
 func (c *call) publishHeader() {
+	c.headerBad = wireError(c.header) != nil
 	if c.stats != nil {
 		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy()})
 	}
@@ -237,7 +246,13 @@ func (c *call) publishHeader() {
 
 // setTrailer adds md to the trailer, unless the call is over for the
 // handler; grpc.SetTrailer reports that, ServerStream.SetTrailer cannot.
+// As grpc-go's (whose serverStream.SetTrailer only logs what its check
+// finds), it does not check md: what HTTP/2 refuses fails the call at the
+// client (see wireError).
 func (c *call) setTrailer(md metadata.MD) error {
+	if md.Len() == 0 {
+		return nil
+	}
 	if c.ctx.Err() != nil {
 		return errHeaderWrite
 	}

@@ -1,6 +1,9 @@
 package inproc
 
 import (
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -92,10 +95,79 @@ func toResponse(md metadata.MD, contentType string) metadata.MD {
 	return out
 }
 
+// wireError is why grpc-go's client fails a call whose server sent md, a
+// header or trailer, or nil if md crosses. grpc-go's server checks
+// nothing of what grpc.SetHeader, grpc.SendHeader, grpc.SetTrailer and
+// ServerStream.SetTrailer give it, and writes a header field for each
+// value of each key but the reserved ones, -bin values base64-encoded
+// (http2_server.go appendHeaderFieldsFromMD). Its client's HTTP/2 framer
+// refuses a block with a field name that is not a lower-case token, or a
+// value with a control character other than tab (x/net/http2
+// readMetaFrame); bytes from 0x80 pass. The client then fails the call
+// with Internal and resets the stream.
+func wireError(md metadata.MD) error {
+	for k, vs := range md {
+		if len(vs) == 0 || reservedKey(k) {
+			continue
+		}
+		if !wireName(k) {
+			return status.Errorf(codes.Internal, "invalid header field name %q", k)
+		}
+		if strings.HasSuffix(k, "-bin") {
+			continue
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return status.Errorf(codes.Internal, "invalid header field value for %q", k)
+			}
+		}
+	}
+	return nil
+}
+
+// wireName reports whether HTTP/2 allows k as a field name: a token
+// without upper case (x/net/http2 validWireHeaderFieldName).
+func wireName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !httpguts.IsTokenRune(rune(c)) || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// headerError is why the client fails at the header, which it receives
+// only once headerOut is raised: its framer refused it (see wireError).
+func (c *call) headerError() error {
+	if !c.headerBad {
+		return nil
+	}
+	return wireError(c.header)
+}
+
+// arrives is what reaches the client of err, the status the handler's
+// side sent with trailer after the header: the status as the client
+// takes it, and whether the trailer arrived. A header the client refused
+// (headerError) failed the call before either, and a trailer it refuses
+// fails the call in place of the status.
+func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
+	if c.headerBad {
+		return c.headerError(), false
+	}
+	if werr := wireError(trailer); werr != nil {
+		return werr, false
+	}
+	return err, true
+}
+
 // clientHeader is the header as the client receives it: none if the call
-// ended with trailers only. c.mu is held, or the status is out.
+// ended with trailers only, or if the client refused it (headerError).
+// c.mu is held, or the status is out.
 func (c *call) clientHeader() metadata.MD {
-	if c.trailersOnly {
+	if c.trailersOnly || c.headerBad {
 		return nil
 	}
 	return toResponse(c.header, c.info.contentType())
