@@ -48,6 +48,13 @@
 // a lower-case token, a value with a control character other than tab)
 // fails the call at the client with Internal, without it or what follows.
 //
+// A status reaches the client as grpc-go's client decodes it: a message
+// that is not UTF-8 with each bad byte as U+FFFD (and, since protobuf
+// cannot encode such a status, without details); and where the status
+// has no details, a grpc-status-details-bin the handler set in its
+// trailer gives the whole status if its code is the status's, and
+// Internal if not.
+//
 // Each stream buffers a bounded window per direction, in messages
 // ([WithWindow]) and in bytes ([WithWindowBytes]): a receiver that stops
 // reading blocks its sender, as HTTP/2 flow control does.

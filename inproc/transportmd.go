@@ -2,8 +2,10 @@ package inproc
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -150,9 +152,9 @@ func (c *call) headerError() error {
 
 // arrives is what reaches the client of err, the status the handler's
 // side sent with trailer after the header: the status as the client
-// takes it, and whether the trailer arrived. A header the client refused
-// (headerError) failed the call before either, and a trailer it refuses
-// fails the call in place of the status.
+// takes it (see wireStatus), and whether the trailer arrived. A header
+// the client refused (headerError) failed the call before either, and a
+// trailer it refuses fails the call in place of the status.
 func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
 	if c.headerBad {
 		return c.headerError(), false
@@ -160,7 +162,68 @@ func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
 	if werr := wireError(trailer); werr != nil {
 		return werr, false
 	}
-	return err, true
+	return wireStatus(err, trailer), true
+}
+
+// wireStatus is the status grpc-go's client takes from what its server
+// writes of err (nil: OK) with trailer (http2_server.go writeStatus,
+// http2_client.go operateHeaders): the code; the message, percent-encoded
+// and decoded back (see wireMessage); and grpc-status-details-bin. The
+// server fills that key with the status if it has details and protobuf
+// encodes it (it refuses a message that is not UTF-8: then no details
+// cross), and otherwise sends what the handler left there. From a single
+// value of it that decodes as a google.rpc.Status, the client takes the
+// whole status, message and details, if its code is the one sent, and
+// fails the call with Internal if not (internal/status NewWithProto).
+func wireStatus(err error, trailer metadata.MD) error {
+	bins := trailer[statusDetailsKey]
+	if err == nil && bins == nil {
+		return nil
+	}
+	st, _ := status.FromError(err)
+	code, msg := st.Code(), st.Message()
+	if p := st.Proto(); len(p.GetDetails()) > 0 {
+		if _, merr := proto.Marshal(p); merr == nil {
+			return err // the client decodes the very status
+		}
+		bins = nil // the server sends none, nor the handler's
+	}
+	if len(bins) == 1 {
+		var sp spb.Status
+		if proto.Unmarshal([]byte(bins[0]), &sp) == nil {
+			if codes.Code(sp.Code) != code {
+				return status.Errorf(codes.Internal, "grpc-status-details-bin mismatch: grpc-status=%v, grpc-message=%q, grpc-status-details-bin=%+v", code, wireMessage(msg), &sp)
+			}
+			return status.FromProto(&sp).Err()
+		}
+	}
+	if utf8.ValidString(msg) {
+		return err
+	}
+	return status.New(code, wireMessage(msg)).Err()
+}
+
+// wireMessage is a status message as grpc-go's client gets it back from
+// the grpc-message header (http_util.go encodeGrpcMessage,
+// decodeGrpcMessage): UTF-8 as it was, and each byte of what is not UTF-8
+// as U+FFFD, whose encoding is what the encoder writes for the
+// utf8.RuneError it decodes there.
+func wireMessage(msg string) string {
+	if utf8.ValidString(msg) {
+		return msg
+	}
+	var b strings.Builder
+	b.Grow(len(msg) + 16)
+	for len(msg) > 0 {
+		r, size := utf8.DecodeRuneInString(msg)
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(msg[:size])
+		}
+		msg = msg[size:]
+	}
+	return b.String()
 }
 
 // clientHeader is the header as the client receives it: none if the call
@@ -175,8 +238,8 @@ func (c *call) clientHeader() metadata.MD {
 
 // clientTrailer is trailer as the client receives it with the status
 // err: a response of trailers only carries the content-type there, and a
-// status with details its encoding, in place of any the handler set, as
-// grpc-go's server writes them.
+// status with details its encoding, in place of any the handler set (or
+// none, where protobuf cannot encode it), as grpc-go's server writes them.
 func (c *call) clientTrailer(trailer metadata.MD, err error) metadata.MD {
 	contentType := ""
 	if c.trailersOnly {
@@ -184,6 +247,7 @@ func (c *call) clientTrailer(trailer metadata.MD, err error) metadata.MD {
 	}
 	md := toResponse(trailer, contentType)
 	if st, ok := status.FromError(err); ok && len(st.Proto().GetDetails()) > 0 {
+		delete(md, statusDetailsKey) // even if none replaces it
 		if b, err := proto.Marshal(st.Proto()); err == nil {
 			md[statusDetailsKey] = []string{string(b)}
 		}

@@ -115,7 +115,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		if cs.hs != nil {
 			cs.inTrailer(ctx, trailer)
 		}
-		return lookupErr
+		return wireStatus(lookupErr, nil)
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
 	inHandler = true
