@@ -61,10 +61,14 @@ const (
 	// would cost an allocation and a copy a field a message, more than
 	// twice Share's time on a stream of 100-string messages.
 	//
-	// The receiver's values are as a socket delivers them: an empty list,
-	// map, or bytes without presence comes out nil, a nil bytes value in
-	// a map, a list or a oneof empty (a list holding one is copied), and a
-	// oneof holding a typed nil wrapper unset. A message that only its
+	// The receiver's top level holds values as a socket delivers them: an
+	// empty list, map, or bytes without presence comes out nil, a nil bytes
+	// value in a map, a list or a oneof empty (a list holding one is
+	// copied), and a oneof holding a typed nil wrapper unset. The messages
+	// it holds are the sender's, so below the top level, at any depth,
+	// values come out as sent: an empty list, map or bytes stays empty,
+	// not nil, a nil bytes value in a map, a list or a oneof stays nil, and
+	// a oneof holding a typed nil wrapper stays set. A message that only its
 	// wire encoding carries as a socket would is copied as with Clone:
 	// one with extensions set (the receiver's registry decides what they
 	// decode to), lazy fields, unknown fields or nil messages in lists,
