@@ -22,13 +22,14 @@ const (
 	// the message's Go type, decided once per type: a generated message of
 	// strings, bytes, plain scalars, repeated strings and messages of such
 	// fields is copied field by field (strings are shared: Go never changes
-	// a string's bytes); another with vtprotobuf's CloneMessageVT by it
-	// (which keeps an empty bytes field empty where a socket gives nil); a
-	// message that brings its own
-	// Marshal and Unmarshal (gogoproto's) by one call of each; other
-	// protobuf messages by protobuf's Marshal and Unmarshal, as grpc-go's
-	// codec would; and messages that are not protobuf through the call's
-	// codec.
+	// a string's bytes); another with vtprotobuf's CloneMessageVT by it,
+	// which copies an empty list, map or bytes as empty, so that below the
+	// top level, at any depth, such a field comes out empty where a socket
+	// gives nil (the receiver's top level is as a socket's); a message that
+	// brings its own Marshal and Unmarshal (gogoproto's) by one call of
+	// each; other protobuf messages by protobuf's Marshal and Unmarshal, as
+	// grpc-go's codec would; and messages that are not protobuf through the
+	// call's codec.
 	Clone CopyMode = iota
 	// Share gives the receiver its own top-level message whose fields share
 	// memory with the sender's, and copies nothing else. Its rule: the
