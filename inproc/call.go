@@ -30,7 +30,11 @@ type call struct {
 	// none being sent or set: then, as over HTTP/2, the client receives
 	// no header. Set under mu before headerOut is raised.
 	trailersOnly bool
-	mdComplete   bool // md has the keys a transport adds, under mu: see incomingMD
+	// headerBad says the header went out with a field HTTP/2 refuses, so
+	// that the client fails at it (see headerError). Set under mu before
+	// headerOut is raised.
+	headerBad  bool
+	mdComplete bool // md has the keys a transport adds, under mu: see incomingMD
 	// parentValues is sctx's: it lives here, beside the other flags, so
 	// that it takes no word of its own.
 	parentValues bool
@@ -85,10 +89,7 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 	if hs == nil {
 		return
 	}
-	parent, cancel := ch.base, context.CancelFunc(func() {})
-	if d, ok := ctx.Deadline(); ok {
-		parent, cancel = context.WithDeadline(ch.base, d)
-	}
+	parent, cancel := ch.serverParent(ctx)
 	defer cancel()
 	c := &call{ch: ch, method: &method{name: fullMethod}, info: ci, md: md}
 	sctx := c.initContext(parent, true)
@@ -96,6 +97,36 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 		sctx = c.inHeader(hs, sctx)
 	}
 	hs.handle(sctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+}
+
+// requestLost is the server's side of a unary call to m whose client
+// refused to send its request (over the client's send limit, or failing
+// to encode it), with the request's metadata md. grpc-go's client sends
+// the header before it encodes the request (newClientStream, then
+// SendMsg), and then resets the stream: its server begins the call, and
+// the handler, waiting for its request, fails with its context before
+// any of the handler's own code runs. Its stats handlers hear the header,
+// the begin and the end, with Canceled; nothing else can tell.
+func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md metadata.MD) {
+	if statsHandlers(ch.cfg.serverStats) == nil || !ch.begin() {
+		return
+	}
+	defer ch.end()
+	parent, cancel := ch.serverParent(ctx)
+	c := &call{ch: ch, method: m, info: ci, md: md}
+	c.startServer(parent, true)
+	cancel() // the reset
+	c.endServer(status.FromContextError(context.Canceled).Err(), false)
+}
+
+// serverParent is the parent of the handler's context of a call whose
+// client's context is ctx, for a call that ends before it would wait:
+// the channel's context, with the client's deadline.
+func (ch *Channel) serverParent(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ch.base, d)
+	}
+	return context.WithCancel(ch.base)
 }
 
 func (c *call) initContext(parent context.Context, parentValues bool) context.Context {
@@ -107,9 +138,14 @@ func (c *call) initContext(parent context.Context, parentValues bool) context.Co
 	return newServerContext(parent, parentValues, c.incomingMD(), c)
 }
 
+// setHeader adds md to the header, unless the header went out or the
+// call is over for the handler. As grpc-go's transport stream, which
+// grpc.SetHeader reaches, it does not check md: what HTTP/2 refuses fails
+// the call at the client (see wireError). ServerStream.SetHeader checks
+// it first, as grpc-go's serverStream.
 func (c *call) setHeader(md metadata.MD) error {
-	if err := validateMetadata(md); err != nil {
-		return err
+	if md.Len() == 0 {
+		return nil
 	}
 	if c.ctx.Err() != nil {
 		return errHeaderWrite
@@ -123,11 +159,9 @@ func (c *call) setHeader(md metadata.MD) error {
 	return nil
 }
 
-// sendHeader sends the header gathered so far with md, once.
+// sendHeader sends the header gathered so far with md, once; as
+// setHeader, it does not check md.
 func (c *call) sendHeader(md metadata.MD) error {
-	if err := validateMetadata(md); err != nil {
-		return err
-	}
 	if err := c.ctx.Err(); err != nil {
 		// Nothing more reaches the client: grpc-go reports the end
 		// with the context's code (see writeGone).
@@ -201,8 +235,10 @@ func (c *call) headerBeforeStatus(heard bool) {
 
 // publishHeader sends the header; c.mu is held. As grpc-go's server, it
 // reports the header alone: an OutHeader names the method, the authority
-// and the addresses on the client's side only.
+// and the addresses on the client's side only; and a header HTTP/2
+// refuses goes out all the same, for the client to refuse.
 func (c *call) publishHeader() {
+	c.headerBad = wireError(c.header) != nil
 	if c.stats != nil {
 		c.stats.handle(c.ctx, &stats.OutHeader{Header: c.header.Copy()})
 	}
@@ -211,7 +247,13 @@ func (c *call) publishHeader() {
 
 // setTrailer adds md to the trailer, unless the call is over for the
 // handler; grpc.SetTrailer reports that, ServerStream.SetTrailer cannot.
+// As grpc-go's (whose serverStream.SetTrailer only logs what its check
+// finds), it does not check md: what HTTP/2 refuses fails the call at the
+// client (see wireError).
 func (c *call) setTrailer(md metadata.MD) error {
+	if md.Len() == 0 {
+		return nil
+	}
 	if c.ctx.Err() != nil {
 		return errHeaderWrite
 	}

@@ -40,7 +40,20 @@
 // the content-type in its trailer, as a response of trailers only; a
 // status with details adds grpc-status-details-bin to the trailer. A
 // client that left before the status gets no trailer, and a handler whose
-// client left can no longer set or send a header or trailer.
+// client left can no longer set or send a header or trailer. A key
+// without values does not cross. ServerStream's SetHeader and SendHeader
+// refuse metadata gRPC does not allow, with Internal; grpc.SetHeader,
+// grpc.SendHeader, grpc.SetTrailer and ServerStream.SetTrailer check
+// nothing, and a header or trailer HTTP/2 cannot carry (a key that is not
+// a lower-case token, a value with a control character other than tab)
+// fails the call at the client with Internal, without it or what follows.
+//
+// A status reaches the client as grpc-go's client decodes it: a message
+// that is not UTF-8 with each bad byte as U+FFFD (and, since protobuf
+// cannot encode such a status, without details); and where the status
+// has no details, a grpc-status-details-bin the handler set in its
+// trailer gives the whole status if its code is the status's, and
+// Internal if not.
 //
 // Each stream buffers a bounded window per direction, in messages
 // ([WithWindow]) and in bytes ([WithWindowBytes]): a receiver that stops

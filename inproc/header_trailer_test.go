@@ -3,9 +3,9 @@ package inproc_test
 import (
 	"context"
 	"fmt"
-
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -340,4 +340,146 @@ func TestTrailerAfterClientLeftAsGRPC(t *testing.T) {
 			t.Errorf("Trailer() after the client cancelled has keys %v; grpc-go %v", g, w)
 		}
 	})
+}
+
+// wireMDCases are headers and trailers a handler may set that grpc-go's
+// server writes without checking them (grpc.SetHeader, grpc.SendHeader,
+// grpc.SetTrailer and ServerStream.SetTrailer check nothing), and whose
+// fate its client's HTTP/2 framer decides (x/net/http2 readMetaFrame): a
+// field name that is not a lower-case token, or a value with a control
+// character other than tab, fails the call; what HTTP/2 allows (bytes
+// from 0x80, a tab, a token gRPC's own check would refuse) arrives. A key
+// without values, or a -bin key, writes no such field.
+var wireMDCases = []struct {
+	name string
+	md   metadata.MD
+}{
+	{"key-upper", metadata.MD{"Foo": {"a"}}},
+	{"key-space", metadata.MD{"fo o": {"a"}}},
+	{"key-empty", metadata.MD{"": {"a"}}},
+	{"key-token", metadata.MD{"foo!": {"a"}}},
+	{"key-upper-no-values", metadata.MD{"Foo": {}}},
+	{"value-control", metadata.MD{"x": {"a\x01"}}},
+	{"value-del", metadata.MD{"x": {"a\x7f"}}},
+	{"value-newline", metadata.MD{"x": {"a\nb"}}},
+	{"value-tab", metadata.MD{"x": {"a\tb"}}},
+	{"value-obs-text", metadata.MD{"x": {"é"}}},
+	{"value-bin", metadata.MD{"x-bin": {"a\x01\xff"}}},
+}
+
+// TestHandlerTrailerOnTheWireAsGRPC: a handler sets a trailer of
+// wireMDCases with grpc.SetTrailer (unary) or ServerStream.SetTrailer
+// (whose imetadata.Validate only logs), and ends well after a response or
+// fails without one (trailers only). Where the client's framer refuses
+// the trailer, grpc-go's call fails with Internal and the client gets no
+// trailer.
+func TestHandlerTrailerOnTheWireAsGRPC(t *testing.T) {
+	for _, c := range wireMDCases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := &funcEcho{
+				get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+					if err := grpc.SetTrailer(ctx, c.md); err != nil {
+						return nil, err
+					}
+					if req.GetText() == "fail" {
+						return nil, status.Error(codes.NotFound, "no")
+					}
+					return &echov1.EchoResponse{Text: "ok"}, nil
+				},
+				expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					s.SetTrailer(c.md)
+					if req.GetText() == "fail" {
+						return status.Error(codes.NotFound, "no")
+					}
+					return s.Send(&echov1.EchoResponse{Text: "ok"})
+				},
+			}
+			run := func(t *testing.T, ec echov1.EchoClient) string {
+				var out []string
+				for _, text := range []string{"ok", "fail"} {
+					var h, tr metadata.MD
+					_, err := ec.Get(timeoutCtx(t), &echov1.EchoRequest{Text: text}, grpc.Header(&h), grpc.Trailer(&tr))
+					out = append(out, fmt.Sprintf("unary/%s: code=%v header=%s trailer=%s", text, status.Code(err), mdText(h), mdText(tr)))
+					s, err := ec.Expand(timeoutCtx(t), &echov1.EchoRequest{Text: text})
+					if err != nil {
+						t.Fatal(err)
+					}
+					h, _ = s.Header()
+					got, err := echotest.RecvAll(s.Recv)
+					out = append(out, fmt.Sprintf("stream/%s: code=%v got=%v header=%s trailer=%s", text, status.Code(err), got, mdText(h), mdText(s.Trailer())))
+				}
+				return strings.Join(out, "\n")
+			}
+			want := run(t, echoOracle(t, srv, nil))
+			t.Logf("grpc-go:\n%s", want)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				c, _ := newEcho(t, m, srv)
+				if got := run(t, c); got != want {
+					t.Errorf("inproc:\n%s\ngrpc-go:\n%s", got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestHandlerHeaderOnTheWireAsGRPC: a handler sets or sends a header of
+// wireMDCases. grpc-go checks it only where ServerStream.SetHeader and
+// SendHeader are called (stream.go serverStream: imetadata.Validate,
+// Internal to the handler, nothing set); grpc.SetHeader and
+// grpc.SendHeader, from a unary or a stream handler, reach the
+// transport's stream, which checks nothing, and the header goes out as
+// the client's framer then takes it: a value of bytes from 0x80 arrives,
+// a field it refuses fails the call with Internal, with no header.
+func TestHandlerHeaderOnTheWireAsGRPC(t *testing.T) {
+	type setter struct {
+		name string
+		set  func(ctx context.Context, s grpc.ServerStream, md metadata.MD) error
+	}
+	setters := []setter{
+		{"grpc.SetHeader", func(ctx context.Context, _ grpc.ServerStream, md metadata.MD) error { return grpc.SetHeader(ctx, md) }},
+		{"grpc.SendHeader", func(ctx context.Context, _ grpc.ServerStream, md metadata.MD) error { return grpc.SendHeader(ctx, md) }},
+		{"stream.SetHeader", func(_ context.Context, s grpc.ServerStream, md metadata.MD) error { return s.SetHeader(md) }},
+		{"stream.SendHeader", func(_ context.Context, s grpc.ServerStream, md metadata.MD) error { return s.SendHeader(md) }},
+	}
+	for _, c := range wireMDCases {
+		for _, set := range setters {
+			t.Run(c.name+"/"+set.name, func(t *testing.T) {
+				handlerSaw := make(chan codes.Code, 1)
+				srv := &funcEcho{
+					get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+						if strings.HasPrefix(set.name, "grpc.") {
+							handlerSaw <- status.Code(set.set(ctx, nil, c.md))
+						} else {
+							handlerSaw <- codes.OK // a unary handler has no ServerStream
+						}
+						return &echov1.EchoResponse{Text: "ok"}, nil
+					},
+					expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+						handlerSaw <- status.Code(set.set(s.Context(), s, c.md))
+						return s.Send(&echov1.EchoResponse{Text: "ok"})
+					},
+				}
+				run := func(t *testing.T, ec echov1.EchoClient) string {
+					var h metadata.MD
+					_, err := ec.Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.Header(&h))
+					out := fmt.Sprintf("unary: handler's set=%v code=%v header=%s", receive(t, handlerSaw, "the unary handler"), status.Code(err), mdText(h))
+					s, err := ec.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					h, _ = s.Header()
+					got, err := echotest.RecvAll(s.Recv)
+					return out + fmt.Sprintf("\nstream: handler's set=%v code=%v got=%v header=%s", receive(t, handlerSaw, "the stream handler"), status.Code(err), got, mdText(h))
+				}
+				want := run(t, echoOracle(t, srv, nil))
+				t.Logf("grpc-go:\n%s", want)
+				forEachMode(t, func(t *testing.T, m testMode) {
+					c, _ := newEcho(t, m, srv)
+					if got := run(t, c); got != want {
+						t.Errorf("inproc:\n%s\ngrpc-go:\n%s", got, want)
+					}
+				})
+			})
+		}
+	}
 }

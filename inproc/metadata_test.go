@@ -3,8 +3,10 @@ package inproc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/echo"
@@ -449,6 +451,80 @@ func TestInvalidOutgoingMetadata(t *testing.T) {
 					receive(t, calls, "the handler")
 				})
 			}
+		}
+	})
+}
+
+// TestMetadataKeyWithoutValuesAsGRPC: a key with no values, in a
+// request's metadata or in a header or trailer a handler sets. grpc-go's
+// transports write a field per value (http2_client.go createHeaderFields,
+// http2_server.go appendHeaderFieldsFromMD), so such a key never reaches
+// the other side (not even "connection", which would fail the call); a
+// header that holds one is still a header, sent apart from the trailer.
+// Each handler also fails a second call, without a response.
+func TestMetadataKeyWithoutValuesAsGRPC(t *testing.T) {
+	saw := make(chan []string, 1)
+	incoming := func(ctx context.Context) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		saw <- keys(md, "grpc-accept-encoding") // sent only for compressors grpc-go knows of
+	}
+	end := func(text string) error {
+		if text == "fail" {
+			return status.Error(codes.NotFound, "no")
+		}
+		return nil
+	}
+	srv := &funcEcho{
+		get: func(ctx context.Context, req *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+			incoming(ctx)
+			if err := grpc.SetHeader(ctx, metadata.MD{"h": {}}); err != nil {
+				return nil, err
+			}
+			if err := grpc.SetTrailer(ctx, metadata.MD{"t": {}}); err != nil {
+				return nil, err
+			}
+			if err := end(req.GetText()); err != nil {
+				return nil, err
+			}
+			return &echov1.EchoResponse{Text: "ok"}, nil
+		},
+		expand: func(req *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+			incoming(s.Context())
+			if err := s.SetHeader(metadata.MD{"h": {}}); err != nil {
+				return err
+			}
+			s.SetTrailer(metadata.MD{"t": {}})
+			if err := end(req.GetText()); err != nil {
+				return err
+			}
+			return s.Send(&echov1.EchoResponse{Text: "ok"})
+		},
+	}
+	run := func(t *testing.T, c echov1.EchoClient) string {
+		var out []string
+		for _, text := range []string{"ok", "fail"} {
+			ctx := metadata.NewOutgoingContext(timeoutCtx(t), metadata.MD{"n": {}, "connection": {}, "v": {"1"}})
+			var h, tr metadata.MD
+			_, err := c.Get(ctx, &echov1.EchoRequest{Text: text}, grpc.Header(&h), grpc.Trailer(&tr))
+			out = append(out, fmt.Sprintf("unary/%s: code=%v handler saw %v, header %v (nil=%v), trailer %v", text,
+				status.Code(err), receive(t, saw, "the handler"), keys(h), h == nil, keys(tr)))
+			s, err := c.Expand(ctx, &echov1.EchoRequest{Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, _ = s.Header()
+			_, err = echotest.RecvAll(s.Recv)
+			out = append(out, fmt.Sprintf("stream/%s: code=%v handler saw %v, header %v (nil=%v), trailer %v", text,
+				status.Code(err), receive(t, saw, "the handler"), keys(h), h == nil, keys(s.Trailer())))
+		}
+		return strings.Join(out, "\n")
+	}
+	want := run(t, echoOracle(t, srv, nil))
+	t.Logf("grpc-go:\n%s", want)
+	forEachMode(t, func(t *testing.T, m testMode) {
+		c, _ := newEcho(t, m, srv)
+		if got := run(t, c); got != want {
+			t.Errorf("inproc:\n%s\ngrpc-go:\n%s", got, want)
 		}
 	})
 }

@@ -22,13 +22,14 @@ const (
 	// the message's Go type, decided once per type: a generated message of
 	// strings, bytes, plain scalars, repeated strings and messages of such
 	// fields is copied field by field (strings are shared: Go never changes
-	// a string's bytes); another with vtprotobuf's CloneMessageVT by it
-	// (which keeps an empty bytes field empty where a socket gives nil); a
-	// message that brings its own
-	// Marshal and Unmarshal (gogoproto's) by one call of each; other
-	// protobuf messages by protobuf's Marshal and Unmarshal, as grpc-go's
-	// codec would; and messages that are not protobuf through the call's
-	// codec.
+	// a string's bytes); another with vtprotobuf's CloneMessageVT by it,
+	// which copies an empty list, map or bytes as empty, so that below the
+	// top level, at any depth, such a field comes out empty where a socket
+	// gives nil (the receiver's top level is as a socket's); a message that
+	// brings its own Marshal and Unmarshal (gogoproto's) by one call of
+	// each; other protobuf messages by protobuf's Marshal and Unmarshal, as
+	// grpc-go's codec would; and messages that are not protobuf through the
+	// call's codec.
 	Clone CopyMode = iota
 	// Share gives the receiver its own top-level message whose fields share
 	// memory with the sender's, and copies nothing else. Its rule: the
@@ -61,10 +62,14 @@ const (
 	// would cost an allocation and a copy a field a message, more than
 	// twice Share's time on a stream of 100-string messages.
 	//
-	// The receiver's values are as a socket delivers them: an empty list,
-	// map, or bytes without presence comes out nil, a nil bytes value in
-	// a map, a list or a oneof empty (a list holding one is copied), and a
-	// oneof holding a typed nil wrapper unset. A message that only its
+	// The receiver's top level holds values as a socket delivers them: an
+	// empty list, map, or bytes without presence comes out nil, a nil bytes
+	// value in a map, a list or a oneof empty (a list holding one is
+	// copied), and a oneof holding a typed nil wrapper unset. The messages
+	// it holds are the sender's, so below the top level, at any depth,
+	// values come out as sent: an empty list, map or bytes stays empty,
+	// not nil, a nil bytes value in a map, a list or a oneof stays nil, and
+	// a oneof holding a typed nil wrapper stays set. A message that only its
 	// wire encoding carries as a socket would is copied as with Clone:
 	// one with extensions set (the receiver's registry decides what they
 	// decode to), lazy fields, unknown fields or nil messages in lists,

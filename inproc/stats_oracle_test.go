@@ -739,7 +739,8 @@ func requestFirst(client, _ []string) bool {
 // content-type in the trailer of a response of trailers only; its stats
 // handler hears no InHeader but of a header set. A unary call goes with
 // and without a server stats handler: without one, inproc checks a unary
-// response on the client's goroutine.
+// response on the client's goroutine. The client's error message is
+// grpc-go's server's (stream.go serverStream.SendMsg).
 func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 	const limit = 10
 	big := &echov1.EchoResponse{Text: strings.Repeat("x", 2*limit)}
@@ -800,7 +801,8 @@ func TestStatsServerSendLimitAsGRPC(t *testing.T) {
 					_, err = ec.Get(timeoutCtx(t), &echov1.EchoRequest{Text: c.text}, grpc.Header(&header), grpc.Trailer(&trailer))
 				}
 				wantCode(t, "the call", err, codes.ResourceExhausted)
-				md = fmt.Sprintf("header %v, trailer %v", keys(header), keys(trailer))
+				// The message too: grpc-go's, as its server writes it.
+				md = fmt.Sprintf("header %v, trailer %v, message %q", keys(header), keys(trailer), status.Convert(err).Message())
 			}, func(t *testing.T, client, server []string, grpcgo bool) {
 				if grpcgo {
 					wantMD, want = md, grpcSides{client, server}
@@ -881,5 +883,48 @@ func TestStatsUnknownMethodAsGRPC(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestStatsClientSendLimitAsGRPC: a request over the client's send limit
+// (grpc.MaxCallSendMsgSize). grpc-go's client sends the call's header
+// before it encodes the request (stream.go newClientStream, then
+// SendMsg), then fails the call and resets the stream. So its server's
+// stats handler hears the header, the call's begin, and its end with
+// Canceled: the handler, waiting for the request, fails with its context
+// before any of its code runs. The client's error is grpc-go's, code and
+// message (which the server's send limit shares). Each side is told after
+// its server's GracefulStop, which waits for the server's side of the call.
+func TestStatsClientSendLimitAsGRPC(t *testing.T) {
+	for _, kind := range textKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			var ran atomic.Int32
+			srv := shapeEcho(func(string) string {
+				ran.Add(1)
+				return "ok"
+			})
+			tell := func(t *testing.T, c echov1.EchoClient, stop func(), cs, ss *kindsRecorder) (string, string) {
+				_, err := kind.call(timeoutCtx(t), c, strings.Repeat("x", 20), grpc.MaxCallSendMsgSize(5))
+				stop()
+				return fmt.Sprintf("code=%v client-heard=%v server-heard=%v handlers-answered=%d",
+					status.Code(err), cs.drain(), ss.drain(), ran.Swap(0)), status.Convert(err).Message()
+			}
+			cs, ss := newKindsRecorder(), newKindsRecorder()
+			gs, cc := realGRPCServer(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) },
+				[]grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs)})
+			want, wantMsg := tell(t, echov1.NewEchoClient(cc), gs.GracefulStop, cs, ss)
+			t.Logf("grpc-go: %s", want)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				cs, ss := newKindsRecorder(), newKindsRecorder()
+				c, ch := newEcho(t, m, srv, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+				got, gotMsg := tell(t, c, ch.GracefulStop, cs, ss)
+				if got != want {
+					t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
+				}
+				if gotMsg != wantMsg {
+					t.Errorf("inproc's message %q; grpc-go's %q", gotMsg, wantMsg)
+				}
+			})
+		})
 	}
 }

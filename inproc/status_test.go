@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -247,4 +248,166 @@ func TestStoppedChannelUnavailable(t *testing.T) {
 			})
 		}
 	})
+}
+
+// statusSeen is how a call ended as its client sees it: the code, the
+// message (but of Internal, whose message is the library's), the reasons
+// of its ErrorInfo details, and the keys of its trailer.
+func statusSeen(err error, trailer metadata.MD) string {
+	st := status.Convert(err)
+	var reasons []string
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			reasons = append(reasons, info.Reason)
+		} else {
+			reasons = append(reasons, fmt.Sprintf("%T", d))
+		}
+	}
+	msg := fmt.Sprintf("%q", st.Message())
+	if st.Code() == codes.Internal {
+		msg = "-"
+	}
+	return fmt.Sprintf("%v %s details=%v trailer=%v", st.Code(), msg, reasons, keys(trailer))
+}
+
+// statusOracle runs a unary and a server-streaming call whose handlers
+// set trailer and end with err (after a response if err is nil), over
+// grpc-go and in every mode, and fails where what the client sees
+// (statusSeen) differs.
+func statusOracle(t *testing.T, trailer metadata.MD, err error) {
+	t.Helper()
+	srv := &funcEcho{
+		get: func(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+			if trailer != nil {
+				if err := grpc.SetTrailer(ctx, trailer); err != nil {
+					return nil, err
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
+			return &echov1.EchoResponse{Text: "ok"}, nil
+		},
+		expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+			s.SetTrailer(trailer)
+			if err != nil {
+				return err
+			}
+			return s.Send(&echov1.EchoResponse{Text: "ok"})
+		},
+	}
+	run := func(t *testing.T, c echov1.EchoClient) string {
+		var tr metadata.MD
+		_, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.Trailer(&tr))
+		out := "unary: " + statusSeen(err, tr)
+		s, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = echotest.RecvAll(s.Recv)
+		return out + "; stream: " + statusSeen(err, s.Trailer())
+	}
+	want := run(t, echoOracle(t, srv, nil))
+	t.Logf("grpc-go: %s", want)
+	forEachMode(t, func(t *testing.T, m testMode) {
+		c, _ := newEcho(t, m, srv)
+		if got := run(t, c); got != want {
+			t.Errorf("inproc:  %s\ngrpc-go: %s", got, want)
+		}
+	})
+}
+
+// withReason is st with an ErrorInfo detail of reason.
+func withReason(t *testing.T, st *status.Status, reason string) *status.Status {
+	t.Helper()
+	st, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestStatusMessageOnTheWireAsGRPC: a status message crosses HTTP/2
+// percent-encoded (http_util.go encodeGrpcMessage), each byte that is not
+// UTF-8 as the encoding of U+FFFD, and is decoded back on the client; so
+// grpc-go's client sees a message that is not UTF-8 with each bad byte
+// replaced. A status with details also crosses encoded in the trailer,
+// which protobuf refuses to encode with such a message: grpc-go's server
+// then sends no details (http2_server.go writeStatus).
+func TestStatusMessageOnTheWireAsGRPC(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		st   func(t *testing.T) *status.Status
+	}{
+		{"not-utf8", func(*testing.T) *status.Status { return status.New(codes.Aborted, "bad \xff byte") }},
+		{"not-utf8-run", func(*testing.T) *status.Status { return status.New(codes.Aborted, "a\xff\xfe\xc3z\xed\xa0\x80.") }},
+		{"not-utf8-end", func(*testing.T) *status.Status { return status.New(codes.Aborted, "cut \xe2\x9c") }},
+		{"utf8-percent-control", func(*testing.T) *status.Status { return status.New(codes.Aborted, "100% é\n\t✓ %41 \ufffd") }},
+		{"not-utf8-with-details", func(t *testing.T) *status.Status {
+			return withReason(t, status.New(codes.Aborted, "bad \xff byte"), "why")
+		}},
+		{"utf8-with-details", func(t *testing.T) *status.Status { return withReason(t, status.New(codes.Aborted, "é 100%"), "why") }},
+	} {
+		t.Run(c.name, func(t *testing.T) { statusOracle(t, nil, c.st(t).Err()) })
+	}
+}
+
+// TestStatusDetailsFromTrailerAsGRPC: a handler sets
+// grpc-status-details-bin in its trailer itself. grpc-go's server sends
+// it as any -bin key, unless the status has details of its own, which
+// replace it (http2_server.go writeStatus); its client builds the status
+// from it (internal/status NewWithProto): a single value that decodes as
+// a google.rpc.Status of the code in grpc-status gives the whole status,
+// message and details; one of another code gives Internal; anything else
+// is ignored.
+func TestStatusDetailsFromTrailerAsGRPC(t *testing.T) {
+	bin := func(t *testing.T, st *status.Status) string {
+		b, err := proto.Marshal(st.Proto())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	const key = "grpc-status-details-bin"
+	for _, c := range []struct {
+		name    string
+		trailer func(t *testing.T) metadata.MD
+		err     func(t *testing.T) error
+	}{
+		{"same-code", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, withReason(t, status.New(codes.NotFound, "from-bin"), "bin")))
+		}, func(*testing.T) error { return status.Error(codes.NotFound, "plain") }},
+		{"same-code-no-details", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, status.New(codes.NotFound, "from-bin")))
+		}, func(*testing.T) error { return status.Error(codes.NotFound, "plain") }},
+		{"other-code", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, status.New(codes.NotFound, "from-bin")))
+		}, func(*testing.T) error { return status.Error(codes.Aborted, "plain") }},
+		{"handler-ok", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, status.New(codes.NotFound, "from-bin")))
+		}, func(*testing.T) error { return nil }},
+		{"ok-in-bin", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, status.New(codes.OK, "")))
+		}, func(*testing.T) error { return nil }},
+		{"ok-in-bin-handler-fails", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, status.New(codes.OK, "")))
+		}, func(*testing.T) error { return status.Error(codes.NotFound, "plain") }},
+		{"not-a-status", func(*testing.T) metadata.MD {
+			return metadata.Pairs(key, "\xff\xff\xff")
+		}, func(*testing.T) error { return status.Error(codes.NotFound, "plain") }},
+		{"two-values", func(t *testing.T) metadata.MD {
+			b := bin(t, status.New(codes.NotFound, "from-bin"))
+			return metadata.Pairs(key, b, key, b)
+		}, func(*testing.T) error { return status.Error(codes.NotFound, "plain") }},
+		{"handler-details-win", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, withReason(t, status.New(codes.NotFound, "from-bin"), "bin")))
+		}, func(t *testing.T) error { return withReason(t, status.New(codes.NotFound, "plain"), "handler").Err() }},
+		{"handler-details-not-utf8", func(t *testing.T) metadata.MD {
+			return metadata.Pairs(key, bin(t, withReason(t, status.New(codes.NotFound, "from-bin"), "bin")))
+		}, func(t *testing.T) error {
+			return withReason(t, status.New(codes.NotFound, "bad \xff"), "handler").Err()
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { statusOracle(t, c.trailer(t), c.err(t)) })
+	}
 }

@@ -40,7 +40,10 @@ type stream struct {
 	// status at once. A trailer set later is not sent.
 	statusOut   errSignal
 	sentTrailer metadata.MD
-	trailerLost bool // the client left before statusOut: it gets no trailer
+	// clientStatus is the status as the client receives it (see
+	// call.received), set with statusOut.
+	clientStatus error
+	trailerLost  bool // the client left before statusOut: it gets no trailer
 	// handlerReturned is raised once the handler returned.
 	handlerReturned signal
 	// clientDone is raised once the client's side ended, with the error
@@ -191,7 +194,8 @@ func (s *stream) finishServer(err error) {
 // sendStatus ends what the handler sends with the status err (nil: OK)
 // and the trailer set so far, unless it already ended.
 func (s *stream) sendStatus(err error) {
-	if s.ch.state.Load() == stopped {
+	wrote := s.ch.state.Load() != stopped
+	if !wrote {
 		// Over a socket, Stop closed the connection: whatever the
 		// handler ends with, its client hears Unavailable.
 		err = errStopped
@@ -205,6 +209,10 @@ func (s *stream) sendStatus(err error) {
 	if first {
 		s.trailerLost = lost
 		s.sentTrailer = s.trailer
+		s.clientStatus = err
+		if wrote {
+			s.clientStatus, _ = s.arrives(err, s.trailer)
+		}
 		s.statusOut.raise(err)
 	}
 	s.mu.Unlock()
@@ -333,9 +341,13 @@ func (s *stream) reportEnd(err error) {
 }
 
 // clientTrailerLocked is the trailer as the client received it, once
-// statusOut is raised; s.mu is held.
+// statusOut is raised; s.mu is held. None reached a client that left
+// first, or that refused the header or the trailer (see call.arrives).
 func (s *stream) clientTrailerLocked() metadata.MD {
 	if s.trailerLost {
+		return nil
+	}
+	if _, arrived := s.arrives(nil, s.sentTrailer); !arrived {
 		return nil
 	}
 	return s.clientTrailer(s.sentTrailer, s.statusOut.cause())
@@ -403,11 +415,15 @@ func (c *clientStream) Header() (metadata.MD, error) {
 		for !s.statusOut.isRaised() {
 			runtime.Gosched()
 		}
-		if err := s.statusOut.cause(); err != nil {
+		if err := s.clientStatus; err != nil {
 			s.finishClient(err)
 		} else {
 			s.finishClient(io.EOF)
 		}
+		return nil, nil
+	}
+	if err := s.headerError(); err != nil {
+		s.finishClient(err)
 		return nil, nil
 	}
 	s.noteHeader()
@@ -515,9 +531,14 @@ func (c *clientStream) RecvMsg(m any) error {
 	if aborted {
 		return s.finishClient(s.clientGoneErr())
 	}
+	// The header came before what pop gave: a client that refuses it
+	// gets nothing after it.
+	if err := s.headerError(); err != nil {
+		return s.finishClient(err)
+	}
 	s.noteHeader()
 	if !ok {
-		err := s.statusOut.cause()
+		err := s.clientStatus // statusOut is raised: the queue closed after it
 		if err == nil && !s.desc.ServerStreams && !s.received {
 			err = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
 		}
@@ -534,7 +555,7 @@ func (c *clientStream) RecvMsg(m any) error {
 		} else if more {
 			return s.finishClient(status.Error(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"))
 		}
-		if err := s.statusOut.cause(); err != nil {
+		if err := s.clientStatus; err != nil { // the queue closed after statusOut
 			return s.finishClient(err)
 		}
 	}
@@ -572,8 +593,22 @@ func (ss *serverStream) ended() bool {
 	}
 }
 
-func (ss *serverStream) SetHeader(md metadata.MD) error { return ss.setHeader(md) }
+// SetHeader and SendHeader check md as grpc-go's serverStream does
+// (imetadata.Validate), which grpc.SetHeader and grpc.SendHeader do not.
+func (ss *serverStream) SetHeader(md metadata.MD) error {
+	if md.Len() == 0 {
+		return nil
+	}
+	if err := validateMetadata(md); err != nil {
+		return err
+	}
+	return ss.setHeader(md)
+}
+
 func (ss *serverStream) SendHeader(md metadata.MD) error {
+	if err := validateMetadata(md); err != nil {
+		return err
+	}
 	if err := ss.sendHeader(md); err != nil {
 		return err
 	}

@@ -1,6 +1,11 @@
 package inproc
 
 import (
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/http/httpguts"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -33,14 +38,15 @@ func reservedKey(k string) bool {
 var errConnectionKey = status.Error(codes.Internal, `inproc: metadata key "connection" is not allowed in a request: over HTTP/2 the server resets the stream (PROTOCOL_ERROR)`)
 
 // toRequest makes md, the client's own copy, what a server receives: no
-// reserved key, and no "host", which the server drops in favour of the
-// :authority the client's transport sends.
+// reserved key, no "host", which the server drops in favour of the
+// :authority the client's transport sends, and no key without values,
+// which grpc-go's transport writes as no header field at all.
 func toRequest(md metadata.MD) error {
-	for k := range md {
+	for k, v := range md {
 		switch {
-		case k == "connection":
+		case k == "connection" && len(v) > 0:
 			return errConnectionKey
-		case reservedKey(k), k == "host":
+		case reservedKey(k), k == "host", len(v) == 0:
 			delete(md, k)
 		}
 	}
@@ -75,12 +81,13 @@ func (c *call) incomingMD() metadata.MD {
 }
 
 // toResponse is a copy of md as a client receives it in a header or
-// trailer: no reserved key, and contentType, if not empty, as the
+// trailer: no reserved key, no key without values (grpc-go's transport
+// writes a header field a value), and contentType, if not empty, as the
 // transport adds it.
 func toResponse(md metadata.MD, contentType string) metadata.MD {
 	out := make(metadata.MD, len(md)+1)
 	for k, v := range md {
-		if !reservedKey(k) {
+		if len(v) > 0 && !reservedKey(k) {
 			out[k] = append([]string(nil), v...)
 		}
 	}
@@ -90,10 +97,140 @@ func toResponse(md metadata.MD, contentType string) metadata.MD {
 	return out
 }
 
+// wireError is why grpc-go's client fails a call whose server sent md, a
+// header or trailer, or nil if md crosses. grpc-go's server checks
+// nothing of what grpc.SetHeader, grpc.SendHeader, grpc.SetTrailer and
+// ServerStream.SetTrailer give it, and writes a header field for each
+// value of each key but the reserved ones, -bin values base64-encoded
+// (http2_server.go appendHeaderFieldsFromMD). Its client's HTTP/2 framer
+// refuses a block with a field name that is not a lower-case token, or a
+// value with a control character other than tab (x/net/http2
+// readMetaFrame); bytes from 0x80 pass. The client then fails the call
+// with Internal and resets the stream.
+func wireError(md metadata.MD) error {
+	for k, vs := range md {
+		if len(vs) == 0 || reservedKey(k) {
+			continue
+		}
+		if !wireName(k) {
+			return status.Errorf(codes.Internal, "invalid header field name %q", k)
+		}
+		if strings.HasSuffix(k, "-bin") {
+			continue
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return status.Errorf(codes.Internal, "invalid header field value for %q", k)
+			}
+		}
+	}
+	return nil
+}
+
+// wireName reports whether HTTP/2 allows k as a field name: a token
+// without upper case (x/net/http2 validWireHeaderFieldName).
+func wireName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !httpguts.IsTokenRune(rune(c)) || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// headerError is why the client fails at the header, which it receives
+// only once headerOut is raised: its framer refused it (see wireError).
+func (c *call) headerError() error {
+	if !c.headerBad {
+		return nil
+	}
+	return wireError(c.header)
+}
+
+// arrives is what reaches the client of err, the status the handler's
+// side sent with trailer after the header: the status as the client
+// takes it (see wireStatus), and whether the trailer arrived. A header
+// the client refused (headerError) failed the call before either, and a
+// trailer it refuses fails the call in place of the status.
+func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
+	if c.headerBad {
+		return c.headerError(), false
+	}
+	if werr := wireError(trailer); werr != nil {
+		return werr, false
+	}
+	return wireStatus(err, trailer), true
+}
+
+// wireStatus is the status grpc-go's client takes from what its server
+// writes of err (nil: OK) with trailer (http2_server.go writeStatus,
+// http2_client.go operateHeaders): the code; the message, percent-encoded
+// and decoded back (see wireMessage); and grpc-status-details-bin. The
+// server fills that key with the status if it has details and protobuf
+// encodes it (it refuses a message that is not UTF-8: then no details
+// cross), and otherwise sends what the handler left there. From a single
+// value of it that decodes as a google.rpc.Status, the client takes the
+// whole status, message and details, if its code is the one sent, and
+// fails the call with Internal if not (internal/status NewWithProto).
+func wireStatus(err error, trailer metadata.MD) error {
+	bins := trailer[statusDetailsKey]
+	if err == nil && bins == nil {
+		return nil
+	}
+	st, _ := status.FromError(err)
+	code, msg := st.Code(), st.Message()
+	if p := st.Proto(); len(p.GetDetails()) > 0 {
+		if _, merr := proto.Marshal(p); merr == nil {
+			return err // the client decodes the very status
+		}
+		bins = nil // the server sends none, nor the handler's
+	}
+	if len(bins) == 1 {
+		var sp spb.Status
+		if proto.Unmarshal([]byte(bins[0]), &sp) == nil {
+			if codes.Code(sp.Code) != code {
+				return status.Errorf(codes.Internal, "grpc-status-details-bin mismatch: grpc-status=%v, grpc-message=%q, grpc-status-details-bin=%+v", code, wireMessage(msg), &sp)
+			}
+			return status.FromProto(&sp).Err()
+		}
+	}
+	if utf8.ValidString(msg) {
+		return err
+	}
+	return status.New(code, wireMessage(msg)).Err()
+}
+
+// wireMessage is a status message as grpc-go's client gets it back from
+// the grpc-message header (http_util.go encodeGrpcMessage,
+// decodeGrpcMessage): UTF-8 as it was, and each byte of what is not UTF-8
+// as U+FFFD, whose encoding is what the encoder writes for the
+// utf8.RuneError it decodes there.
+func wireMessage(msg string) string {
+	if utf8.ValidString(msg) {
+		return msg
+	}
+	var b strings.Builder
+	b.Grow(len(msg) + 16)
+	for len(msg) > 0 {
+		r, size := utf8.DecodeRuneInString(msg)
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(msg[:size])
+		}
+		msg = msg[size:]
+	}
+	return b.String()
+}
+
 // clientHeader is the header as the client receives it: none if the call
-// ended with trailers only. c.mu is held, or the status is out.
+// ended with trailers only, or if the client refused it (headerError).
+// c.mu is held, or the status is out.
 func (c *call) clientHeader() metadata.MD {
-	if c.trailersOnly {
+	if c.trailersOnly || c.headerBad {
 		return nil
 	}
 	return toResponse(c.header, c.info.contentType())
@@ -101,8 +238,8 @@ func (c *call) clientHeader() metadata.MD {
 
 // clientTrailer is trailer as the client receives it with the status
 // err: a response of trailers only carries the content-type there, and a
-// status with details its encoding, in place of any the handler set, as
-// grpc-go's server writes them.
+// status with details its encoding, in place of any the handler set (or
+// none, where protobuf cannot encode it), as grpc-go's server writes them.
 func (c *call) clientTrailer(trailer metadata.MD, err error) metadata.MD {
 	contentType := ""
 	if c.trailersOnly {
@@ -110,6 +247,7 @@ func (c *call) clientTrailer(trailer metadata.MD, err error) metadata.MD {
 	}
 	md := toResponse(trailer, contentType)
 	if st, ok := status.FromError(err); ok && len(st.Proto().GetDetails()) > 0 {
+		delete(md, statusDetailsKey) // even if none replaces it
 		if b, err := proto.Marshal(st.Proto()); err == nil {
 			md[statusDetailsKey] = []string{string(b)}
 		}

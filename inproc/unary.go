@@ -33,6 +33,10 @@ type unaryResult struct {
 	err  error
 	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
 	left bool  // the client left before it took the result: err says why
+	// wrote says the status went to the client as the handler's side
+	// wrote it, with the header and trailer: neither the client's leaving
+	// nor Stop came first.
+	wrote bool
 }
 
 func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
@@ -89,6 +93,9 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		n, err = ci.checkUnrouted(req)
 	}
 	if err != nil {
+		if lookupErr == nil {
+			ch.requestLost(ctx, ci, m, md)
+		}
 		return err
 	}
 	if cs.hs != nil {
@@ -108,7 +115,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		if cs.hs != nil {
 			cs.inTrailer(ctx, trailer)
 		}
-		return lookupErr
+		return wireStatus(lookupErr, nil)
 	}
 	u := &unaryCall{call: call{ch: ch, method: m, info: ci, md: md}, req: v, reqSize: n}
 	inHandler = true
@@ -125,8 +132,16 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	case r.err == nil:
 		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
 	}
+	// The status as the client takes it from the header and trailer.
+	endErr, trailerArrived := r.err, true
+	if r.wrote {
+		endErr, trailerArrived = u.arrives(r.err, u.trailer)
+	}
 	if cs.hs != nil || ci.wantsFinish() {
-		header, trailer = u.clientHeader(), u.clientTrailer(u.trailer, r.err)
+		header = u.clientHeader()
+		if trailerArrived {
+			trailer = u.clientTrailer(u.trailer, r.err)
+		}
 	}
 	if cs.hs != nil {
 		if header != nil {
@@ -137,8 +152,9 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		// response's, before the caller it woke reports the response.
 		cs.inTrailer(ctx, trailer)
 	}
-	if r.err != nil {
-		return r.err
+	if r.err != nil || u.headerBad {
+		// No response, or none past a header the client refused.
+		return endErr
 	}
 	if recvErr != nil {
 		return recvErr
@@ -146,7 +162,9 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	if cs.hs != nil {
 		cs.inPayload(ctx, reply, size)
 	}
-	return nil
+	// The response came, and then the trailer: the call may still fail
+	// at it, as grpc-go's client's second read for the end fails.
+	return endErr
 }
 
 // sendFor does on the client's goroutine what the handler's side left
@@ -229,8 +247,9 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	// client, and grpc-go's server, which writes the response after the
 	// handler returns, fails to with the context's code.
 	ended := u.uctx.Err()
+	stopping := u.ch.state.Load() == stopped
 	switch {
-	case u.ch.state.Load() == stopped:
+	case stopping:
 		st = stoppedStatus // see stream.sendStatus
 	case st == nil && ended != nil:
 		st = status.FromContextError(ended)
@@ -255,5 +274,6 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	u.endServer(st.Err(), heard)
 	u.uctx.end()
 	r.err = st.Err()
+	r.wrote = heard && !stopping
 	return r
 }

@@ -156,10 +156,12 @@ func marshalError(err error) error {
 }
 
 // checkLimits refuses a message of n bytes over the sender's limit, and
-// returns the stand-in of one over the receiver's.
+// returns the stand-in of one over the receiver's. The refusal's message
+// is grpc-go's, client's and server's alike (stream.go SendMsg), which
+// has no "grpc: " prefix, unlike its receiver's.
 func checkLimits(n int, dir Direction) (any, error) {
 	if n > dir.MaxSend {
-		return nil, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, dir.MaxSend)
+		return nil, status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, dir.MaxSend)
 	}
 	if n > dir.MaxRecv {
 		return &tooLarge{size: n, limit: dir.MaxRecv}, nil
