@@ -171,13 +171,6 @@ func newShmConn(a Address, cfg clientConfig) (ClientConn, error) {
 	r := &shmRoute{addr: a}
 	c := newCallConn(cfg, r)
 	r.conn = c
-	context.AfterFunc(c.closed, func() {
-		r.dialMu.Lock()
-		defer r.dialMu.Unlock()
-		if l := r.cur.Load(); l != nil {
-			l.cl.Close()
-		}
-	})
 	return c, nil
 }
 
@@ -265,7 +258,18 @@ func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
 	nc.SetDeadline(time.Time{})
 	ch := inproc.New()
 	inprocconn.Forward(ch, cl.Unary, cl.Stream)
-	l := &shmLink{cl: cl, ch: ch, peer: p, closed: r.conn.closed}
+	// The connection's Close closes the link as grpc-go's closes its
+	// transport: the calls end with Canceled here and the socket closes,
+	// with no cancel sent per call, so the server's handlers find a closed
+	// connection. The link's calls are bound to a context of the link's
+	// own, cancelled once the Client stopped sending cancels.
+	closed, cancel := context.WithCancelCause(context.Background())
+	context.AfterFunc(r.conn.closed, func() {
+		cl.Closing()
+		cancel(context.Cause(r.conn.closed))
+		cl.CloseIdle(shmHandshake)
+	})
+	l := &shmLink{cl: cl, ch: ch, peer: p, closed: closed}
 	l.cc = l.rebind(r.conn.stats)
 	r.cur.Store(l)
 	return l, nil

@@ -25,9 +25,10 @@ import (
 type Client struct {
 	c *conn
 
-	mu     sync.Mutex
-	nextID uint32
-	away   bool // the server said it takes no new call
+	mu      sync.Mutex
+	nextID  uint32
+	away    bool // the server said it takes no new call
+	closing bool // the connection is closing: calls that end send no cancel
 }
 
 // NewClient speaks the framing's hello on nc and starts reading its
@@ -42,6 +43,31 @@ func NewClient(nc net.Conn) (*Client, error) {
 	go cl.read()
 	go cl.c.writeCtrl()
 	return cl, nil
+}
+
+// Closing says the connection is about to close: the calls that end from
+// now on send the server no cancel, which the socket's close says for
+// them all.
+func (cl *Client) Closing() {
+	cl.mu.Lock()
+	cl.closing = true
+	cl.mu.Unlock()
+}
+
+// CloseIdle closes the connection once no call uses it, or after wait:
+// the calls, ended by their context, end first with their own status.
+func (cl *Client) CloseIdle(wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for pause := 10 * time.Microsecond; time.Now().Before(deadline); pause = min(2*pause, 10*time.Millisecond) {
+		cl.c.mu.Lock()
+		idle := len(cl.c.streams) == 0 || cl.c.err != nil
+		cl.c.mu.Unlock()
+		if idle {
+			break
+		}
+		time.Sleep(pause)
+	}
+	cl.Close()
 }
 
 // Close closes the connection: calls in flight end with Unavailable.
@@ -242,6 +268,12 @@ func (cl *Client) left(ctx context.Context, s *stream, err error) error {
 func (cl *Client) cancel(s *stream, code codes.Code) {
 	if s.isOver() {
 		return // the server ended it first
+	}
+	cl.mu.Lock()
+	closing := cl.closing
+	cl.mu.Unlock()
+	if closing {
+		return
 	}
 	cl.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, code)))
 }

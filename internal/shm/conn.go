@@ -102,7 +102,7 @@ func (c *conn) fail(err error) {
 	c.nc.Close()
 	st := status.New(codes.Unavailable, connClosedMessage(err))
 	for _, s := range streams {
-		s.push(event{kind: evReset, st: st})
+		s.push(event{kind: evReset, st: st, conn: true})
 	}
 }
 

@@ -153,9 +153,13 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 		return nil
 	}
 	s := newStream(sc.c, id, sc.maxRecv)
-	ctx, cancel := context.WithCancel(sc.ctx)
+	// The connection's end reaches the call through the binding's closed
+	// context (see Serve), which has the channel end it as a closed
+	// connection; a context derived from it would race that with a
+	// cancel.
+	ctx, cancel := context.WithCancel(context.Background())
 	if req.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(sc.ctx, req.Timeout)
+		ctx, cancel = context.WithTimeout(context.Background(), req.Timeout)
 	}
 	// A reset from the client, or the connection's end, ends the call.
 	s.onOver = cancel

@@ -27,6 +27,7 @@ type event struct {
 	md   metadata.MD
 	data []byte
 	st   *status.Status
+	conn bool // a reset because the connection ended
 }
 
 // stream is one call's state on one side of a connection. The connection's
@@ -51,8 +52,10 @@ type stream struct {
 	maxRecv int
 	// remoteEnd: the peer sent End, or its trailers.
 	remoteEnd bool
-	// onOver, when set, is called once a last event is pushed: the
-	// server's side cancels its call's context so.
+	// onOver, when set, is called once the peer ended the stream: the
+	// server's side cancels its call's context so. The end of the whole
+	// connection reaches the call through its binding's closed context
+	// instead, as a closed connection reaches grpc-go's handlers.
 	onOver func()
 
 	// recvWin is what the peer may still send on the stream; ack what the
@@ -91,7 +94,7 @@ func (s *stream) push(e event) {
 		s.overLocked()
 	}
 	s.mu.Unlock()
-	if last && s.onOver != nil {
+	if last && !e.conn && s.onOver != nil {
 		s.onOver()
 	}
 	signal(s.wake)
