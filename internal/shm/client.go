@@ -34,14 +34,14 @@ type Client struct {
 // NewClient speaks the framing's hello on nc and starts reading its
 // frames. The Client owns nc from then on.
 func NewClient(nc net.Conn) (*Client, error) {
-	peer, err := handshake(nc, true)
+	c, err := setup(nc, true)
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
-	cl := &Client{c: newConn(nc, peer), nextID: 1}
-	go cl.read()
-	go cl.c.writeCtrl()
+	cl := &Client{c: c, nextID: 1}
+	go c.readFrames(cl.onFrame)
+	go c.writeCtrl()
 	return cl, nil
 }
 
@@ -276,22 +276,6 @@ func (cl *Client) cancel(s *stream, code codes.Code) {
 		return
 	}
 	cl.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, code)))
-}
-
-// read reads the server's frames until the connection ends.
-func (cl *Client) read() {
-	c := cl.c
-	defer close(c.done)
-	for {
-		h, p, err := c.r.ReadFrame()
-		if err == nil {
-			err = cl.onFrame(h, p)
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
-	}
 }
 
 func (cl *Client) onFrame(h shmwire.Header, p []byte) error {

@@ -20,8 +20,12 @@ const (
 	connWindow   = 1<<31 - 1 // not enforced yet: streams bound what we hold
 )
 
-func ourHello() shmwire.Hello {
-	return shmwire.Hello{Version: shmwire.Version, MaxFrame: maxFrame, Window: streamWindow, ConnWin: connWindow}
+func ourHello(nc net.Conn) shmwire.Hello {
+	h := shmwire.Hello{Version: shmwire.Version, MaxFrame: maxFrame, Window: streamWindow, ConnWin: connWindow}
+	if ringsPossible(nc) {
+		h.Features |= shmwire.FeatureRings
+	}
+	return h
 }
 
 // conn is what both sides of a connection share: the socket, its writer,
@@ -44,22 +48,41 @@ type conn struct {
 	ctrl     []byte
 	ctrlWake chan struct{}
 
+	// rings, when both sides offered them, carry the frames; the socket
+	// then carries only what a ring cannot take, and says when the peer
+	// left.
+	rings *rings
+
 	mu      sync.Mutex
 	streams map[uint32]*stream
 	err     error // why the connection ended; set once
-	// done is closed once the connection ended: the reader stopped.
-	done chan struct{}
+	// failed is closed as err is set; done once the reading stopped.
+	failed chan struct{}
+	done   chan struct{}
 }
 
-func newConn(nc net.Conn, peer shmwire.Hello) *conn {
-	return &conn{
+// setup speaks the hello on nc, and sets up the rings if both sides
+// offer them.
+func setup(nc net.Conn, client bool) (*conn, error) {
+	peer, err := handshake(nc, client)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{
 		nc:       nc,
 		peer:     peer,
 		r:        shmwire.NewReader(nc, maxFrame),
 		streams:  map[uint32]*stream{},
 		ctrlWake: make(chan struct{}, 1),
+		failed:   make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	if _, features := shmwire.Agree(ourHello(nc), peer); features&shmwire.FeatureRings != 0 {
+		if c.rings, err = exchangeRings(nc, client); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // handshake sends our hello and reads the peer's: the client speaks
@@ -68,7 +91,7 @@ func newConn(nc net.Conn, peer shmwire.Hello) *conn {
 // ErrHTTP2 in Serve).
 func handshake(nc net.Conn, client bool) (shmwire.Hello, error) {
 	if client {
-		if err := shmwire.WriteHello(nc, ourHello()); err != nil {
+		if err := shmwire.WriteHello(nc, ourHello(nc)); err != nil {
 			return shmwire.Hello{}, fmt.Errorf("shm: writing the hello: %w", err)
 		}
 	}
@@ -80,7 +103,7 @@ func handshake(nc net.Conn, client bool) (shmwire.Hello, error) {
 		return peer, err
 	}
 	if !client {
-		if err := shmwire.WriteHello(nc, ourHello()); err != nil {
+		if err := shmwire.WriteHello(nc, ourHello(nc)); err != nil {
 			return shmwire.Hello{}, fmt.Errorf("shm: writing the hello: %w", err)
 		}
 	}
@@ -98,8 +121,12 @@ func (c *conn) fail(err error) {
 	c.err = err
 	streams := c.streams
 	c.streams = map[uint32]*stream{}
+	close(c.failed)
 	c.mu.Unlock()
 	c.nc.Close()
+	if c.rings != nil {
+		c.rings.in.Close() // ends the ring's reader
+	}
 	st := status.New(codes.Unavailable, connClosedMessage(err))
 	for _, s := range streams {
 		s.push(event{kind: evReset, st: st, conn: true})
@@ -122,11 +149,37 @@ func (c *conn) write(b []byte) error {
 }
 
 func (c *conn) writeLocked(b []byte) error {
-	if _, err := c.nc.Write(b); err != nil {
+	var err error
+	if c.rings != nil {
+		err = c.rings.write(c, b)
+	} else {
+		_, err = c.nc.Write(b)
+	}
+	if err != nil {
 		c.fail(err)
 		return err
 	}
 	return nil
+}
+
+// readFrames hands every frame the peer sends to on, until the
+// connection fails; then it closes done.
+func (c *conn) readFrames(on func(shmwire.Header, []byte) error) {
+	defer close(c.done)
+	if c.rings != nil {
+		c.rings.readFrames(c, on)
+		return
+	}
+	for {
+		h, p, err := c.r.ReadFrame()
+		if err == nil {
+			err = on(h, p)
+		}
+		if err != nil {
+			c.fail(err)
+			return
+		}
+	}
 }
 
 // queueCtrl has the control writer write frame soon.
@@ -146,7 +199,7 @@ func (c *conn) writeCtrl() {
 	for {
 		select {
 		case <-c.ctrlWake:
-		case <-c.done:
+		case <-c.failed:
 			return
 		}
 		c.ctrlMu.Lock()

@@ -46,7 +46,7 @@ type ServerConn struct {
 // fails with deny's status and never reaches the channel: the client's
 // peer credentials were refused. The ServerConn owns nc from then on.
 func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterface, maxRecv int, deny error) (*ServerConn, error) {
-	peer, err := handshake(nc, false)
+	c, err := setup(nc, false)
 	if errors.Is(err, shmwire.ErrHTTP2) {
 		refuseHTTP2(nc)
 	}
@@ -54,11 +54,14 @@ func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterfa
 		nc.Close()
 		return nil, err
 	}
-	sc := &ServerConn{c: newConn(nc, peer), maxRecv: maxRecv, deny: deny}
+	sc := &ServerConn{c: c, maxRecv: maxRecv, deny: deny}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	sc.cc = bind(sc.ctx)
-	go sc.read()
-	go sc.c.writeCtrl()
+	go func() {
+		c.readFrames(sc.onFrame)
+		sc.cancel()
+	}()
+	go c.writeCtrl()
 	return sc, nil
 }
 
@@ -86,24 +89,6 @@ func (sc *ServerConn) GoAway() {
 	sc.c.write(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: last, Reason: "server stopping"}).Append(nil)))
 	if idle {
 		sc.Close()
-	}
-}
-
-func (sc *ServerConn) read() {
-	c := sc.c
-	defer func() {
-		close(c.done)
-		sc.cancel()
-	}()
-	for {
-		h, p, err := c.r.ReadFrame()
-		if err == nil {
-			err = sc.onFrame(h, p)
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
 	}
 }
 

@@ -82,14 +82,15 @@ var ErrTooLarge = errors.New("shmring: the record is larger than the ring takes"
 // ErrClosed is returned once the ring is closed.
 var ErrClosed = errors.New("shmring: the ring is closed")
 
-// Write writes b as one record, waiting for room until abort is closed.
-// It is for one goroutine at a time.
-func (p *Producer) Write(b []byte, abort <-chan struct{}) error {
-	if len(b) > p.MaxRecord() {
+// Write writes a then b as one record, waiting for room until abort is
+// closed. It is for one goroutine at a time.
+func (p *Producer) Write(a, b []byte, abort <-chan struct{}) error {
+	n := len(a) + len(b)
+	if n > p.MaxRecord() {
 		return ErrTooLarge
 	}
 	s := p.seg
-	need := uint64(recordHeader + len(b))
+	need := uint64(recordHeader + n)
 	for {
 		free, err := p.free()
 		if err != nil {
@@ -112,8 +113,9 @@ func (p *Producer) Write(b []byte, abort <-chan struct{}) error {
 		}
 	}
 	var h [recordHeader]byte
-	binary.LittleEndian.PutUint32(h[:], uint32(len(b)))
+	binary.LittleEndian.PutUint32(h[:], uint32(n))
 	p.put(h[:])
+	p.put(a)
 	p.put(b)
 	store64(s.word64(offTail), p.tail)
 	if atomic.LoadUint32(s.word32(offSleeping)) == 1 && atomic.CompareAndSwapUint32(s.word32(offSleeping), 1, 0) {

@@ -70,7 +70,7 @@ func TestRecordsWholeAndInOrder(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(b, uint32(i))
 			binary.LittleEndian.PutUint32(b[4:], crc32.ChecksumIEEE(b[8:]))
-			if err := p.Write(b, nil); err != nil {
+			if err := p.Write(nil, b, nil); err != nil {
 				errc <- err
 				return
 			}
@@ -96,7 +96,7 @@ func TestRecordsWholeAndInOrder(t *testing.T) {
 
 func TestTooLarge(t *testing.T) {
 	p, _ := pair(t, 4096)
-	if err := p.Write(make([]byte, p.MaxRecord()+1), nil); !errors.Is(err, ErrTooLarge) {
+	if err := p.Write(nil, make([]byte, p.MaxRecord()+1), nil); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a record over MaxRecord: %v", err)
 	}
 }
@@ -108,7 +108,7 @@ func TestAbortWhileFull(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() {
 		for {
-			if err := p.Write(make([]byte, 1000), abort); err != nil {
+			if err := p.Write(nil, make([]byte, 1000), abort); err != nil {
 				errc <- err
 				return
 			}

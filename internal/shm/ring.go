@@ -1,0 +1,250 @@
+//go:build linux
+
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/localgrpc/localgrpc/internal/shmring"
+	"github.com/localgrpc/localgrpc/internal/shmwire"
+	"golang.org/x/sys/unix"
+)
+
+// ringSize is the bytes of each direction's ring: a record takes up to a
+// quarter, which holds a frame of maxFrame with room to spare.
+const ringSize = 1 << 20
+
+// Kinds of record, the first byte of each.
+const (
+	recordFrames byte = iota // whole frames
+	recordSocket             // the next N bytes of frames are on the socket
+)
+
+// rings are a connection's two rings: ours to write, the peer's to read.
+type rings struct {
+	out *shmring.Producer
+	// outClosed, under the connection's wmu, says out was released: no
+	// write may touch its memory.
+	outClosed bool
+	in        *shmring.Consumer
+	// sock carries the frames the peer sent on the socket, for a
+	// recordSocket to take in order.
+	sock chan sockFrame
+}
+
+type sockFrame struct {
+	h shmwire.Header
+	p []byte
+}
+
+// ringsPossible says whether nc can pass a ring's descriptors.
+func ringsPossible(nc net.Conn) bool {
+	_, ok := nc.(*net.UnixConn)
+	return ok
+}
+
+// ringOffer is the message that carries a side's ring: its size, with
+// the memfd and the two eventfds as SCM_RIGHTS.
+const ringOffer = "RING"
+
+// exchangeRings gives the peer a ring to read and takes one to write:
+// the client first, then the server.
+func exchangeRings(nc net.Conn, client bool) (*rings, error) {
+	uc := nc.(*net.UnixConn)
+	out, err := shmring.NewProducer(ringSize)
+	if err != nil {
+		return nil, err
+	}
+	var in *shmring.Consumer
+	if client {
+		err = offerRing(uc, out)
+		if err == nil {
+			in, err = takeRing(uc)
+		}
+	} else {
+		in, err = takeRing(uc)
+		if err == nil {
+			err = offerRing(uc, out)
+		}
+	}
+	if err != nil {
+		out.Close()
+		if in != nil {
+			in.Close()
+			in.Release()
+		}
+		return nil, err
+	}
+	return &rings{out: out, in: in, sock: make(chan sockFrame, 16)}, nil
+}
+
+func offerRing(uc *net.UnixConn, out *shmring.Producer) error {
+	msg := binary.BigEndian.AppendUint64([]byte(ringOffer), ringSize)
+	return out.Pass(func(fds shmring.Fds) error {
+		_, _, err := uc.WriteMsgUnix(msg, unix.UnixRights(fds.Mem, fds.Data, fds.Space), nil)
+		if err != nil {
+			return fmt.Errorf("shm: passing the ring: %w", err)
+		}
+		return nil
+	})
+}
+
+// takeRing reads the peer's ring offer and maps its ring.
+func takeRing(uc *net.UnixConn) (*shmring.Consumer, error) {
+	msg := make([]byte, len(ringOffer)+8)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	n, oobn, _, _, err := uc.ReadMsgUnix(msg, oob)
+	if err != nil {
+		return nil, fmt.Errorf("shm: reading the peer's ring: %w", err)
+	}
+	var fds []int
+	if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range cmsgs {
+			if got, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	closeAll := func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	for n < len(msg) && err == nil {
+		var m int
+		m, err = uc.Read(msg[n:])
+		n += m
+	}
+	switch {
+	case err != nil:
+		closeAll()
+		return nil, fmt.Errorf("shm: reading the peer's ring: %w", err)
+	case string(msg[:len(ringOffer)]) != ringOffer || len(fds) != 3:
+		closeAll()
+		return nil, errors.New("shm: the peer's ring offer is malformed")
+	}
+	size := binary.BigEndian.Uint64(msg[len(ringOffer):])
+	if size != ringSize {
+		closeAll()
+		return nil, fmt.Errorf("shm: the peer offers a ring of %d bytes, want %d", size, ringSize)
+	}
+	return shmring.OpenConsumer(shmring.Fds{Mem: fds[0], Data: fds[1], Space: fds[2]}, size)
+}
+
+// write writes b, whole frames, through the ring, or when the ring cannot
+// take it on the socket, with a record saying so in its place.
+func (r *rings) write(c *conn, b []byte) error {
+	if r.outClosed {
+		return net.ErrClosed
+	}
+	if len(b)+1 <= r.out.MaxRecord() {
+		return r.out.Write([]byte{recordFrames}, b, c.failed)
+	}
+	var marker [9]byte
+	marker[0] = recordSocket
+	binary.BigEndian.PutUint64(marker[1:], uint64(len(b)))
+	if err := r.out.Write(marker[:], nil, c.failed); err != nil {
+		return err
+	}
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// readFrames reads the ring's records, and the socket's frames where a
+// record says, until the connection fails.
+func (r *rings) readFrames(c *conn, on func(shmwire.Header, []byte) error) {
+	sockDone := make(chan struct{})
+	go func() {
+		defer close(sockDone)
+		r.readSocket(c)
+	}()
+	defer func() {
+		<-sockDone
+		r.in.Release()
+		c.wmu.Lock()
+		r.out.Close()
+		r.outClosed = true
+		c.wmu.Unlock()
+	}()
+	for {
+		rec, err := r.in.Read()
+		if err == nil {
+			err = r.onRecord(c, rec, on)
+		}
+		if err != nil {
+			if errors.Is(err, shmring.ErrClosed) {
+				err = net.ErrClosed
+			}
+			c.fail(err)
+			return
+		}
+	}
+}
+
+// readSocket reads the frames the peer sent on the socket until it fails,
+// which ends the connection: the socket says when the peer left.
+func (r *rings) readSocket(c *conn) {
+	for {
+		h, p, err := c.r.ReadFrame()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		select {
+		case r.sock <- sockFrame{h, append([]byte(nil), p...)}:
+		case <-c.failed:
+			return
+		}
+	}
+}
+
+func (r *rings) onRecord(c *conn, rec []byte, on func(shmwire.Header, []byte) error) error {
+	if len(rec) == 0 {
+		return errFrom("an empty ring record")
+	}
+	switch rec[0] {
+	case recordFrames:
+		rec = rec[1:]
+		for len(rec) > 0 {
+			h, err := shmwire.ParseHeader(rec, maxFrame)
+			if err != nil {
+				return err
+			}
+			if uint64(len(rec)-shmwire.HeaderLen) < uint64(h.Length) {
+				return errFrom("a ring record ends inside a frame")
+			}
+			p := rec[shmwire.HeaderLen : shmwire.HeaderLen+int(h.Length)]
+			rec = rec[shmwire.HeaderLen+int(h.Length):]
+			if err := on(h, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	case recordSocket:
+		if len(rec) != 9 {
+			return errFrom("a malformed ring record")
+		}
+		n := binary.BigEndian.Uint64(rec[1:])
+		for n > 0 {
+			var f sockFrame
+			select {
+			case f = <-r.sock:
+			case <-c.failed:
+				return net.ErrClosed
+			}
+			size := uint64(shmwire.HeaderLen) + uint64(len(f.p))
+			if size > n {
+				return errFrom("the socket's frames overrun the ring's record of them")
+			}
+			n -= size
+			if err := on(f.h, f.p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return errFrom("a ring record of kind %d", rec[0])
+}

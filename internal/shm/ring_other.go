@@ -1,0 +1,22 @@
+//go:build !linux
+
+package shm
+
+import (
+	"net"
+
+	"github.com/localgrpc/localgrpc/internal/shmwire"
+)
+
+// rings exist on Linux only: elsewhere frames go on the socket.
+type rings struct{ in interface{ Close() error } }
+
+func ringsPossible(net.Conn) bool { return false }
+
+func exchangeRings(net.Conn, bool) (*rings, error) { panic("shm: no rings on this system") }
+
+func (*rings) write(*conn, []byte) error { panic("shm: no rings on this system") }
+
+func (*rings) readFrames(*conn, func(shmwire.Header, []byte) error) {
+	panic("shm: no rings on this system")
+}
