@@ -39,6 +39,8 @@ type clientConfig struct {
 	stream []grpc.StreamClientInterceptor
 	stats  []stats.Handler
 	calls  []grpc.CallOption
+	// shmSpin is WithClientShmSpin's.
+	shmSpin int
 }
 
 // WithClientTransportCredentials sets the transport credentials of every

@@ -27,6 +27,7 @@ type serverConfig struct {
 	health     bool
 	reflection bool
 	logger     *slog.Logger
+	shmSpin    int // WithShmSpin's
 }
 
 func newServerConfig(opts []ServerOption) serverConfig {

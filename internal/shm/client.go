@@ -33,8 +33,8 @@ type Client struct {
 
 // NewClient speaks the framing's hello on nc and starts reading its
 // frames. The Client owns nc from then on.
-func NewClient(nc net.Conn) (*Client, error) {
-	c, err := setup(nc, true)
+func NewClient(nc net.Conn, o Options) (*Client, error) {
+	c, err := setup(nc, true, o)
 	if err != nil {
 		nc.Close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 
 	"github.com/localgrpc/localgrpc/internal/shmwire"
@@ -61,9 +62,26 @@ type conn struct {
 	done   chan struct{}
 }
 
+// Options tune a side of a connection.
+type Options struct {
+	// Spin is how many times the reader of a ring looks for a record
+	// before it sleeps: for machines with idle cores. It applies only
+	// where GOMAXPROCS is above 2, where a spinning reader cannot starve
+	// the goroutine it waits for.
+	Spin int
+}
+
+// spin is o.Spin where it applies.
+func (o Options) spin() int {
+	if runtime.GOMAXPROCS(0) <= 2 {
+		return 0
+	}
+	return max(o.Spin, 0)
+}
+
 // setup speaks the hello on nc, and sets up the rings if both sides
 // offer them.
-func setup(nc net.Conn, client bool) (*conn, error) {
+func setup(nc net.Conn, client bool, o Options) (*conn, error) {
 	peer, err := handshake(nc, client)
 	if err != nil {
 		return nil, err
@@ -81,6 +99,7 @@ func setup(nc net.Conn, client bool) (*conn, error) {
 		if c.rings, err = exchangeRings(nc, client); err != nil {
 			return nil, err
 		}
+		c.rings.in.Spin = o.spin()
 	}
 	return c, nil
 }

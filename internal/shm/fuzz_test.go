@@ -53,7 +53,7 @@ func FuzzServerConn(f *testing.F) {
 		}
 		sch := make(chan served, 1)
 		go func() {
-			sc, err := shm.Serve(snc, bind, 1<<20, nil)
+			sc, err := shm.Serve(snc, bind, 1<<20, nil, shm.Options{})
 			sch <- served{sc, err}
 		}()
 		if err := shmwire.WriteHello(cnc, shmwire.Hello{Version: 1, MaxFrame: 1 << 20, Window: 1 << 20, ConnWin: 1 << 20}); err != nil {
@@ -98,7 +98,7 @@ func FuzzClient(f *testing.F) {
 			snc.Write(b)
 			snc.Close()
 		}()
-		cl, err := shm.NewClient(cnc)
+		cl, err := shm.NewClient(cnc, shm.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,10 +60,10 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar)) grpc.ClientConnInt
 	}
 	sch := make(chan served, 1)
 	go func() {
-		sc, err := shm.Serve(snc, bind, 4<<20, nil)
+		sc, err := shm.Serve(snc, bind, 4<<20, nil, shm.Options{})
 		sch <- served{sc, err}
 	}()
-	cl, err := shm.NewClient(cnc)
+	cl, err := shm.NewClient(cnc, shm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

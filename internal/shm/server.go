@@ -45,8 +45,8 @@ type ServerConn struct {
 // are refused as the server's channel would. With deny set, every call
 // fails with deny's status and never reaches the channel: the client's
 // peer credentials were refused. The ServerConn owns nc from then on.
-func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterface, maxRecv int, deny error) (*ServerConn, error) {
-	c, err := setup(nc, false)
+func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterface, maxRecv int, deny error, o Options) (*ServerConn, error) {
+	c, err := setup(nc, false, o)
 	if errors.Is(err, shmwire.ErrHTTP2) {
 		refuseHTTP2(nc)
 	}
