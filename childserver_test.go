@@ -11,6 +11,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 )
 
 // childServerEnv makes the test binary an Echo server on the addresses
@@ -22,6 +23,7 @@ const childServerEnv = "LOCALGRPC_CHILD_SERVER_ADDRS"
 func runChildServer(addrs string) int {
 	srv := localgrpc.NewServer(localgrpc.WithHealth())
 	echov1.RegisterEchoServer(srv, &scriptSvc{})
+	listv1.RegisterListStringsServer(srv, newBenchList())
 	if err := srv.Listen(strings.Split(addrs, ",")...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -273,7 +274,9 @@ func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
 		return nil, err
 	}
 	nc.SetDeadline(time.Time{})
-	ch := inproc.New()
+	// The channel's own server side is the forward handlers: the server's
+	// limits apply at the server, and the client's in its call options.
+	ch := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
 	inprocconn.Forward(ch, cl.Unary, cl.Stream)
 	// The connection's Close closes the link as grpc-go's closes its
 	// transport: the calls end with Canceled here and the socket closes,

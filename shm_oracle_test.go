@@ -328,3 +328,26 @@ type connClient struct {
 }
 
 func (c connClient) Conn() grpc.ClientConnInterface { return c.cc }
+
+// TestShmLargeMessagesAsUnix: a server that takes and sends messages of
+// 16 MiB, and a client that takes them too, pass 6 MiB each way over
+// shm: as over unix:; a client with grpc-go's default receive limit
+// refuses the response on both.
+func TestShmLargeMessagesAsUnix(t *testing.T) {
+	srv := localgrpc.NewServer(localgrpc.WithServerMaxRecvMsgSize(16<<20), localgrpc.WithServerMaxSendMsgSize(16<<20))
+	echov1.RegisterEchoServer(srv, &scriptSvc{})
+	unixAddr, shmAddr := "unix:"+socketPath(t), "shm:@"+uniqueName(t)
+	serve(t, srv, unixAddr, shmAddr)
+	text := strings.Repeat("L", 6<<20)
+	for _, addr := range []string{unixAddr, shmAddr} {
+		c := dial(t, addr)
+		r, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: text}, grpc.MaxCallRecvMsgSize(16<<20))
+		if err != nil || r.GetText() != text {
+			t.Errorf("%s: a 6 MiB call: %d bytes back, %v", addr, len(r.GetText()), err)
+		}
+		_, err = c.Get(timeoutCtx(t), &echov1.EchoRequest{Text: text})
+		if status.Code(err) != codes.ResourceExhausted {
+			t.Errorf("%s: a 6 MiB response to a client of the default limit: %v, want ResourceExhausted", addr, err)
+		}
+	}
+}

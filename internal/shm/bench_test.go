@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/echo"
@@ -49,6 +50,20 @@ func benchUnary(b *testing.B, c echov1.EchoClient) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.Get(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUnary1MiB is BenchmarkUnary with a 1 MiB request and response.
+func BenchmarkUnary1MiB(b *testing.B) {
+	register := func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) }
+	c := echov1.NewEchoClient(pair(b, register))
+	req := &echov1.EchoRequest{Text: strings.Repeat("m", 1<<20)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Get(ctx, req, grpc.MaxCallRecvMsgSize(8<<20)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -278,11 +278,12 @@ func (cl *Client) cancel(s *stream, code codes.Code) {
 	cl.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, code)))
 }
 
-func (cl *Client) onFrame(h shmwire.Header, p []byte) error {
+func (cl *Client) onFrame(f frame) error {
 	c := cl.c
-	if done, err := c.onFrame(h, p); done || err != nil {
+	if done, err := c.onFrame(f); done || err != nil {
 		return err
 	}
+	h, p := f.h, f.p
 	switch h.Type {
 	case shmwire.Headers:
 		md, err := shmwire.ParseMD(p)

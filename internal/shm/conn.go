@@ -16,8 +16,8 @@ import (
 
 // Limits a side grants its peer in its hello.
 const (
-	maxFrame     = 256 << 10 // the largest payload a frame may carry to us
-	streamWindow = 1 << 20   // the bytes a stream may send us ahead of our reading
+	maxFrame     = 4 << 20 // the largest payload a frame may carry to us
+	streamWindow = 4 << 20 // the bytes a stream may send us ahead of our reading
 	connWindow   = 1<<31 - 1 // not enforced yet: streams bound what we hold
 )
 
@@ -53,6 +53,8 @@ type conn struct {
 	// then carries only what a ring cannot take, and says when the peer
 	// left.
 	rings *rings
+	// server is set on a server's side of a connection.
+	server bool
 
 	mu      sync.Mutex
 	streams map[uint32]*stream
@@ -94,6 +96,7 @@ func setup(nc net.Conn, client bool, o Options) (*conn, error) {
 		ctrlWake: make(chan struct{}, 1),
 		failed:   make(chan struct{}),
 		done:     make(chan struct{}),
+		server:   !client,
 	}
 	if _, features := shmwire.Agree(ourHello(nc), peer); features&shmwire.FeatureRings != 0 {
 		if c.rings, err = exchangeRings(nc, client); err != nil {
@@ -181,18 +184,53 @@ func (c *conn) writeLocked(b []byte) error {
 	return nil
 }
 
+// frame is a frame as read: its payload is the handler's to keep if
+// owned, else valid only during the call.
+type frame struct {
+	h     shmwire.Header
+	p     []byte
+	owned bool
+}
+
+// largeWrite is the size from which a payload is written from where it
+// is rather than copied behind its frame's header first.
+const largeWrite = 64 << 10
+
+// writeParts writes head, payload and tail, whole frames together, as
+// writeLocked writes one buffer; c.wmu is held. head is in c.wbuf.
+func (c *conn) writeParts(head, payload, tail []byte) error {
+	if len(payload) < largeWrite {
+		b := append(append(head, payload...), tail...)
+		err := c.writeLocked(b)
+		c.wbuf = b[:0]
+		return err
+	}
+	var err error
+	if c.rings != nil {
+		err = c.rings.writeParts(c, head, payload, tail)
+	} else {
+		bufs := net.Buffers{head, payload, tail}
+		_, err = bufs.WriteTo(c.nc)
+	}
+	c.wbuf = head[:0]
+	if err != nil {
+		c.fail(err)
+	}
+	return err
+}
+
 // readFrames hands every frame the peer sends to on, until the
 // connection fails; then it closes done.
-func (c *conn) readFrames(on func(shmwire.Header, []byte) error) {
+func (c *conn) readFrames(on func(frame) error) {
 	defer close(c.done)
 	if c.rings != nil {
 		c.rings.readFrames(c, on)
 		return
 	}
 	for {
-		h, p, err := c.r.ReadFrame()
+		h, p, owned, err := c.r.ReadFrame()
 		if err == nil {
-			err = on(h, p)
+			err = on(frame{h, p, owned})
 		}
 		if err != nil {
 			c.fail(err)
@@ -247,7 +285,8 @@ func (c *conn) remove(s *stream) {
 
 // onFrame handles the frames every stream takes alike; it reports whether
 // it did.
-func (c *conn) onFrame(h shmwire.Header, p []byte) (bool, error) {
+func (c *conn) onFrame(f frame) (bool, error) {
+	h, p := f.h, f.p
 	switch h.Type {
 	case shmwire.Window:
 		n, err := shmwire.ParseWindow(p)
@@ -266,14 +305,26 @@ func (c *conn) onFrame(h shmwire.Header, p []byte) (bool, error) {
 		if s == nil {
 			return true, nil // a stream that ended here: its data is dropped
 		}
-		if err := s.receive(h, p); err != nil {
+		if err := s.receive(f); err != nil {
 			// The peer broke the stream's rules: the stream, not the
 			// connection, ends.
-			s.reset(status.New(codes.Internal, err.Error()))
+			c.refuse(s, status.New(codes.Internal, err.Error()))
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// refuse ends stream s here with st because of what the peer sent, and
+// tells the peer: a server's side sends st as the call's status, a
+// client's a cancel.
+func (c *conn) refuse(s *stream, st *status.Status) {
+	if c.server {
+		c.queueCtrl(trailersFrame(s.id, st.Err(), nil))
+	} else {
+		c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, st.Code())))
+	}
+	s.push(event{kind: evReset, st: st, refused: true})
 }
 
 // encoded is a message as the wire carries it.

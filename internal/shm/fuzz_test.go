@@ -4,6 +4,7 @@ package shm_test
 
 import (
 	"context"
+	"math"
 	"io"
 	"net"
 	"testing"
@@ -103,7 +104,7 @@ func FuzzClient(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer cl.Close()
-		client := inproc.New()
+		client := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
 		inprocconn.Forward(client, cl.Unary, cl.Stream)
 		c := echov1.NewEchoClient(inprocconn.Bind(client, inprocconn.Conn{Encode: true, InlineUnary: true}))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

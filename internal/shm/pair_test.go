@@ -4,6 +4,7 @@ package shm_test
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"io"
 	"net"
@@ -46,10 +47,10 @@ func socketPair(t testing.TB) (net.Conn, net.Conn) {
 // pair is a client's connection to a server's channel, across a socket
 // pair: both sides of the transport, bound as the root package binds
 // them.
-func pair(t testing.TB, register func(grpc.ServiceRegistrar)) grpc.ClientConnInterface {
+func pair(t testing.TB, register func(grpc.ServiceRegistrar), serverOpts ...inproc.Option) grpc.ClientConnInterface {
 	t.Helper()
 	cnc, snc := socketPair(t)
-	server := inproc.New()
+	server := inproc.New(serverOpts...)
 	register(server)
 	bind := func(closed context.Context) grpc.ClientConnInterface {
 		return inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true, Closed: closed})
@@ -60,7 +61,7 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar)) grpc.ClientConnInt
 	}
 	sch := make(chan served, 1)
 	go func() {
-		sc, err := shm.Serve(snc, bind, 4<<20, nil, shm.Options{})
+		sc, err := shm.Serve(snc, bind, 64<<20, nil, shm.Options{})
 		sch <- served{sc, err}
 	}()
 	cl, err := shm.NewClient(cnc, shm.Options{})
@@ -71,7 +72,7 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar)) grpc.ClientConnInt
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	client := inproc.New()
+	client := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
 	inprocconn.Forward(client, cl.Unary, cl.Stream)
 	t.Cleanup(func() {
 		cl.Close()
@@ -131,11 +132,12 @@ func TestConcurrentCalls(t *testing.T) {
 // call and another stream on the same connection go on.
 func TestStalledStreamStarvesNoOther(t *testing.T) {
 	var sent atomic.Int64
-	cc := pair(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, countingEcho{sent: &sent}) })
+	cc := pair(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, countingEcho{sent: &sent}) }, inproc.WithServerMaxRecvMsgSize(64<<20))
 	c := echov1.NewEchoClient(cc)
 	ctx := servertest.TimeoutCtx(t)
 	word := strings.Repeat("w", 16<<10)
-	stalled, err := c.Expand(ctx, &echov1.EchoRequest{Text: strings.Repeat(word+" ", 200)}) // 3.2 MiB, over the stream window
+	const n = 800 // 12.5 MiB, well over the stream window
+	stalled, err := c.Expand(ctx, &echov1.EchoRequest{Text: strings.Repeat(word+" ", n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,31 +145,31 @@ func TestStalledStreamStarvesNoOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // the server fills what the stream lets it
-	if n := sent.Load(); n >= 200 {
-		t.Errorf("the server sent all %d messages to a client that read one: nothing held it back", n)
+	if sent := sent.Load(); sent >= n {
+		t.Errorf("the server sent all %d messages to a client that read one: nothing held it back", sent)
 	}
 	for i := range 20 {
 		if r, err := c.Get(ctx, &echov1.EchoRequest{Text: "through"}); err != nil || r.GetText() != "through" {
 			t.Fatalf("unary call %d beside a stalled stream: %v, %v", i, r, err)
 		}
 	}
-	got, err := servertest.EchoCalls[3].Call(ctx, c)
-	if err != nil || !slices.Equal(got, servertest.EchoCalls[3].Want) {
-		t.Fatalf("a bidi stream beside a stalled stream: %q, %v", got, err)
+	texts, err := servertest.EchoCalls[3].Call(ctx, c)
+	if err != nil || !slices.Equal(texts, servertest.EchoCalls[3].Want) {
+		t.Fatalf("a bidi stream beside a stalled stream: %q, %v", texts, err)
 	}
-	n := 1
+	got := 1
 	for {
 		r, err := stalled.Recv()
 		if err == io.EOF {
 			break
 		}
 		if err != nil || r.GetText() != word {
-			t.Fatalf("the stalled stream's message %d: %d bytes, %v", n, len(r.GetText()), err)
+			t.Fatalf("the stalled stream's message %d: %d bytes, %v", got, len(r.GetText()), err)
 		}
-		n++
+		got++
 	}
-	if n != 200 {
-		t.Fatalf("the stalled stream delivered %d messages, want 200", n)
+	if got != n {
+		t.Fatalf("the stalled stream delivered %d messages, want %d", got, n)
 	}
 }
 

@@ -29,15 +29,11 @@ type rings struct {
 	// outClosed, under the connection's wmu, says out was released: no
 	// write may touch its memory.
 	outClosed bool
+	scratch   []byte // under wmu: a record put together
 	in        *shmring.Consumer
 	// sock carries the frames the peer sent on the socket, for a
 	// recordSocket to take in order.
-	sock chan sockFrame
-}
-
-type sockFrame struct {
-	h shmwire.Header
-	p []byte
+	sock chan frame
 }
 
 // ringsPossible says whether nc can pass a ring's descriptors.
@@ -78,7 +74,7 @@ func exchangeRings(nc net.Conn, client bool) (*rings, error) {
 		}
 		return nil, err
 	}
-	return &rings{out: out, in: in, sock: make(chan sockFrame, 16)}, nil
+	return &rings{out: out, in: in, sock: make(chan frame, 16)}, nil
 }
 
 func offerRing(uc *net.UnixConn, out *shmring.Producer) error {
@@ -153,9 +149,34 @@ func (r *rings) write(c *conn, b []byte) error {
 	return err
 }
 
+// writeParts is write for a head, payload and tail of whole frames
+// together: the payload is not copied before it reaches the ring or the
+// socket.
+func (r *rings) writeParts(c *conn, head, payload, tail []byte) error {
+	if r.outClosed {
+		return net.ErrClosed
+	}
+	n := len(head) + len(payload) + len(tail)
+	if n+1 <= r.out.MaxRecord() {
+		b := append(append(append(r.scratch[:0], recordFrames), head...), payload...)
+		b = append(b, tail...)
+		r.scratch = b[:0]
+		return r.out.Write(nil, b, c.failed)
+	}
+	var marker [9]byte
+	marker[0] = recordSocket
+	binary.BigEndian.PutUint64(marker[1:], uint64(n))
+	if err := r.out.Write(marker[:], nil, c.failed); err != nil {
+		return err
+	}
+	bufs := net.Buffers{head, payload, tail}
+	_, err := bufs.WriteTo(c.nc)
+	return err
+}
+
 // readFrames reads the ring's records, and the socket's frames where a
 // record says, until the connection fails.
-func (r *rings) readFrames(c *conn, on func(shmwire.Header, []byte) error) {
+func (r *rings) readFrames(c *conn, on func(frame) error) {
 	sockDone := make(chan struct{})
 	go func() {
 		defer close(sockDone)
@@ -188,20 +209,23 @@ func (r *rings) readFrames(c *conn, on func(shmwire.Header, []byte) error) {
 // which ends the connection: the socket says when the peer left.
 func (r *rings) readSocket(c *conn) {
 	for {
-		h, p, err := c.r.ReadFrame()
+		h, p, owned, err := c.r.ReadFrame()
 		if err != nil {
 			c.fail(err)
 			return
 		}
+		if !owned {
+			p = append([]byte(nil), p...)
+		}
 		select {
-		case r.sock <- sockFrame{h, append([]byte(nil), p...)}:
+		case r.sock <- frame{h, p, true}:
 		case <-c.failed:
 			return
 		}
 	}
 }
 
-func (r *rings) onRecord(c *conn, rec []byte, on func(shmwire.Header, []byte) error) error {
+func (r *rings) onRecord(c *conn, rec []byte, on func(frame) error) error {
 	if len(rec) == 0 {
 		return errFrom("an empty ring record")
 	}
@@ -218,7 +242,7 @@ func (r *rings) onRecord(c *conn, rec []byte, on func(shmwire.Header, []byte) er
 			}
 			p := rec[shmwire.HeaderLen : shmwire.HeaderLen+int(h.Length)]
 			rec = rec[shmwire.HeaderLen+int(h.Length):]
-			if err := on(h, p); err != nil {
+			if err := on(frame{h, p, false}); err != nil {
 				return err
 			}
 		}
@@ -229,7 +253,7 @@ func (r *rings) onRecord(c *conn, rec []byte, on func(shmwire.Header, []byte) er
 		}
 		n := binary.BigEndian.Uint64(rec[1:])
 		for n > 0 {
-			var f sockFrame
+			var f frame
 			select {
 			case f = <-r.sock:
 			case <-c.failed:
@@ -240,7 +264,7 @@ func (r *rings) onRecord(c *conn, rec []byte, on func(shmwire.Header, []byte) er
 				return errFrom("the socket's frames overrun the ring's record of them")
 			}
 			n -= size
-			if err := on(f.h, f.p); err != nil {
+			if err := on(f); err != nil {
 				return err
 			}
 		}

@@ -17,10 +17,10 @@ func FuzzRingRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		c := &conn{failed: make(chan struct{})}
 		close(c.failed) // a socket record finds nothing more to come
-		r := &rings{sock: make(chan sockFrame)}
-		r.onRecord(c, rec, func(h shmwire.Header, p []byte) error {
-			if int(h.Length) != len(p) {
-				t.Fatalf("%+v with %d bytes", h, len(p))
+		r := &rings{sock: make(chan frame)}
+		r.onRecord(c, rec, func(f frame) error {
+			if int(f.h.Length) != len(f.p) {
+				t.Fatalf("%+v with %d bytes", f.h, len(f.p))
 			}
 			return nil
 		})

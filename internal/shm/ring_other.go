@@ -2,11 +2,7 @@
 
 package shm
 
-import (
-	"net"
-
-	"github.com/localgrpc/localgrpc/internal/shmwire"
-)
+import "net"
 
 // rings exist on Linux only: elsewhere frames go on the socket.
 type rings struct{ in *noRing }
@@ -21,6 +17,8 @@ func exchangeRings(net.Conn, bool) (*rings, error) { panic("shm: no rings on thi
 
 func (*rings) write(*conn, []byte) error { panic("shm: no rings on this system") }
 
-func (*rings) readFrames(*conn, func(shmwire.Header, []byte) error) {
+func (*rings) readFrames(*conn, func(frame) error) {
 	panic("shm: no rings on this system")
 }
+
+func (*rings) writeParts(*conn, []byte, []byte, []byte) error { panic("shm: no rings on this system") }

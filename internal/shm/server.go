@@ -3,6 +3,7 @@ package shm
 import (
 	"context"
 	"errors"
+	"math"
 	"io"
 	"net"
 	"sync"
@@ -92,11 +93,12 @@ func (sc *ServerConn) GoAway() {
 	}
 }
 
-func (sc *ServerConn) onFrame(h shmwire.Header, p []byte) error {
+func (sc *ServerConn) onFrame(f frame) error {
 	c := sc.c
-	if done, err := c.onFrame(h, p); done || err != nil {
+	if done, err := c.onFrame(f); done || err != nil {
 		return err
 	}
+	h, p := f.h, f.p
 	switch h.Type {
 	case shmwire.Headers:
 		return sc.open(h.Stream, p)
@@ -169,7 +171,8 @@ func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *s
 		ctx = metadata.NewOutgoingContext(ctx, req.MD)
 	}
 	var header, trailer metadata.MD
-	opts := []grpc.CallOption{grpc.Header(&header), grpc.Trailer(&trailer)}
+	// The client's receive limit is the client's channel's to apply.
+	opts := []grpc.CallOption{grpc.Header(&header), grpc.Trailer(&trailer), noRecvLimit}
 	if req.Subtype != "" {
 		opts = append(opts, grpc.CallContentSubtype(req.Subtype))
 	}
@@ -179,6 +182,8 @@ func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *s
 	}
 	sc.serveStream(ctx, s, req.Method, opts, &header, &trailer)
 }
+
+var noRecvLimit = grpc.MaxCallRecvMsgSize(math.MaxInt32)
 
 func (sc *ServerConn) callDone() {
 	sc.mu.Lock()

@@ -27,7 +27,8 @@ type event struct {
 	md   metadata.MD
 	data []byte
 	st   *status.Status
-	conn bool // a reset because the connection ended
+	conn    bool // a reset because the connection ended
+	refused bool // a reset this side made, which told the peer already
 }
 
 // stream is one call's state on one side of a connection. The connection's
@@ -183,7 +184,8 @@ func (s *stream) took(n int) {
 
 // receive takes a Message frame from the reader. An error means the peer
 // broke the stream's rules.
-func (s *stream) receive(h shmwire.Header, p []byte) error {
+func (s *stream) receive(f frame) error {
+	h, p := f.h, f.p
 	s.mu.Lock()
 	if s.remoteEnd {
 		s.mu.Unlock()
@@ -209,10 +211,14 @@ func (s *stream) receive(h shmwire.Header, p []byte) error {
 	if more || s.partial != nil {
 		if len(s.partial)+len(p) > s.maxRecv {
 			s.mu.Unlock()
-			s.reset(status.New(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", len(s.partial)+len(p), s.maxRecv)))
+			s.c.refuse(s, status.New(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", len(s.partial)+len(p), s.maxRecv)))
 			return nil
 		}
-		s.partial = append(s.partial, p...)
+		if s.partial == nil && f.owned {
+			s.partial = p
+		} else {
+			s.partial = append(s.partial, p...)
+		}
 	}
 	var credit int64
 	if more {
@@ -226,7 +232,11 @@ func (s *stream) receive(h shmwire.Header, p []byte) error {
 		return nil
 	}
 	data := s.partial
-	if data == nil && h.Length > 0 {
+	switch {
+	case data != nil:
+	case f.owned:
+		data = p
+	case h.Length > 0:
 		data = append([]byte(nil), p...)
 	}
 	s.partial = nil
@@ -298,20 +308,17 @@ func (s *stream) send(ctx context.Context, before []byte, msg []byte, after []by
 			f = shmwire.More
 		}
 		c.wmu.Lock()
-		b := c.wbuf[:0]
+		head := c.wbuf[:0]
 		if first {
-			b = append(b, before...)
+			head = append(head, before...)
 		}
-		b = shmwire.AppendFrame(b, s.id, shmwire.Message, f, msg[:n])
+		head = shmwire.Header{Length: uint32(n), Stream: s.id, Type: shmwire.Message, Flags: f}.Append(head)
+		var tail []byte
+		if n == len(msg) {
+			tail = after
+		}
+		err := c.writeParts(head, msg[:n], tail)
 		msg = msg[n:]
-		if len(msg) == 0 {
-			b = append(b, after...)
-		}
-		err := c.writeLocked(b)
-		c.wbuf = b[:0]
-		if cap(c.wbuf) > 1<<20 {
-			c.wbuf = nil // a large message's buffer is not kept
-		}
 		c.wmu.Unlock()
 		if err != nil {
 			return status.Error(codes.Unavailable, connClosedMessage(err))

@@ -24,7 +24,7 @@ func FuzzReadFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := NewReader(bytes.NewReader(b), 4096)
 		for {
-			h, p, err := r.ReadFrame()
+			h, p, _, err := r.ReadFrame()
 			if err != nil {
 				return
 			}

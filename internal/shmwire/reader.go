@@ -10,7 +10,6 @@ import (
 type Reader struct {
 	r          *bufio.Reader
 	maxPayload uint32
-	buf        []byte
 }
 
 // NewReader returns a Reader of r that refuses payloads over maxPayload,
@@ -20,9 +19,16 @@ func NewReader(r io.Reader, maxPayload uint32) *Reader {
 }
 
 // ReadFrame reads the next frame. Its payload is valid until the next
-// call. A header a peer may not send is an error: the connection cannot
-// be read further.
-func (r *Reader) ReadFrame() (Header, []byte, error) {
+// call, unless owned says it is the caller's: a payload larger than the
+// reader's buffer is read into memory of its own, which the caller may
+// keep rather than copy. A header a peer may not send is an error: the
+// connection cannot be read further.
+func (r *Reader) ReadFrame() (h Header, p []byte, owned bool, err error) {
+	h, p, err = r.readFrame()
+	return h, p, err == nil && len(p) > r.r.Size(), err
+}
+
+func (r *Reader) readFrame() (Header, []byte, error) {
 	head, err := r.r.Peek(HeaderLen)
 	if err != nil {
 		if err == io.EOF && len(head) > 0 {
@@ -48,10 +54,7 @@ func (r *Reader) ReadFrame() (Header, []byte, error) {
 		r.r.Discard(len(p))
 		return h, p, nil
 	}
-	if cap(r.buf) < int(h.Length) {
-		r.buf = make([]byte, h.Length)
-	}
-	p := r.buf[:h.Length]
+	p := make([]byte, h.Length)
 	if _, err := io.ReadFull(r.r, p); err != nil {
 		return h, nil, truncated(h, err)
 	}

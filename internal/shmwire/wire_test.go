@@ -105,7 +105,7 @@ func TestReaderFrames(t *testing.T) {
 		flags uint8
 		n     int
 	}{{Headers, 0, 9}, {Message, More, len(big)}, {Message, End, 0}, {Window, 0, 1}} {
-		h, p, err := r.ReadFrame()
+		h, p, _, err := r.ReadFrame()
 		if err != nil || h.Type != want.t || h.Flags != want.flags || len(p) != want.n {
 			t.Fatalf("frame %d: %+v, %d bytes, %v; want %v %#x %d bytes", i, h, len(p), err, want.t, want.flags, want.n)
 		}
@@ -113,13 +113,13 @@ func TestReaderFrames(t *testing.T) {
 			t.Fatalf("frame %d: payload changed", i)
 		}
 	}
-	if _, _, err := r.ReadFrame(); err != io.EOF {
+	if _, _, _, err := r.ReadFrame(); err != io.EOF {
 		t.Fatalf("after the last frame: %v, want io.EOF", err)
 	}
 	r = NewReader(bytes.NewReader(b[:len(b)-3]), 1<<20)
 	var err error
 	for err == nil {
-		_, _, err = r.ReadFrame()
+		_, _, _, err = r.ReadFrame()
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("a stream cut inside a frame: %v, want io.ErrUnexpectedEOF", err)
