@@ -105,6 +105,22 @@ func TestNewClientBadAddressIsAddressError(t *testing.T) {
 	}
 }
 
+// TestNewClientRefusesWhatCannotBeDialed: an address ParseAddress
+// accepts that no dial can reach gets an *AddressError from NewClient
+// that names it.
+func TestNewClientRefusesWhatCannotBeDialed(t *testing.T) {
+	for _, s := range []string{"passthrough:///localhost", "passthrough:///127.0.0.1"} {
+		cc, err := localgrpc.NewClient(s)
+		if cc != nil {
+			cc.Close()
+		}
+		var ae *localgrpc.AddressError
+		if !errors.As(err, &ae) || ae.Address != s {
+			t.Errorf("NewClient(%q) = %v, want an *AddressError naming it", s, err)
+		}
+	}
+}
+
 // FuzzParseAddress: every error is an *AddressError naming the
 // input; every parsed address's String parses back to the same address
 // and is stable.

@@ -204,7 +204,7 @@ func listenNet(a Address, network, address string) (*listener, error) {
 // listenLoopback listens on port of loopback, 127.0.0.1 or else ::1, for
 // a, whose host is localhost: a resolver would ask the hosts file and
 // then DNS, which may name an interface other machines reach, and
-// NewClient dials localhost on loopback without asking (loopbackDialer).
+// NewClient dials localhost on loopback without asking (loopbackDial).
 func listenLoopback(a Address, port string) (*listener, error) {
 	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
