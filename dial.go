@@ -130,8 +130,9 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 //     (127.0.0.1, then ::1) and never resolved, as RFC 6761 says
 //     localhost names loopback: a hosts file without it, or a DNS search
 //     domain, would let DNS choose where the call goes. The same holds
-//     for dns and passthrough targets of localhost, whatever DNS server a
-//     dns target names.
+//     for dns and passthrough targets of localhost or of no host
+//     (dns:///:PORT, passthrough:///:PORT), whatever DNS server a dns
+//     target names.
 //   - An address on this machine is dialed without a proxy: Go's proxy
 //     rules pass over localhost and loopback addresses only, and an
 //     HTTPS_PROXY would carry a call to 0.0.0.0 to another machine.

@@ -60,11 +60,14 @@ func endpointOf(a Address) (endpoint, bool) {
 		e.target = u.Opaque
 	}
 	e.host, e.port, err = net.SplitHostPort(e.target)
-	if err != nil {
-		e.host, e.port = e.target, "" // dns allows a host with no port
-		if u.Scheme == "dns" {
-			e.port = "443"
-		}
+	if err == nil {
+		// ":PORT" is localhost's, as for TCP: grpc-go's dns resolver
+		// asks for localhost, and its passthrough dials ":PORT".
+		return e, e.host != "" || e.port != ""
+	}
+	e.host, e.port = e.target, "" // dns allows a host with no port
+	if u.Scheme == "dns" {
+		e.port = "443"
 	}
 	return e, e.host != ""
 }

@@ -68,7 +68,9 @@ func TestLocalAddressesAreDialedLocally(t *testing.T) {
 		"dns:///localhost:" + p,
 		"dns://127.0.0.1:53/localhost:" + p,
 		"dns:///LOCALHOST:" + p,
+		"dns:///:" + p,
 		"passthrough:///localhost:" + p,
+		"passthrough:///:" + p,
 		"127.0.0.1:" + p,
 		"0.0.0.0:" + p,
 		"[::ffff:0.0.0.0]:" + p,
@@ -140,8 +142,10 @@ func TestLocalAddressesIgnoreResolvers(t *testing.T) {
 		":" + p,
 		"passthrough:///127.0.0.1:" + p,
 		"passthrough:///localhost:" + p,
+		"passthrough:///:" + p,
 		"dns:///127.0.0.1:" + p,
 		"dns:///localhost:" + p,
+		"dns:///:" + p,
 	}
 	if l6, err := net.Listen("tcp6", net.JoinHostPort("::1", p)); err == nil {
 		serveListeners(t, &right, l6)
