@@ -2,6 +2,7 @@ package localgrpc
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -230,7 +231,9 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 			"or WithGRPCDialOptions(grpc.WithTransportCredentials(...)); plaintext is the default only for inproc:, unix and abstract sockets, loopback addresses and localhost (without a trailing dot, which makes it a DNS name)"}
 	}
 	if err != nil {
-		return nil, err // not a ClientConn holding a nil *grpc.ClientConn
+		// Named by addr: grpc-go's errors name the target it was given,
+		// which is not always addr.
+		return nil, fmt.Errorf("localgrpc: NewClient(%q): %w", addr, err) // not a ClientConn holding a nil *grpc.ClientConn
 	}
 	return cc, nil
 }
