@@ -37,8 +37,8 @@
 // machine, judged by what the address says (in-process, unix and abstract
 // sockets, loopback addresses, localhost without a trailing dot). It
 // dials such an address where it says: no resolver a program registers
-// or passes is asked, and a plaintext connection that a dialer of the
-// user's made elsewhere is refused before a byte is sent. Any other
+// or passes is asked, and a plaintext connection made elsewhere by a
+// dialer of the user's is refused before a byte is sent. Any other
 // address needs transport credentials, [WithClientTransportCredentials],
 // or NewClient returns an error.
 package localgrpc

@@ -155,7 +155,13 @@ func TestLocalAddressesIgnoreResolvers(t *testing.T) {
 		tcp = append(tcp, "[::1]:"+p, "[::]:"+p, "passthrough:///[::1]:"+p, "dns:///[::1]:"+p)
 	}
 	all := append([]string{"unix:" + path, "unix:@" + name}, tcp...)
-	replaced := localgrpc.WithGRPCDialOptions(grpc.WithResolvers(farResolver{"passthrough", far.addr}, farResolver{"dns", far.addr}))
+	// localgrpc-local is the scheme of NewClient's own resolver for
+	// addresses on this machine: not even one of its scheme is asked.
+	var resolvers []resolver.Builder
+	for _, s := range []string{"passthrough", "dns", "localgrpc-local"} {
+		resolvers = append(resolvers, farResolver{s, far.addr})
+	}
+	replaced := localgrpc.WithGRPCDialOptions(grpc.WithResolvers(resolvers...))
 
 	t.Run("WithResolvers", func(t *testing.T) {
 		for _, addr := range all {
@@ -218,8 +224,9 @@ func TestLocalAddressesIgnoreResolvers(t *testing.T) {
 		}
 	})
 	t.Run("registered", func(t *testing.T) {
-		resolver.Register(farResolver{"passthrough", far.addr})
-		resolver.Register(farResolver{"dns", far.addr})
+		for _, r := range resolvers {
+			resolver.Register(r)
+		}
 		// grpc-go itself now goes where the replacement says.
 		cc, err := grpc.NewClient("passthrough:///127.0.0.1:"+p, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
