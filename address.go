@@ -1,12 +1,16 @@
 package localgrpc
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"golang.org/x/net/http/httpguts"
 	"google.golang.org/grpc/resolver"
 )
 
@@ -135,6 +139,12 @@ func addressError(addr, format string, args ...any) *AddressError {
 //	dns:///host:port, ...        for clients, any target of a registered
 //	                             grpc-go resolver (kind Target)
 //
+// A HOST, and a dns target's host, holds only what a host name, an IP
+// address and an IPv6 zone may: no control character, space or
+// character that is not ASCII. A target is a URL, as grpc-go reads it:
+// its percent escapes are valid, and neither it nor what they decode to
+// holds a control character.
+//
 // Errors are *AddressError and name the address and what is wrong.
 func ParseAddress(s string) (Address, error) {
 	return parseAddress(s, runtime.GOOS)
@@ -160,11 +170,75 @@ func parseAddress(s, goos string) (Address, error) {
 	}
 	if strings.Contains(s, "://") || hasScheme && strings.HasPrefix(rest, "/") {
 		if resolver.Get(scheme) != nil {
-			return Address{Kind: Target, Target: s}, nil
+			return parseTarget(s)
 		}
 		return Address{}, addressError(s, "unknown scheme %q: want inproc:, unix:, unix-abstract:, shm:, HOST:PORT or the target of a grpc-go resolver", scheme)
 	}
 	return parseTCP(s)
+}
+
+// parseTarget parses s, a target of a registered grpc-go resolver, as
+// grpc-go will: a URL, whose decoded parts hold no control character. A
+// dns target's host must be a host's.
+func parseTarget(s string) (Address, error) {
+	if c, ok := controlIn(s); ok {
+		return Address{}, addressError(s, "the target contains the control character %q", c)
+	}
+	u, err := url.Parse(s)
+	var esc url.EscapeError
+	switch {
+	case errors.As(err, &esc):
+		return Address{}, &AddressError{Address: s, Err: err, Reason: fmt.Sprintf(`%q is not a percent escape: a "%%" takes two hexadecimal digits, and "%%25" stands for "%%" itself`, string(esc))}
+	case err != nil:
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // the rest names s as written
+		}
+		return Address{}, &AddressError{Address: s, Err: err, Reason: fmt.Sprintf("not a URL, as a grpc-go target must be: %v", err)}
+	}
+	if c, ok := controlIn(u.Host + u.Path); ok {
+		return Address{}, addressError(s, "the target's percent escapes decode to the control character %q", c)
+	}
+	a := Address{Kind: Target, Target: s}
+	if e, ok := endpointOf(a); ok && u.Scheme == "dns" {
+		if reason := badHost(e.host); reason != "" {
+			return Address{}, addressError(s, "%s", reason)
+		}
+	}
+	return a, nil
+}
+
+// controlIn returns the first ASCII control character of s.
+func controlIn(s string) (string, bool) {
+	i := strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	if i < 0 {
+		return "", false
+	}
+	return s[i : i+1], true
+}
+
+// badHost says what is wrong with host, of a HOST:PORT, or "" if
+// nothing is: it may hold the bytes of a host name, of an IP address in
+// brackets and of an IPv6 zone, as an HTTP Host header may.
+func badHost(host string) string {
+	if httpguts.ValidHostHeader(host) {
+		return ""
+	}
+	for i := 0; i < len(host); {
+		_, n := utf8.DecodeRuneInString(host[i:])
+		c := host[i : i+n]
+		i += n
+		switch {
+		case httpguts.ValidHostHeader(c):
+		case c[0] < 0x20 || c[0] == 0x7f:
+			return fmt.Sprintf("the host contains the control character %q", c)
+		case c[0] >= utf8.RuneSelf:
+			return fmt.Sprintf("the host contains %q: write a host name that is not ASCII in its ASCII (IDNA) form", c)
+		default:
+			return fmt.Sprintf("the host contains %q, which no host name or IP address has", c)
+		}
+	}
+	return "the host has characters no host name or IP address has"
 }
 
 func parseUnix(s, rest, goos string) (Address, error) {
@@ -225,6 +299,9 @@ func parseTCP(s string) (Address, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return Address{}, &AddressError{Address: s, Reason: "want inproc:NAME, unix:PATH, unix:@NAME, HOST:PORT or :PORT", Err: err}
+	}
+	if reason := badHost(host); reason != "" {
+		return Address{}, addressError(s, "%s", reason)
 	}
 	n, err := strconv.Atoi(port)
 	switch {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,20 +89,39 @@ func TestListenPortZeroTwice(t *testing.T) {
 }
 
 // TestNewClientBadAddressIsAddressError: every odd input gives an
-// *AddressError from both ParseAddress and NewClient.
+// *AddressError naming it from both ParseAddress and NewClient, never
+// an error of grpc-go's about a target the user never wrote.
 func TestNewClientBadAddressIsAddressError(t *testing.T) {
-	for _, s := range []string{"", " ", "inproc:", "unix:", "unix:@", "unix-abstract:", "unix://rel", ":", "host", "h:99999", "h:-1", "h:x", "foo://bar", "unix:/a\x00b", "[::1", "::1:80"} {
+	for _, s := range []string{
+		"", " ", "inproc:", "unix:", "unix:@", "unix-abstract:", "unix://rel", ":", "host", "h:99999", "h:-1", "h:x", "foo://bar", "unix:/a\x00b", "[::1", "::1:80",
+		"localhost\x00:80", "exa\tmple.com:80", "passthrough:///%zz:80", "dns:///%zz:80", "dns:///localhost%00:80", "passthrough:///a\x00:80",
+	} {
 		_, perr := localgrpc.ParseAddress(s)
 		cc, err := localgrpc.NewClient(s)
 		if cc != nil {
 			cc.Close()
 		}
-		var ae *localgrpc.AddressError
-		if perr == nil {
-			continue
+		for fn, err := range map[string]error{"ParseAddress": perr, "NewClient": err} {
+			var ae *localgrpc.AddressError
+			if !errors.As(err, &ae) || ae.Address != s {
+				t.Errorf("%s(%q) = %v, want an *AddressError naming it", fn, s, err)
+			}
 		}
-		if !errors.As(err, &ae) {
-			t.Errorf("NewClient(%q) = %v, want *AddressError (ParseAddress said %v)", s, err, perr)
+	}
+}
+
+// TestNewClientRefusesWhatCannotBeDialed: an address ParseAddress
+// accepts that no dial can reach gets an *AddressError from NewClient
+// that names it.
+func TestNewClientRefusesWhatCannotBeDialed(t *testing.T) {
+	for _, s := range []string{"passthrough:///localhost", "passthrough:///127.0.0.1"} {
+		cc, err := localgrpc.NewClient(s)
+		if cc != nil {
+			cc.Close()
+		}
+		var ae *localgrpc.AddressError
+		if !errors.As(err, &ae) || ae.Address != s {
+			t.Errorf("NewClient(%q) = %v, want an *AddressError naming it", s, err)
 		}
 	}
 }
@@ -109,7 +130,8 @@ func TestNewClientBadAddressIsAddressError(t *testing.T) {
 // input; every parsed address's String parses back to the same address
 // and is stable.
 func FuzzParseAddress(f *testing.F) {
-	for _, s := range []string{"inproc:x", "unix:/a", "unix:@a", "unix-abstract:a", "a:1", ":1", "[::1]:1", "dns:///a:1", "unix:////a", "[unix]:1", "x:/y", "a:b:c", "%", "[%25]:1", "unix://@a", "unix-abstract:@a"} {
+	for _, s := range []string{"inproc:x", "unix:/a", "unix:@a", "unix-abstract:a", "a:1", ":1", "[::1]:1", "dns:///a:1", "unix:////a", "[unix]:1", "x:/y", "a:b:c", "%", "[%25]:1", "unix://@a", "unix-abstract:@a",
+		"localhost\x00:80", "exa\tmple.com:80", "passthrough:///%zz:80", "dns:///%zz:80", "dns:///:80", "passthrough:///:80", "passthrough:///localhost"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -120,6 +142,15 @@ func FuzzParseAddress(f *testing.F) {
 				t.Errorf("ParseAddress(%q): %T %v, want an *AddressError naming it", s, err, err)
 			}
 			return
+		}
+		if a.Kind != localgrpc.Inproc {
+			// Any error of NewClient's names the address as given.
+			cc, err := localgrpc.NewClient(s)
+			if err == nil {
+				cc.Close()
+			} else if !strings.Contains(err.Error(), strconv.Quote(s)) {
+				t.Errorf("NewClient(%q): %v, which does not name the address", s, err)
+			}
 		}
 		b, err := localgrpc.ParseAddress(a.String())
 		if err != nil || b != a || b.String() != a.String() {

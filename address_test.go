@@ -2,6 +2,7 @@ package localgrpc
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,18 @@ func TestParseAddressErrors(t *testing.T) {
 		{"127.0.0.1:70000", "linux", "port 70000 is out of range"},
 		{"127.0.0.1:-1", "linux", "port -1 is out of range"},
 		{":http", "linux", `port "http" is not a number`},
+		{"localhost\x00:80", "linux", `control character "\x00"`},
+		{"exa\tmple.com:80", "linux", `control character "\t"`},
+		{"exa mple.com:80", "linux", `contains " "`},
+		{"[::1%a/b]:80", "linux", `contains "/"`},
+		{"bücher.example:80", "linux", "ASCII (IDNA) form"},
+		{"passthrough:///%zz:80", "linux", `"%zz" is not a percent escape`},
+		{"dns:///%zz:80", "linux", `"%zz" is not a percent escape`},
+		{"dns:///localhost%0:80", "linux", "is not a percent escape"},
+		{"dns:///local\x7fhost:80", "linux", `control character "\x7f"`},
+		{"dns:///localhost%00:80", "linux", `decode to the control character "\x00"`},
+		{"passthrough:///a%0ab:80", "linux", `decode to the control character "\n"`},
+		{"dns:///exa%20mple.com:80", "linux", `contains " "`},
 	}
 	for _, tc := range bad {
 		_, err := parseAddress(tc.in, tc.goos)
@@ -61,7 +74,7 @@ func TestParseAddressErrors(t *testing.T) {
 			t.Errorf("ParseAddress(%q) on %s = %v, want an *AddressError", tc.in, tc.goos, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"`+tc.in+`"`) {
+		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), strconv.Quote(tc.in)) || ae.Address != tc.in {
 			t.Errorf("ParseAddress(%q) on %s: %q, want it to name the address and say %q", tc.in, tc.goos, err, tc.want)
 		}
 	}

@@ -31,6 +31,8 @@ func TestPlaintextOnlyOnThisMachine(t *testing.T) {
 		"0.0.0.0:443", // a dial to an unspecified address stays on this machine
 		"[::]:443",
 		"dns:///localhost:443",
+		"dns:///:443", // grpc-go's dns resolver asks for localhost
+		"passthrough:///:443",
 		"dns:///127.0.0.1:443",
 		"dns:///[::1]:443",
 		"passthrough:///127.0.0.1:443",
@@ -56,6 +58,8 @@ func TestPlaintextOnlyOnThisMachine(t *testing.T) {
 		"dns:///192.0.2.10:443",
 		"passthrough:///192.0.2.10:443",
 		"passthrough:///svc.example.com:443",
+		"dns:///:",
+		"passthrough:///:",
 		"localgrpc-test-other:///127.0.0.1:443", // another resolver may send it anywhere
 	}
 	for _, addr := range local {

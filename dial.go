@@ -1,14 +1,12 @@
 package localgrpc
 
 import (
-	"context"
+	"fmt"
 	"io"
-	"net"
 	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
 )
 
@@ -59,7 +57,10 @@ func WithClientTransportCredentials(creds credentials.TransportCredentials) Clie
 
 // WithGRPCDialOptions passes options to grpc-go for every address but
 // inproc:. Transport credentials given here (grpc.WithTransportCredentials)
-// win over [WithClientTransportCredentials], as a later option does. In-process calls never see these options: give
+// win over [WithClientTransportCredentials], as a later option does. A
+// dialer given here (grpc.WithContextDialer) replaces NewClient's, under
+// the rules of [NewClient]; resolvers given here (grpc.WithResolvers)
+// are never asked for an address on this machine. In-process calls never see these options: give
 // interceptors, stats handlers and default call options (message size
 // limits, say) with [WithClientUnaryInterceptor],
 // [WithClientStreamInterceptor], [WithClientStatsHandler] and
@@ -126,11 +127,29 @@ func WithDefaultCallOptions(opts ...grpc.CallOption) ClientOption {
 //     (127.0.0.1, then ::1) and never resolved, as RFC 6761 says
 //     localhost names loopback: a hosts file without it, or a DNS search
 //     domain, would let DNS choose where the call goes. The same holds
-//     for dns and passthrough targets of localhost, whatever DNS server a
-//     dns target names.
+//     for dns and passthrough targets of localhost or of no host
+//     (dns:///:PORT, passthrough:///:PORT), whatever DNS server a dns
+//     target names.
 //   - An address on this machine is dialed without a proxy: Go's proxy
 //     rules pass over localhost and loopback addresses only, and an
 //     HTTPS_PROXY would carry a call to 0.0.0.0 to another machine.
+//   - An address on this machine goes through no resolver but one of
+//     its connection's own, which answers with the address as written.
+//     A resolver registered for dns or passthrough (resolver.Register is
+//     global, and any package a program imports may call it) or given
+//     with grpc.WithResolvers is never asked. Its dialer refuses any
+//     other address.
+//
+// A dialer of your own, grpc.WithContextDialer given through
+// [WithGRPCDialOptions], replaces NewClient's:
+//   - For an address on this machine, it is called with the address as
+//     written: HOST:PORT, "localhost:PORT" for localhost and :PORT, and
+//     "localhost" for unix and abstract sockets.
+//   - Where plaintext is the default, the connection it returns must be
+//     to this machine: a unix socket, or TCP whose peer is a loopback
+//     address. Any other is closed before a byte is sent, and calls fail
+//     with Unavailable, naming addr. Give transport credentials to dial
+//     elsewhere (insecure.NewCredentials() for plaintext on purpose).
 func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -153,14 +172,31 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		gopts = append(gopts, grpc.WithTransportCredentials(cfg.creds))
 	case local:
 		// Nothing leaves the machine: plaintext, as is usual for unix
-		// sockets and loopback, unless WithGRPCDialOptions says otherwise.
-		gopts = append(gopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		// sockets and loopback, unless WithGRPCDialOptions says otherwise;
+		// and only on a connection to this machine, whatever dialer made
+		// it.
+		gopts = append(gopts, grpc.WithTransportCredentials(newLocalPlaintext(addr)))
 	}
-	if local {
+	target := a.Target
+	switch {
+	case local:
+		t, dial, err := localTarget(addr, a)
+		if err != nil {
+			return nil, err
+		}
+		target = t
+		gopts = append(gopts, dial...)
 		// Go's proxy rules pass over only "localhost" and loopback IP
 		// addresses: an HTTPS_PROXY would carry a call to 0.0.0.0, ::
-		// or LOCALHOST, in plaintext, to another machine.
+		// or LOCALHOST, in plaintext, to another machine. grpc-go's own
+		// dialer is the one that asks them, should the user's options
+		// put it back (grpc.WithContextDialer(nil)).
 		gopts = append(gopts, grpc.WithNoProxy())
+	case a.Kind == TCP:
+		// grpc-go percent-decodes the target: a "%" of the address (an
+		// IPv6 zone) must reach its dialer as written, not decode into
+		// another host ("127.0.0.1%2eevil.example").
+		target = "passthrough:///" + strings.ReplaceAll(a.HostPort, "%", "%25")
 	}
 	gopts = append(gopts,
 		grpc.WithChainUnaryInterceptor(cfg.unary...),
@@ -172,8 +208,6 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 	if cfg.calls != nil {
 		gopts = append(gopts, grpc.WithDefaultCallOptions(cfg.calls...))
 	}
-	target, dial := grpcTarget(a)
-	gopts = append(gopts, dial...)
 	cc, err := grpc.NewClient(target, append(gopts, cfg.grpc...)...)
 	if err != nil && cfg.creds == nil && !local && strings.Contains(err.Error(), "no transport security set") {
 		// grpc-go's own refusal, with the rule and the ways out.
@@ -182,40 +216,11 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 			"or WithGRPCDialOptions(grpc.WithTransportCredentials(...)); plaintext is the default only for inproc:, unix and abstract sockets, loopback addresses and localhost (without a trailing dot, which makes it a DNS name)"}
 	}
 	if err != nil {
-		return nil, err // not a ClientConn holding a nil *grpc.ClientConn
+		// Named by addr: grpc-go's errors name the target it was given,
+		// which is not always addr.
+		return nil, fmt.Errorf("localgrpc: NewClient(%q): %w", addr, err) // not a ClientConn holding a nil *grpc.ClientConn
 	}
 	return cc, nil
-}
-
-// grpcTarget is a as a grpc-go target, with the dial option that reaches
-// it. A socket is dialed by its exact path or name: grpc-go reads unix:
-// targets as URLs, percent-decoding them and cutting them at "?" or "#",
-// so that "unix:@x?y" would reach another server's "@x".
-func grpcTarget(a Address) (string, []grpc.DialOption) {
-	switch a.Kind {
-	case Unix:
-		return "passthrough:///localhost", []grpc.DialOption{unixDialer(a.Path)}
-	case Abstract:
-		return "passthrough:///localhost", []grpc.DialOption{unixDialer("@" + a.Name)}
-	}
-	if host, port, ok := endpointOf(a); ok && isLocalhost(host) && port != "" {
-		return "passthrough:///" + net.JoinHostPort("localhost", port), []grpc.DialOption{loopbackDialer(port)}
-	}
-	if a.Kind == TCP {
-		// grpc-go percent-decodes the target: a "%" of the address (an
-		// IPv6 zone) must reach its dialer as written, not decode into
-		// another host ("127.0.0.1%2eevil.example").
-		return "passthrough:///" + strings.ReplaceAll(a.HostPort, "%", "%25"), nil
-	}
-	return a.Target, nil
-}
-
-// unixDialer dials the unix socket at name, whatever the target says.
-func unixDialer(name string) grpc.DialOption {
-	return grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", name)
-	})
 }
 
 // onFinish calls the grpc.OnFinish options of opts with err.

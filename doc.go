@@ -42,7 +42,10 @@
 //
 // [NewClient] sends plaintext by default only where nothing leaves the
 // machine, judged by what the address says (in-process, unix and abstract
-// sockets, loopback addresses, localhost without a trailing dot). Any
-// other address needs transport credentials,
-// [WithClientTransportCredentials], or NewClient returns an error.
+// sockets, loopback addresses, localhost without a trailing dot). It
+// dials such an address where it says: no resolver a program registers
+// or passes is asked, and a plaintext connection made elsewhere by a
+// dialer of the user's is refused before a byte is sent. Any other
+// address needs transport credentials, [WithClientTransportCredentials],
+// or NewClient returns an error.
 package localgrpc

@@ -45,9 +45,17 @@ func (s *Server) Listen(addrs ...string) error {
 
 // AddListener has the server serve l, a listener the caller made, such as
 // one systemd's socket activation passed on, beside the addresses of
-// [Server.Listen]: l's address is in [Server.Addrs], the peer-credential
-// policy applies to it if it is a unix socket, and the server closes it
-// when it stops (leaving its socket file, if any, to its maker).
+// [Server.Listen]: l's address is in [Server.Addrs], and the
+// peer-credential policy applies to it if it is a unix socket.
+//
+// The server closes l when it stops. It removes no file itself: l's
+// Close says what becomes of a unix socket's file.
+//   - A [*net.UnixListener] from net.Listen or net.ListenUnix removes the
+//     socket file it made, as Go's listeners do by default.
+//   - Its maker keeps the file by calling its SetUnlinkOnClose(false)
+//     before the server stops.
+//   - One from net.FileListener, as systemd's socket activation passes
+//     on, leaves the file.
 //
 // l must be a stream socket: unix (a path or, on Linux, an abstract name)
 // or TCP. If AddListener returns an error, l is still the caller's.
@@ -221,7 +229,7 @@ func listenNet(a Address, network, address string) (*listener, error) {
 // listenLoopback listens on port of loopback, 127.0.0.1 or else ::1, for
 // a, whose host is localhost: a resolver would ask the hosts file and
 // then DNS, which may name an interface other machines reach, and
-// NewClient dials localhost on loopback without asking (loopbackDialer).
+// NewClient dials localhost on loopback without asking (loopbackDial).
 func listenLoopback(a Address, port string) (*listener, error) {
 	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {

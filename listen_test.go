@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"strings"
@@ -307,6 +308,65 @@ func TestAddListener(t *testing.T) {
 		if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("%s after Stop: Accept gives %v, want net.ErrClosed", l.Addr(), err)
 		}
+	}
+}
+
+// TestAddListenerSocketFile: the server closes a unix listener it was
+// given when it stops, and the listener's Close says what becomes of its
+// socket file. net.Listen's removes the file it made, unless its maker
+// called SetUnlinkOnClose(false); one made from an inherited file (as
+// systemd's socket activation passes on) leaves it.
+func TestAddListenerSocketFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path string) net.Listener
+		kept bool
+	}{
+		{"net.Listen", func(t *testing.T, path string) net.Listener {
+			return netListen(t, "unix", path)
+		}, false},
+		{"SetUnlinkOnClose(false)", func(t *testing.T, path string) net.Listener {
+			l := netListen(t, "unix", path)
+			l.(*net.UnixListener).SetUnlinkOnClose(false)
+			return l
+		}, true},
+		{"net.FileListener", func(t *testing.T, path string) net.Listener {
+			made := netListen(t, "unix", path)
+			made.(*net.UnixListener).SetUnlinkOnClose(false)
+			f, err := made.(*net.UnixListener).File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			made.Close()
+			l, err := net.FileListener(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			return l
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := socketPath(t)
+			l := tc.make(t, path)
+			srv := newEchoServer()
+			if err := srv.AddListener(l); err != nil {
+				t.Fatal(err)
+			}
+			startServe(t, srv)
+			if _, err := dial(t, "unix:"+path).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			srv.Stop()
+			_, err := os.Lstat(path)
+			switch {
+			case tc.kept && err != nil:
+				t.Errorf("after Stop, the socket file: %v; want it kept", err)
+			case !tc.kept && !errors.Is(err, fs.ErrNotExist):
+				t.Errorf("after Stop, the socket file: %v; want it removed by the listener's Close", err)
+			}
+		})
 	}
 }
 
