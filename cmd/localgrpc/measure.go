@@ -37,12 +37,13 @@ func newMeasureCmd() *cobra.Command {
 		Use:   "measure [flags]",
 		Short: "Measure every Echo server, client and address against one another",
 		Long: `Measure starts the Echo API on grpc-go and on connect-go itself, on TCP, a unix
-socket, an abstract socket and in-process, and calls every method with every
-client that can call each server: grpc-go, and connect-go in the Connect, gRPC
-and gRPC-Web protocols (a grpc-go server speaks gRPC alone; in-process,
-grpc-go's server is reached through its in-process channel by grpc-go clients,
-and connect-go's handler through inprochttp by connect-go's clients, with no
-socket and no HTTP/2 framing). For each it makes --warmup calls,
+socket, an abstract socket and in-process, and grpc-go's on shm: (localgrpc's
+transport between processes, which localgrpc's client alone speaks), and calls
+every method with every client that can call each server: grpc-go, and
+connect-go in the Connect, gRPC and gRPC-Web protocols (a grpc-go server speaks
+gRPC alone; in-process, grpc-go's server is reached through its in-process
+channel by grpc-go clients, and connect-go's handler through inprochttp by
+connect-go's clients, with no socket and no HTTP/2 framing). For each it makes --warmup calls,
 then -n calls, -c at a time, and prints the matrix of the mean time per call,
 then of the p99, as markdown, or every statistic as CSV (--format csv), with
 the machine and versions measured on. Collect and update send --count
@@ -78,10 +79,10 @@ says which way each row was measured.`,
 }
 
 // measuredKinds are the kinds of address measured, in the table's order.
-var measuredKinds = []string{"inproc", "abstract", "unix", "tcp"}
+var measuredKinds = []string{"inproc", "shm", "abstract", "unix", "tcp"}
 
 // kindName is what the table calls each kind of address.
-var kindName = map[localgrpc.AddressKind]string{localgrpc.Inproc: "inproc", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
+var kindName = map[localgrpc.AddressKind]string{localgrpc.Inproc: "inproc", localgrpc.Shm: "shm", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
 
 // pairing is a row of the matrix: a client calling a server at an
 // address of a kind, served by the process pid; or, for connect-go
@@ -125,8 +126,11 @@ func pairings(addrs map[string]map[string]servedAt) []pairing {
 // grpc-go server takes the gRPC protocol alone; in-process, grpc-go's
 // takes grpc-go clients and connect-go's connect-go clients.
 func pairs(server, client, kind string) bool {
-	if kind == "inproc" {
+	switch kind {
+	case "inproc":
 		return (server == stackGRPC) == (client == clientGRPC)
+	case "shm":
+		return server == stackGRPC && client == clientGRPC
 	}
 	return server == stackConnect || client == clientGRPC || client == clientConnectGRPC
 }
@@ -267,6 +271,11 @@ func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() er
 	for _, stack := range []string{stackGRPC, stackConnect} {
 		addrs[stack] = make(map[string]servedAt)
 		sockets := []string{"127.0.0.1:0", "unix:" + filepath.Join(dir, stack+".sock"), "unix:@" + unique + "-" + stack}
+		if stack == stackGRPC {
+			// localgrpc's own transport between processes: a localgrpc
+			// Server's, for its clients.
+			sockets = append(sockets, "shm:@"+unique+"-shm")
+		}
 		var here []string // addresses served in this process
 		if stack == stackGRPC {
 			here = append(here, "inproc:"+unique)

@@ -19,6 +19,7 @@ var wantPairings = []string{
 	"| connect | connect | inproc |",
 	"| connect | connect-grpc | inproc |",
 	"| connect | connect-grpc-web | inproc |",
+	"| grpc | grpc | shm |",
 	"| grpc | grpc | abstract |",
 	"| grpc | connect-grpc | abstract |",
 	"| connect | grpc | abstract |",
@@ -64,7 +65,7 @@ func TestMeasureMarkdown(t *testing.T) {
 // --warmup 1 -m "a b", and with --server-process if serverProcess.
 func checkMeasureMarkdown(t *testing.T, stdout, stderr string, serverProcess bool) {
 	t.Helper()
-	if !strings.Contains(stderr, "\nran 88 of 88 runs in ") {
+	if !strings.Contains(stderr, "\nran 92 of 92 runs in ") {
 		t.Errorf("stderr does not end with the progress's summary:\n%s", stderr)
 	}
 	lines := strings.Split(stdout, "\n")

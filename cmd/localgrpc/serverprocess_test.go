@@ -30,7 +30,7 @@ func peerPID(addr string) (int, error) {
 		return 0, err
 	}
 	name := a.Path
-	if a.Kind == localgrpc.Abstract {
+	if name == "" { // abstract, on unix: or shm:
 		name = "@" + a.Name
 	}
 	conn, err := net.Dial("unix", name)
@@ -76,7 +76,7 @@ func TestMeasureServerProcess(t *testing.T) {
 	var mu sync.Mutex
 	listeners := make(map[string]int) // pid by address, of the rows on unix sockets
 	measureRowHook = func(row pairing) {
-		if row.kind != "unix" && row.kind != "abstract" {
+		if row.kind != "unix" && row.kind != "abstract" && row.kind != "shm" {
 			return
 		}
 		pid, err := peerPID(row.addr)
@@ -113,8 +113,8 @@ func TestMeasureServerProcess(t *testing.T) {
 	if len(children) != 2 || children[stackGRPC] == children[stackConnect] {
 		t.Errorf("the servers' processes: %v, want one for each stack", children)
 	}
-	if len(listeners) != 4 {
-		t.Errorf("listeners asked of %d socket addresses, want 4: %v", len(listeners), listeners)
+	if len(listeners) != 5 {
+		t.Errorf("listeners asked of %d socket addresses, want 5 (shm: for grpc-go's server only): %v", len(listeners), listeners)
 	}
 	for addr, pid := range listeners {
 		if pid == os.Getpid() || !slices.Contains([]int{children[stackGRPC], children[stackConnect]}, pid) {

@@ -68,3 +68,29 @@ func BenchmarkUnary1MiB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServerStream is an Echo Expand of 10,000 words: a server
+// stream of small messages.
+func BenchmarkServerStream(b *testing.B) {
+	register := func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) }
+	c := echov1.NewEchoClient(pair(b, register))
+	req := &echov1.EchoRequest{Text: strings.Repeat("word ", 10000)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := c.Expand(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			if _, err := s.Recv(); err != nil {
+				break
+			}
+			n++
+		}
+		if n != 10000 {
+			b.Fatalf("%d messages", n)
+		}
+	}
+}
