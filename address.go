@@ -139,6 +139,18 @@ func addressError(addr, format string, args ...any) *AddressError {
 //	dns:///host:port, ...        for clients, any target of a registered
 //	                             grpc-go resolver (kind Target)
 //
+// A socket's PATH or NAME is taken as written. grpc-go reads unix:,
+// unix:// and unix-abstract: addresses as URLs: it decodes percent
+// escapes, ends the path at '?' or '#', and reads unix-abstract:///x as
+// the name "/x". Here none of that happens, so that an address names one
+// socket whatever it holds. The same string given to a grpc-go client,
+// or grpcurl, reaches the same socket only when it holds no '%', '?' or
+// '#' and, after unix-abstract:, does not begin with '/'.
+//
+// A target's scheme is in lower case, and its endpoint follows "///" or
+// an authority: "dns:///host:443", not grpc-go's "dns:host:443" or
+// "DNS:///host:443", which are refused with the form to use.
+//
 // A HOST, and a dns target's host, holds only what a host name, an IP
 // address and an IPv6 zone may: no control character, space or
 // character that is not ASCII. A target is a URL, as grpc-go reads it:
@@ -172,9 +184,18 @@ func parseAddress(s, goos string) (Address, error) {
 		if resolver.Get(scheme) != nil {
 			return parseTarget(s)
 		}
+		if lower := strings.ToLower(scheme); lower != scheme && (resolver.Get(lower) != nil || isScheme(lower)) {
+			return Address{}, addressError(s, "the scheme %q is written in lower case here: %s%s", scheme, lower, s[len(scheme):])
+		}
 		return Address{}, addressError(s, "unknown scheme %q: want inproc:, unix:, unix-abstract:, shm:, HOST:PORT or the target of a grpc-go resolver", scheme)
 	}
-	return parseTCP(s)
+	a, err := parseTCP(s)
+	if err != nil && hasScheme && !strings.HasPrefix(rest, "/") && resolver.Get(strings.ToLower(scheme)) != nil {
+		// grpc-go reads "dns:host:port" as a URL with an opaque part;
+		// the grammar takes targets in one form, with their slashes.
+		return Address{}, addressError(s, "a target of the %s resolver is written %s:///ENDPOINT here, as in %s:///%s", strings.ToLower(scheme), strings.ToLower(scheme), strings.ToLower(scheme), rest)
+	}
+	return a, err
 }
 
 // parseTarget parses s, a target of a registered grpc-go resolver, as

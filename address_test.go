@@ -115,3 +115,21 @@ func checkRoundTrip(t *testing.T, s string) {
 		t.Errorf("ParseAddress(%q) = %+v, whose String %q parses as %+v, %v", s, a, a.String(), b, err)
 	}
 }
+
+// TestTargetFormsGRPCAlsoTakes: targets grpc-go takes in other spellings
+// are refused with the form the grammar takes.
+func TestTargetFormsGRPCAlsoTakes(t *testing.T) {
+	for addr, want := range map[string]string{
+		"dns:localhost:8080":            "dns:///localhost:8080",
+		"passthrough:127.0.0.1:8080":    "passthrough:///127.0.0.1:8080",
+		"DNS:///localhost:8080":         "dns:///localhost:8080",
+		"Passthrough:///127.0.0.1:8080": "passthrough:///127.0.0.1:8080",
+		"UNIX:///tmp/x.sock":            "unix:///tmp/x.sock",
+	} {
+		_, err := ParseAddress(addr)
+		var ae *AddressError
+		if !errors.As(err, &ae) || !strings.Contains(ae.Reason, want) {
+			t.Errorf("ParseAddress(%q): %v, want an *AddressError naming %q", addr, err, want)
+		}
+	}
+}
