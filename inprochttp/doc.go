@@ -127,7 +127,10 @@
 // Request.Cancel channel. Requests cross as net/http's HTTP/2 client sends
 // them and its server reads them: what that client refuses (an Upgrade, a
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but
-// "trailers" is answered 400, the URL is parsed from the path sent, the
+// "trailers" is answered 400, "OPTIONS *" is answered 200 with a
+// Content-Length of 0 and never reaches the handler (as net/http's
+// server answers it unless its DisableGeneralOptionsHandler, which the
+// transport does not read), the URL is parsed from the path sent, the
 // Host is in punycode, headers have canonical keys, connection-specific
 // fields (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding,
 // Upgrade) are left out, cookies are joined in one field, an empty Cookie value is not

@@ -125,8 +125,11 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	if arrived.refused != nil {
+	switch {
+	case arrived.refused != nil:
 		ex.handler = badRequest(arrived.refused)
+	case sreq.RequestURI == "*" && sreq.Method == http.MethodOptions:
+		ex.handler = globalOptions
 	}
 	cctx := creq.Context()
 	if err := cctx.Err(); err != nil {
@@ -180,6 +183,17 @@ func badRequest(why error) http.Handler {
 		http.Error(w, why.Error(), http.StatusBadRequest)
 	})
 }
+
+// globalOptions is what net/http's server serves in place of the handler
+// to "OPTIONS *" (unless its DisableGeneralOptionsHandler, which the
+// transport does not read): 200 with Content-Length 0, having read up to
+// 4 KiB of the body, reserved for future use.
+var globalOptions http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "0")
+	if r.ContentLength != 0 {
+		io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 4<<10))
+	}
+})
 
 // response waits for the response's head, or for the reason there will be
 // none, and returns it, as net/http's HTTP/2 client makes it of the head.
