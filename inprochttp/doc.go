@@ -136,7 +136,10 @@
 // Upgrade) are left out, cookies are joined in one field, an empty Cookie value is not
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
-// included, has gone before it. The handler reads no more of the
+// included, has gone before it. The files of a multipart form the
+// handler parsed (Request.MultipartForm) are removed once it returns or
+// panics, before its response ends, as net/http's server removes them.
+// The handler reads no more of the
 // body than its ContentLength, and none of it after returning. There
 // net/http's server differs: it may still give a goroutine the handler
 // left what it had of a body the client had sent whole. A ContentLength

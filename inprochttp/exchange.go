@@ -159,11 +159,17 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 }
 
 // serve runs the handler and ends its side of the exchange, however it
-// ends.
+// ends, with what the handler left behind: the files of the multipart
+// form it parsed.
 func (ex *exchange) serve() {
 	growStack()
 	returned := false
 	defer func() {
+		if f := ex.sreq.MultipartForm; f != nil {
+			// net/http's server removes the files of a form the
+			// handler parsed, before it ends the response.
+			f.RemoveAll()
+		}
 		if returned {
 			ex.finish()
 			return

@@ -2,11 +2,15 @@ package inprochttp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"mime/multipart"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -583,6 +587,59 @@ func TestWriteAfterEnd(t *testing.T) {
 			if !slices.Equal(got[0], got[1]) || !slices.Equal(got[1], tc.want) {
 				t.Errorf("in-process %q\nnet/http   %q\nthe case expects %q", got[0], got[1], tc.want)
 			}
+		})
+	}
+}
+
+// The files of a multipart form the handler parsed to disk are removed
+// once it returns, or panics, before its response ends, as net/http's
+// server removes them (Request.MultipartForm.RemoveAll).
+func TestMultipartFilesRemoved(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where ParseMultipartForm writes them
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("f", "big.bin")
+	fw.Write(bytes.Repeat([]byte("x"), 64<<10))
+	mw.Close()
+	for _, panics := range []bool{false, true} {
+		t.Run(fmt.Sprint("panics=", panics), func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				files := make(chan string, 1)
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if err := r.ParseMultipartForm(1 << 10); err != nil { // the file goes to disk
+						t.Error(err)
+						return
+					}
+					f, err := r.MultipartForm.File["f"][0].Open()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer f.Close()
+					if osf, ok := f.(*os.File); ok {
+						files <- osf.Name()
+					}
+					if panics {
+						panic(http.ErrAbortHandler)
+					}
+				}))
+				resp, err := hc.Post(base+"/x", mw.FormDataContentType(), bytes.NewReader(form.Bytes()))
+				if err == nil {
+					_, err = drain(resp.Body)
+				}
+				if (err != nil) != panics {
+					t.Fatalf("the exchange ended with %v", err)
+				}
+				var name string
+				select {
+				case name = <-files:
+				default:
+					t.Fatal("the handler kept no file on disk")
+				}
+				if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("the form's file is still there once the response ended: %v", err)
+				}
+			})
 		})
 	}
 }
