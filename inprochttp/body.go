@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // responseBody is the client's Response.Body: it reads the window the
@@ -172,6 +174,9 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		if tooLarge := ex.t.requestTrailersTooLarge(ex.creq.Trailer); tooLarge != nil {
 			return n, ex.inFailed(tooLarge)
 		}
+		if key := refusedTrailer(ex.sreq.Trailer, ex.creq.Trailer); key != "" {
+			return n, ex.refuseTrailers(key)
+		}
 	}
 	switch {
 	case err == nil:
@@ -184,6 +189,38 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		return n, ex.inEndWith(io.EOF)
 	}
 	return n, ex.inFailed(err)
+}
+
+// refusedTrailer is a key of the client's trailers sent that may not be
+// a trailer (httpguts.ValidTrailerHeader), the least if there are
+// several, or "" if there is none. net/http's client sends a field for
+// each value; its server checks them only if the request declared
+// trailers (declared is not nil).
+func refusedTrailer(declared, sent http.Header) string {
+	if declared == nil {
+		return ""
+	}
+	refused := ""
+	for k, vv := range sent {
+		if len(vv) > 0 && !httpguts.ValidTrailerHeader(k) && (refused == "" || k < refused) {
+			refused = k
+		}
+	}
+	return refused
+}
+
+// refuseTrailers ends the exchange as net/http's server resets a stream
+// whose trailers hold key, which may not be a trailer (PROTOCOL_ERROR),
+// and returns what the handler's read gets. The handler's read of the
+// body's end fails with the stream error, its trailers keep no value,
+// its context ends, and its writes fail. The client gets the stream
+// error: net/http's client gets none, and waits until its context ends.
+func (ex *exchange) refuseTrailers(key string) error {
+	why := fmt.Sprintf("the client's trailers hold %q, which may not be a trailer", key)
+	ex.reset(newStreamError(errCodeProtocol, why, errFromPeer), newStreamError(errCodeProtocol, why, nil), errStreamClosed)
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.inEnd
 }
 
 // Close ends the request body for the handler; later reads fail with

@@ -1,6 +1,7 @@
 package inprochttp_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -174,6 +175,94 @@ func TestRequestNegativeContentLength(t *testing.T) {
 					}
 				case <-time.After(bound):
 					t.Fatalf("the handler did not run within %v", bound)
+				}
+			})
+		})
+	}
+}
+
+// TestRequestTrailerNotAllowed: a request whose trailers hold a field
+// that may not be a trailer (Host, Authorization, Content-Type, If-*,
+// as httpguts.ValidTrailerHeader says) is malformed to net/http's HTTP/2
+// server, which resets the stream (PROTOCOL_ERROR): the handler's read
+// of the body's end fails, its trailers keep no value, its context ends
+// and its writes fail. A declared trailer given no value sends no field,
+// and an allowed one reaches the handler. net/http's client then waits
+// until its context ends; the in-process one fails with the stream
+// error, in RoundTrip or in its read of the body if the head came
+// first.
+func TestRequestTrailerNotAllowed(t *testing.T) {
+	// seen is what the handler saw of the body and its trailers, the
+	// class of its flush's error, and whether its context ended.
+	type seen struct {
+		body, read, trailer, flush string
+		ctxEnded                   bool
+	}
+	refused := func(key string) seen {
+		return seen{"a", "stream error, PROTOCOL_ERROR", fmt.Sprint(http.Header{key: nil}), "error", true}
+	}
+	for _, tc := range []struct {
+		name         string
+		trailer      http.Header
+		respondFirst bool // the handler flushes its head before it reads
+		want         seen
+	}{
+		{"host", http.Header{"Host": {"v"}}, false, refused("Host")},
+		{"authorization", http.Header{"Authorization": {"v"}}, false, refused("Authorization")},
+		{"content-type", http.Header{"content-type": {"v"}}, false, refused("Content-Type")},
+		{"if-match", http.Header{"If-Match": {"v"}}, false, refused("If-Match")},
+		{"host-head-first", http.Header{"Host": {"v"}}, true, refused("Host")},
+		{"host-without-value", http.Header{"Host": nil}, false, seen{"a", "", fmt.Sprint(http.Header{"Host": nil}), "", false}},
+		{"allowed", http.Header{"X-Sum": {"v"}}, false, seen{"a", "", fmt.Sprint(http.Header{"X-Sum": {"v"}}), "", false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				saw := make(chan seen, 1)
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if tc.respondFirst {
+						w.(http.Flusher).Flush()
+					}
+					b, err := io.ReadAll(r.Body)
+					s := seen{body: string(b), read: errorClass(err), trailer: fmt.Sprint(r.Trailer)}
+					io.WriteString(w, "ok")
+					s.flush = errorClass(http.NewResponseController(w).Flush())
+					s.ctxEnded = r.Context().Err() != nil
+					saw <- s
+				}))
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/x", strings.NewReader("a"))
+				req.Trailer = tc.trailer
+				client := make(chan error, 1)
+				go func() {
+					resp, err := hc.Do(req)
+					if err == nil {
+						_, err = drain(resp.Body)
+					}
+					client <- err
+				}()
+				select {
+				case got := <-saw:
+					if got != tc.want {
+						t.Errorf("the handler saw %+v\nwant %+v", got, tc.want)
+					}
+				case <-time.After(bound):
+					t.Fatalf("the handler did not read the body within %v", bound)
+				}
+				if tr.name != "inproc" {
+					cancel() // net/http's client waits for it if refused
+				}
+				select {
+				case err := <-client:
+					want := ""
+					if tc.want.read != "" {
+						want = "stream error, PROTOCOL_ERROR"
+					}
+					if got := errorClass(err); tr.name == "inproc" && got != want {
+						t.Errorf("the client got %v, of class %q; want %q", err, got, want)
+					}
+				case <-time.After(bound):
+					t.Fatalf("the client did not return within %v", bound)
 				}
 			})
 		})

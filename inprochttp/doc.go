@@ -51,7 +51,15 @@
 //     the client's read fails.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
-//     its body has been read to the end.
+//     its body has been read to the end. Those the request declares reach
+//     the handler's [http.Request.Trailer] once it has read the body's
+//     end. A request whose trailers hold a field that may not be a
+//     trailer (Host, Authorization, Content-Type, If-*: those
+//     golang.org/x/net/http/httpguts.ValidTrailerHeader refuses) is reset
+//     as net/http's server resets it: the handler's read of the body's
+//     end fails, its trailers keep no value, its context ends and its
+//     writes fail. There the client differs: it fails with that stream
+//     error, where net/http's client waits until its context ends.
 //   - The handler's context carries the client's deadline and ends with the
 //     client's cancellation, and so does the exchange: a client whose
 //     context ends, or that closes the response body early, gets its error
@@ -106,9 +114,10 @@
 //     finds a golang.org/x/net/http2.StreamError with the Code net/http's
 //     has, for the client and for the handler's reads of the request
 //     body alike: INTERNAL_ERROR for a handler's panic or passed write
-//     deadline; PROTOCOL_ERROR for a head over the client's limit, and for
-//     a trace's Got1xxResponse that returns an error (the StreamError's
-//     Cause, which errors.Is does not find in the client's error itself);
+//     deadline; PROTOCOL_ERROR for a head over the client's limit, for
+//     request trailers that may not be trailers, and for a trace's
+//     Got1xxResponse that returns an error (the StreamError's Cause,
+//     which errors.Is does not find in the client's error itself);
 //     CANCEL for a client that cancels or closes the body early; NO_ERROR
 //     for a read after the handler returned, before the body's end, as
 //     net/http's server resets a stream whose client still sends.

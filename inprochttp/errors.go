@@ -49,7 +49,8 @@ var (
 	// client it wants no more. Made once: every such exchange has it.
 	errReadAfterReturn error = newStreamError(errCodeNo, "the handler returned", nil)
 	// errStreamClosed is what a push returns once the response has
-	// ended, as net/http's does.
+	// ended, and what writes return once the server refused the
+	// client's trailers, as net/http's do.
 	errStreamClosed = errors.New("inprochttp: stream closed")
 	// errClientDisconnected is what the handler's reads of the request
 	// body return once the client failed its connection, as net/http's
