@@ -323,7 +323,7 @@ func (ex *exchange) finish() {
 	if ex.status == 0 {
 		ex.writeHeaderLocked(http.StatusOK)
 	}
-	ex.trailer = trailers(ex.writer.h, ex.declared)
+	ex.trailer = ex.t.trailers(ex.writer.h, ex.declared)
 	ex.endWriteLocked(io.EOF)
 	ex.flushLocked()
 	ex.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Headers cross as HTTP/2 carries them: a peer reads every key canonical
@@ -143,26 +145,14 @@ func declaredTrailers(values []string) []string {
 	return keys
 }
 
-// trailerAllowed reports whether the canonical key may be a trailer: not
-// one of the fields that a message's framing, routing or authentication
-// needs first (RFC 9110, section 6.5.1), those net/http refuses as
-// trailers.
-func trailerAllowed(key string) bool {
-	switch key {
-	case "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length", "Content-Range",
-		"Content-Type", "Expect", "Host", "Keep-Alive", "Max-Forwards", "Pragma", "Proxy-Authenticate",
-		"Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Te", "Trailer", "Transfer-Encoding", "Www-Authenticate":
-		return false
-	}
-	return true
-}
-
 // trailers returns the trailers of a response whose handler has returned
 // with header h: the declared keys' values, then those set under
 // http.TrailerPrefix, which replace a declared key's, as net/http's HTTP/2
-// server sends them. The handler no longer touches h, so its values are
-// not copied.
-func trailers(h http.Header, declared []string) http.Header {
+// server sends them. A key set under http.TrailerPrefix that may not be
+// a trailer is logged, as net/http's server logs it; a declared one was
+// logged as the head went (see logInvalidTrailers). The handler no
+// longer touches h, so its values are not copied.
+func (t *transport) trailers(h http.Header, declared []string) http.Header {
 	var out http.Header
 	set := func(k string, vv []string) {
 		kept := vv
@@ -182,16 +172,36 @@ func trailers(h http.Header, declared []string) http.Header {
 		out[k] = kept
 	}
 	for _, k := range declared {
-		if isToken(k) && trailerAllowed(k) {
+		if isToken(k) && httpguts.ValidTrailerHeader(k) {
 			set(k, h[k])
 		}
 	}
 	for k, vv := range h {
 		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
-			if name = http.CanonicalHeaderKey(name); isToken(name) && trailerAllowed(name) {
+			switch name = http.CanonicalHeaderKey(name); {
+			case !httpguts.ValidTrailerHeader(name):
+				t.logInvalidTrailer(name)
+			case isToken(name):
 				set(name, vv)
 			}
 		}
 	}
 	return out
+}
+
+// logInvalidTrailers logs each of the declared keys that may not be a
+// trailer, as net/http's server logs them when it sends the head that
+// declares them.
+func (t *transport) logInvalidTrailers(declared []string) {
+	for _, k := range declared {
+		if !httpguts.ValidTrailerHeader(k) {
+			t.logInvalidTrailer(k)
+		}
+	}
+}
+
+// logInvalidTrailer logs that the trailer key, which may not be one
+// (RFC 9110, section 6.5.1), is not sent, in net/http's words.
+func (t *transport) logInvalidTrailer(key string) {
+	t.logf("inprochttp: ignoring invalid trailer %q", key)
 }

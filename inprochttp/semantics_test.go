@@ -130,12 +130,13 @@ var exchangeCases = []exchangeCase{
 	{
 		name: "declared-trailers",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
-			w.Header().Set("Trailer", "X-T1, x-t2, Content-Length")
+			w.Header().Set("Trailer", "X-T1, x-t2, Content-Length, If-Match")
 			io.WriteString(w, "body")
 			w.Header().Set("X-T1", "one")
 			w.Header().Set("X-Undeclared", "not sent")
-			// X-T2 declared and never set: not sent; Content-Length may
-			// not be a trailer.
+			w.Header().Set("If-Match", "not sent")
+			// X-T2 declared and never set: not sent; Content-Length and
+			// If-* may not be trailers.
 		},
 	},
 	{
@@ -150,6 +151,7 @@ var exchangeCases = []exchangeCase{
 			w.Header().Add(http.TrailerPrefix+"X-Late", "v2")
 			w.Header()[http.TrailerPrefix+"x-lower"] = []string{"canonical"}
 			w.Header().Set(http.TrailerPrefix+"Host", "not a trailer")
+			w.Header().Set(http.TrailerPrefix+"If-None-Match", "not a trailer")
 		},
 	},
 	{

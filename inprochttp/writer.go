@@ -451,7 +451,9 @@ func (ex *exchange) flushLocked() {
 // sendHeadLocked completes the head as net/http's HTTP/2 server does when
 // it sends it: a Content-Type detected from the first bytes if the handler
 // set none, a Content-Length if the handler has returned having written
-// the whole body; and notes whether the head ends the response.
+// the whole body; notes whether the head ends the response; and logs the
+// declared trailers that may not be trailers, as net/http's server logs
+// them then.
 func (ex *exchange) sendHeadLocked() {
 	if ex.sniff && len(ex.buf) > 0 {
 		setOne(ex.header, "Content-Type", http.DetectContentType(ex.buf), &ex.spare)
@@ -462,6 +464,9 @@ func (ex *exchange) sendHeadLocked() {
 	}
 	ex.ended = ex.writeEnd != nil && len(ex.buf) == 0 && len(ex.trailer) == 0
 	ex.sent = true
+	if len(ex.declared) > 0 {
+		ex.t.logInvalidTrailers(ex.declared)
+	}
 }
 
 // bodyAllowed reports whether a response of status may have a body.
