@@ -156,7 +156,9 @@
 // fails RoundTrip, as net/http's client fails at its first read of such
 // a body. For a length within a read of math.MinInt64, net/http's count
 // of the bytes left wraps, and it sends the body instead. Responses
-// cross as net/http's server sends them. A final head has no
+// cross as net/http's server sends them. Keys of the handler's header
+// that differ only in case reach the client as one, with their values in
+// the order of the sorted keys. A final head has no
 // Connection, has Transfer-Encoding only as "trailers", and has the
 // other connection-specific fields (Keep-Alive, Proxy-Connection,
 // Upgrade), which the client's limit counts. A 1xx head has no

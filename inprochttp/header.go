@@ -15,7 +15,9 @@ import (
 // connection-specific fields RFC 9113 forbids, a peer sees those
 // net/http sends: none in a request; all but Connection in a final
 // response head, and Transfer-Encoding only as "trailers"; all in a 1xx
-// head, but Transfer-Encoding. A copy is made either way, so that
+// head, but Transfer-Encoding. Keys that differ only in case are one
+// field to a peer, with their values in the order of the sorted keys, in
+// which net/http's server sends them. A copy is made either way, so that
 // neither side sees the other change its map.
 
 // A headKind is whose head a header is, which decides what of it crosses.
@@ -60,6 +62,7 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 	values := make([]string, n+extra) // one array for all the values, as http.Header.Clone
 	spare := values[n:]
 	out := make(http.Header, len(h)+extra)
+	var variants []string // keys that several of h's have, differing in case
 	for k, vv := range h {
 		if !isToken(k) {
 			if kind == requestHead {
@@ -73,14 +76,11 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 		}
 		kept := values[:0:len(vv)]
 		for _, v := range vv {
-			if !validValue(v) {
+			if !kind.keeps(key, v) {
 				if kind == requestHead {
 					return nil, nil, fmt.Errorf("inprochttp: invalid header field value for %q", k)
 				}
 				continue
-			}
-			if kind == responseHead && key == "Transfer-Encoding" && v != "trailers" {
-				continue // net/http's server sends no other coding
 			}
 			kept = append(kept, v)
 		}
@@ -88,12 +88,47 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 		if len(kept) == 0 {
 			continue
 		}
-		if prev, ok := out[key]; ok { // two keys that differ only in case
-			kept = append(prev[:len(prev):len(prev)], kept...)
+		if _, ok := out[key]; ok {
+			variants = append(variants, key)
+			continue
 		}
 		out[key] = kept
 	}
+	for _, key := range variants {
+		out[key] = caseVariants(h, key, kind)
+	}
 	return out, spare, nil
+}
+
+// keeps reports whether a peer reads the value v of the canonical key in
+// a head of kind: HTTP can carry it, and net/http's server sends no
+// Transfer-Encoding but "trailers".
+func (kind headKind) keeps(key, v string) bool {
+	return validValue(v) && (kind != responseHead || key != "Transfer-Encoding" || v == "trailers")
+}
+
+// caseVariants is what a peer reads of the values of h's keys whose
+// canonical form is key, in a head of kind: net/http's server sends a
+// field for each key, in the order of the sorted keys, and the peer
+// appends their values in the order they come. (Its client sends a
+// request's in the map's order, which is any; this is one.)
+func caseVariants(h http.Header, key string, kind headKind) []string {
+	var keys []string
+	for k := range h {
+		if isToken(k) && http.CanonicalHeaderKey(k) == key {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var vv []string
+	for _, k := range keys {
+		for _, v := range h[k] {
+			if kind.keeps(key, v) {
+				vv = append(vv, v)
+			}
+		}
+	}
+	return vv
 }
 
 // setOne sets h's key to the single value v, in the first of the spare

@@ -378,6 +378,30 @@ func TestSameExchange(t *testing.T) {
 	}
 }
 
+// TestHeaderKeysDifferingInCase: keys of a handler's header map that
+// differ only in case reach the client as one field whose values come
+// in the order of the sorted keys, as net/http's server sends them, in
+// a 1xx head and in the final one, every time.
+func TestHeaderKeysDifferingInCase(t *testing.T) {
+	c := exchangeCase{
+		name: "keys-differing-in-case",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			for _, k := range []string{"x-lower", "X-Lower", "X-LOWER", "x-LOWER", "X-lower"} {
+				w.Header()[k] = []string{"from " + k}
+			}
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header()["x-final"] = []string{"lower"}
+			w.Header()["X-Final"] = []string{"canonical"}
+		},
+	}
+	want := run(t, transports[1], c)
+	for range 20 { // map order would show in a few
+		if got := run(t, transports[0], c); !reflect.DeepEqual(got, want) {
+			t.Fatalf("in-process and net/http differ:\n%s", diff(got, want))
+		}
+	}
+}
+
 // run runs c on tr and returns the outcome.
 func run(t *testing.T, tr transport, c exchangeCase) outcome {
 	var o outcome
