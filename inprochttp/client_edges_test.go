@@ -193,10 +193,11 @@ func TestRequestNegativeContentLength(t *testing.T) {
 // first.
 func TestRequestTrailerNotAllowed(t *testing.T) {
 	// seen is what the handler saw of the body and its trailers, the
-	// class of its flush's error, and whether its context ended.
+	// class of its flush's error, and whether its context ended, its
+	// cause context.Canceled.
 	type seen struct {
 		body, read, trailer, flush string
-		ctxEnded                   bool
+		canceled                   bool
 	}
 	refused := func(key string) seen {
 		return seen{"a", "stream error, PROTOCOL_ERROR", fmt.Sprint(http.Header{key: nil}), "error", true}
@@ -226,7 +227,7 @@ func TestRequestTrailerNotAllowed(t *testing.T) {
 					s := seen{body: string(b), read: errorClass(err), trailer: fmt.Sprint(r.Trailer)}
 					io.WriteString(w, "ok")
 					s.flush = errorClass(http.NewResponseController(w).Flush())
-					s.ctxEnded = r.Context().Err() != nil
+					s.canceled = errors.Is(context.Cause(r.Context()), context.Canceled)
 					saw <- s
 				}))
 				ctx, cancel := context.WithCancel(t.Context())

@@ -70,7 +70,10 @@
 //     context ended with that deadline: over a socket, where the handler
 //     does not know it, the client's context ends first. The handler's
 //     context never carries the client's values; a network would not
-//     carry them either. It ends when ServeHTTP returns.
+//     carry them either. It ends when ServeHTTP returns. Unless it ends
+//     with the client's deadline, its [context.Cause] is
+//     [context.Canceled] however it ended, as net/http's server cancels
+//     it, with what ended it in its words.
 //   - The handler's context holds what net/http's server puts in it. Under
 //     [http.ServerContextKey] is an *http.Server, the same for every
 //     request of a transport: [WithServer]'s, or the transport's own. Under

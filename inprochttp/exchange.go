@@ -403,8 +403,19 @@ func (ex *exchange) clientEnd(readErr, cause error) {
 	ex.stopWatching()
 }
 
-// endContext ends the handler's context with cause.
-func (ex *exchange) endContext(cause error) {
+// endContext ends the handler's context for why: nil if the handler
+// returned, the client's context's error if that ended, else what ended
+// the exchange. The context's cause is context.Canceled, as net/http's
+// server cancels a stream's context however it ends, with why in its
+// words; or the client's context's DeadlineExceeded, which the handler's
+// context carries.
+func (ex *exchange) endContext(why error) {
+	cause := why
+	switch why {
+	case nil, context.Canceled, context.DeadlineExceeded:
+	default:
+		cause = &canceled{why}
+	}
 	ex.cancel(cause)
 	if ex.cancelDeadline != nil {
 		ex.cancelDeadline()
