@@ -126,10 +126,12 @@ func (b *responseBody) Close() error {
 }
 
 // requestBody is the handler's Request.Body: the client's own, read on the
-// handler's goroutine as the client writes it, with no buffer between.
+// handler's goroutine as the client writes it, with no buffer between; or,
+// if the client sent none, an empty body, never http.NoBody, as net/http's
+// server gives one of its own.
 type requestBody struct {
 	ex  *exchange
-	src io.ReadCloser // the client's
+	src io.ReadCloser // the client's; nil if it sent none
 	// On the goroutine that reads:
 	length        int64 // as the client declared it, or -1
 	read          int64 // bytes read
@@ -141,9 +143,20 @@ type requestBody struct {
 // handler has closed the body, it fails: once the client has gone, with
 // the stream error of the client's reset. It gives no more than the length
 // the client declared, and fails at an end that comes before it, as
-// net/http's client and server see to.
+// net/http's client and server see to. Without a body, it returns io.EOF
+// each time.
 func (b *requestBody) Read(p []byte) (int, error) {
 	ex := b.ex
+	if b.src == nil {
+		// No body: io.EOF at every read, whatever became of the
+		// exchange, as net/http's server's; the first still sends 100
+		// Continue if the client asked for it.
+		if b.needsContinue {
+			b.needsContinue = false
+			ex.sendContinue()
+		}
+		return 0, io.EOF
+	}
 	ex.mu.Lock()
 	err := ex.inEnd
 	if err == nil && ex.readEnd != nil {
@@ -224,9 +237,13 @@ func (ex *exchange) refuseTrailers(key string) error {
 }
 
 // Close ends the request body for the handler; later reads fail with
-// errClosedByHandler, and the client's body is closed.
+// errClosedByHandler, and the client's body is closed. Without a body,
+// it does nothing.
 func (b *requestBody) Close() error {
 	ex := b.ex
+	if b.src == nil {
+		return nil // no body: nothing to end
+	}
 	ex.mu.Lock()
 	ex.inEnd = errClosedByHandler
 	ex.mu.Unlock()

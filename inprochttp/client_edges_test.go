@@ -34,6 +34,17 @@ var requestBodyCases = []exchangeCase{
 		handler: sawRequestBody,
 	},
 	{
+		// The first read of a body the client has none of still sends
+		// 100 Continue.
+		name: "get-nil-body-expect-continue",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Expect", "100-continue")
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
 		name: "post-nobody-with-length",
 		request: func(base string) *http.Request {
 			req, _ := http.NewRequest(http.MethodPost, base+"/x", http.NoBody)
@@ -106,7 +117,11 @@ var requestBodyCases = []exchangeCase{
 	},
 }
 
+// sawRequestBody notes the handler's request body: whether it is
+// http.NoBody (net/http's HTTP/2 server gives a body of its own to a
+// request without one), its length, and what it reads.
 func sawRequestBody(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+	saw("noBody", r.Body == http.NoBody)
 	saw("contentLength", r.ContentLength)
 	saw("content-length", r.Header["Content-Length"])
 	b, err := io.ReadAll(r.Body)

@@ -148,7 +148,10 @@
 // Upgrade) are left out, cookies are joined in one field, an empty Cookie value is not
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
-// included, has gone before it. The files of a multipart form the
+// included, has gone before it. A request without a body has a Body
+// that reads none (io.EOF), never [http.NoBody], as on net/http's
+// server, and its first read sends 100 Continue as well. The files of a
+// multipart form the
 // handler parsed (Request.MultipartForm) are removed once it returns or
 // panics, before its response ends, as net/http's server removes them.
 // The handler reads no more of the

@@ -45,7 +45,7 @@ type exchange struct {
 
 	writer responseWriter // the handler's http.ResponseWriter
 	body   responseBody   // the client's Response.Body
-	in     requestBody    // the handler's Request.Body, if the client sent one
+	in     requestBody    // the handler's Request.Body
 
 	mu   sync.Mutex
 	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
@@ -145,10 +145,13 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 		ex.hasDeadline = true
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
+	// A request without a body has one too, which reads none, as on
+	// net/http's server.
+	ex.in = requestBody{ex: ex, length: sreq.ContentLength, needsContinue: arrived.needsContinue}
 	if hasBody(creq) {
-		ex.in = requestBody{ex: ex, src: creq.Body, length: sreq.ContentLength, needsContinue: arrived.needsContinue}
-		sreq.Body = &ex.in
+		ex.in.src = creq.Body
 	}
+	sreq.Body = &ex.in
 	ex.sreq = sreq.WithContext(ctx)
 	if cctx.Done() != nil {
 		ex.mu.Lock()
