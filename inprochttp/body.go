@@ -237,15 +237,18 @@ func (ex *exchange) refuseTrailers(key string) error {
 }
 
 // Close ends the request body for the handler; later reads fail with
-// errClosedByHandler, and the client's body is closed. Without a body,
-// it does nothing.
+// errClosedByHandler, and the client's body is closed. After the body's
+// end, later reads return io.EOF still, as net/http's server's do.
+// Without a body, it does nothing.
 func (b *requestBody) Close() error {
 	ex := b.ex
 	if b.src == nil {
 		return nil // no body: nothing to end
 	}
 	ex.mu.Lock()
-	ex.inEnd = errClosedByHandler
+	if ex.inEnd != io.EOF {
+		ex.inEnd = errClosedByHandler
+	}
 	ex.mu.Unlock()
 	ex.closeIn()
 	return nil

@@ -119,13 +119,17 @@ var requestBodyCases = []exchangeCase{
 
 // sawRequestBody notes the handler's request body: whether it is
 // http.NoBody (net/http's HTTP/2 server gives a body of its own to a
-// request without one), its length, and what it reads.
+// request without one), its length, what it reads, and what a read
+// after Close gets.
 func sawRequestBody(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 	saw("noBody", r.Body == http.NoBody)
 	saw("contentLength", r.ContentLength)
 	saw("content-length", r.Header["Content-Length"])
 	b, err := io.ReadAll(r.Body)
 	saw("body", fmt.Sprint(string(b), err))
+	r.Body.Close()
+	n, err := r.Body.Read(make([]byte, 1))
+	saw("read after close", fmt.Sprint(n, " ", errorClass(err)))
 }
 
 // TestRequestBodyVariants runs each of requestBodyCases in-process and
