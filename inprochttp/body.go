@@ -187,6 +187,9 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		if tooLarge := ex.t.requestTrailersTooLarge(ex.creq.Trailer); tooLarge != nil {
 			return n, ex.inFailed(tooLarge)
 		}
+		// The client has written its request whole, whatever the
+		// server makes of it.
+		ex.wroteRequest(nil)
 		if key := refusedTrailer(ex.sreq.Trailer, ex.creq.Trailer); key != "" {
 			return n, ex.refuseTrailers(key)
 		}
@@ -250,7 +253,7 @@ func (b *requestBody) Close() error {
 		ex.inEnd = errClosedByHandler
 	}
 	ex.mu.Unlock()
-	ex.closeIn()
+	ex.closeIn(errClosedByHandler)
 	return nil
 }
 
@@ -274,7 +277,7 @@ func (ex *exchange) inEndWith(why error) error {
 		}
 	}
 	ex.mu.Unlock()
-	ex.closeIn()
+	ex.closeIn(why)
 	return why
 }
 

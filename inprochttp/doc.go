@@ -79,6 +79,16 @@
 //     request of a transport: [WithServer]'s, or the transport's own. Under
 //     [http.LocalAddrContextKey] is a [net.Addr] whose Network and String
 //     are "inproc".
+//   - The request's [net/http/httptrace.ClientTrace] sees what net/http's
+//     HTTP/2 client shows it: WroteHeaderField for each field of the
+//     head as that client writes it, pseudo-header fields first, then
+//     WroteHeaders, WroteRequest, GotFirstResponseByte at the first head,
+//     Got1xxResponse and Got100Continue. There is no connection, so none
+//     of its hooks is called, and no wait for 100 Continue. The request
+//     body is not buffered, so WroteRequest comes once the handler has
+//     read its end: after a 100 Continue, which comes at the handler's
+//     first read; with an error if the handler returns without reading
+//     it, where net/http's client may have written a short body whole.
 //   - Memory is bounded: at most a window of response bytes (256 KiB) waits
 //     for the client, and a handler that writes more waits for the client
 //     to read; the request body is not buffered at all, so a client's write

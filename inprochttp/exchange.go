@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 )
@@ -74,6 +75,10 @@ type exchange struct {
 	// hasDeadline: the client's context has a deadline, which the
 	// handler's carries.
 	hasDeadline bool
+	// traced: the client's context has an httptrace.ClientTrace (see
+	// trace.go); wrote: it was told of the request's writing; firstByte:
+	// of the response's first byte.
+	traced, wrote, firstByte bool
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.
@@ -153,6 +158,10 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	}
 	sreq.Body = &ex.in
 	ex.sreq = sreq.WithContext(ctx)
+	if trace := httptrace.ContextClientTrace(cctx); trace != nil {
+		ex.traced = true
+		ex.traceRequestHead(trace, creq, ex.sreq)
+	}
 	if cctx.Done() != nil {
 		ex.mu.Lock()
 		ex.stopWatch = context.AfterFunc(cctx, func() { ex.clientEnd(cctx.Err(), cctx.Err()) })
@@ -211,6 +220,17 @@ func (ex *exchange) response() (*http.Response, error) {
 	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
 		ex.cond.Wait()
 	}
+	var headErr error
+	if ex.sent && ex.readEnd == nil {
+		headErr = ex.headErrLocked()
+		if ex.firstByteLocked(headErr) {
+			// net/http's client tells the trace as the head comes,
+			// before it reads it.
+			ex.mu.Unlock()
+			ex.traceFirstByte()
+			ex.mu.Lock()
+		}
+	}
 	if err := ex.clientCtxErr(); ex.readEnd == nil && err != nil {
 		// Its context ended as the head came: the client gets its
 		// context's error, as it would a moment later.
@@ -228,20 +248,12 @@ func (ex *exchange) response() (*http.Response, error) {
 		ex.stopWatching()
 		return nil, err
 	}
-	// The client reads the head as it came, the "Trailer" field in it.
-	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
+	if headErr != nil {
 		// net/http's client resets the stream, or fails its
-		// connection, and RoundTrip fails. Its server sends
-		// Content-Length after the other fields, and a detected
-		// Content-Type before it.
-		last := []string{"Content-Length"}
-		if ex.sniff {
-			last = []string{"Content-Type", "Content-Length"}
-		}
-		err := ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
+		// connection, and RoundTrip fails.
 		ex.mu.Unlock()
-		ex.clientEnd(err, err)
-		return nil, err
+		ex.clientEnd(headErr, headErr)
+		return nil, headErr
 	}
 	delete(ex.header, "Trailer") // the client sees its keys in Response.Trailer
 	resp := &http.Response{
@@ -277,12 +289,29 @@ func (ex *exchange) response() (*http.Response, error) {
 			// the stream once it has the head, which ends the
 			// handler's context and its request body.
 			ex.endContext(errHeadDone)
-			ex.closeIn()
+			ex.closeIn(errHeadDone)
 		}
 		return resp, nil
 	}
 	ex.mu.Unlock()
 	return resp, nil
+}
+
+// headErrLocked is why the client refuses the response's head, which it
+// reads as it came, the "Trailer" field in it: it is over the client's
+// limit. nil if it is not.
+func (ex *exchange) headErrLocked() error {
+	size := fieldSize(":status", 3) + headerListSize(ex.header, false)
+	if size <= ex.t.maxResponseList {
+		return nil
+	}
+	// net/http's server sends Content-Length after the other fields,
+	// and a detected Content-Type before it.
+	last := []string{"Content-Length"}
+	if ex.sniff {
+		last = []string{"Content-Type", "Content-Length"}
+	}
+	return ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
 }
 
 // clientCtxErr is the error of the client's context if it has ended, or
@@ -359,7 +388,7 @@ func (ex *exchange) reset(clientErr, readErr, writeErr error) {
 	}
 	ex.mu.Unlock()
 	ex.endContext(clientErr)
-	ex.closeIn()
+	ex.closeIn(clientErr)
 }
 
 // endWriteLocked sets writeEnd: the handler's deadlines, which only
@@ -380,7 +409,7 @@ func (ex *exchange) handlerDone() {
 	}
 	clientDone := ex.readEnd != nil
 	ex.mu.Unlock()
-	ex.closeIn()
+	ex.closeIn(errReadAfterReturn)
 	if clientDone {
 		ex.stopWatching()
 	}
@@ -402,7 +431,7 @@ func (ex *exchange) clientEnd(readErr, cause error) {
 	if handlerRunning {
 		ex.endContext(cause)
 	}
-	ex.closeIn()
+	ex.closeIn(readErr)
 	ex.stopWatching()
 }
 
@@ -425,8 +454,10 @@ func (ex *exchange) endContext(why error) {
 	}
 }
 
-// closeIn closes the client's request body, once.
-func (ex *exchange) closeIn() {
+// closeIn closes the client's request body, once, as the exchange is
+// done with it for why; the client's trace is told that the request was
+// not written whole for why, unless it was told it was.
+func (ex *exchange) closeIn(why error) {
 	if !hasBody(ex.creq) {
 		return
 	}
@@ -435,6 +466,7 @@ func (ex *exchange) closeIn() {
 	ex.inClosed = true
 	ex.mu.Unlock()
 	if !closed {
+		ex.wroteRequest(why)
 		ex.creq.Body.Close()
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"strconv"
@@ -94,7 +93,7 @@ func (w *responseWriter) WriteHeader(code int) {
 // the response together: one over fails the request.
 func (ex *exchange) informational(code int, h http.Header) {
 	mh, _, _ := cloneHeader(h, 0, informationalHead)
-	trace := httptrace.ContextClientTrace(ex.creq.Context())
+	trace := ex.trace()
 	seen := trace != nil && trace.Got1xxResponse != nil
 	ex.mu.Lock()
 	ex.informed = true
@@ -117,7 +116,11 @@ func (ex *exchange) informational(code int, h http.Header) {
 			tooLarge = ex.t.informationalTooLarge(ex.informationalSize)
 		}
 	}
+	firstByte := ex.firstByteLocked(tooLarge)
 	ex.mu.Unlock()
+	if firstByte {
+		ex.traceFirstByte()
+	}
 	if tooLarge != nil {
 		ex.clientEnd(tooLarge, tooLarge) // as net/http's client resets the stream
 		return
