@@ -230,7 +230,8 @@ func refusedTrailer(declared, sent http.Header) string {
 // and returns what the handler's read gets. The handler's read of the
 // body's end fails with the stream error, its trailers keep no value,
 // its context ends, and its writes fail. The client gets the stream
-// error: net/http's client gets none, and waits until its context ends.
+// error, as net/http's does unless it can send the request again
+// (GetBody), which it then does until its context ends.
 func (ex *exchange) refuseTrailers(key string) error {
 	why := fmt.Sprintf("the client's trailers hold %q, which may not be a trailer", key)
 	ex.reset(newStreamError(errCodeProtocol, why, errFromPeer), newStreamError(errCodeProtocol, why, nil), errStreamClosed)

@@ -58,8 +58,11 @@
 //     golang.org/x/net/http/httpguts.ValidTrailerHeader refuses) is reset
 //     as net/http's server resets it: the handler's read of the body's
 //     end fails, its trailers keep no value, its context ends and its
-//     writes fail. There the client differs: it fails with that stream
-//     error, where net/http's client waits until its context ends.
+//     writes fail. The client fails with that stream error, as
+//     net/http's does when it cannot send the request again. There
+//     net/http's client differs when it can (the request has a GetBody):
+//     it takes the reset for one worth a retry and sends the request
+//     again and again until its context ends.
 //   - The handler's context carries the client's deadline and ends with the
 //     client's cancellation, and so does the exchange: a client whose
 //     context ends, or that closes the response body early, gets its error
