@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // responseBody is the client's Response.Body: it reads the window the
@@ -124,10 +126,12 @@ func (b *responseBody) Close() error {
 }
 
 // requestBody is the handler's Request.Body: the client's own, read on the
-// handler's goroutine as the client writes it, with no buffer between.
+// handler's goroutine as the client writes it, with no buffer between; or,
+// if the client sent none, an empty body, never http.NoBody, as net/http's
+// server gives one of its own.
 type requestBody struct {
 	ex  *exchange
-	src io.ReadCloser // the client's
+	src io.ReadCloser // the client's; nil if it sent none
 	// On the goroutine that reads:
 	length        int64 // as the client declared it, or -1
 	read          int64 // bytes read
@@ -139,9 +143,20 @@ type requestBody struct {
 // handler has closed the body, it fails: once the client has gone, with
 // the stream error of the client's reset. It gives no more than the length
 // the client declared, and fails at an end that comes before it, as
-// net/http's client and server see to.
+// net/http's client and server see to. Without a body, it returns io.EOF
+// each time.
 func (b *requestBody) Read(p []byte) (int, error) {
 	ex := b.ex
+	if b.src == nil {
+		// No body: io.EOF at every read, whatever became of the
+		// exchange, as net/http's server's; the first still sends 100
+		// Continue if the client asked for it.
+		if b.needsContinue {
+			b.needsContinue = false
+			ex.sendContinue()
+		}
+		return 0, io.EOF
+	}
 	ex.mu.Lock()
 	err := ex.inEnd
 	if err == nil && ex.readEnd != nil {
@@ -172,6 +187,12 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		if tooLarge := ex.t.requestTrailersTooLarge(ex.creq.Trailer); tooLarge != nil {
 			return n, ex.inFailed(tooLarge)
 		}
+		// The client has written its request whole, whatever the
+		// server makes of it.
+		ex.wroteRequest(nil)
+		if key := refusedTrailer(ex.sreq.Trailer, ex.creq.Trailer); key != "" {
+			return n, ex.refuseTrailers(key)
+		}
 	}
 	switch {
 	case err == nil:
@@ -186,14 +207,54 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	return n, ex.inFailed(err)
 }
 
+// refusedTrailer is a key of the client's trailers sent that may not be
+// a trailer (httpguts.ValidTrailerHeader), the least if there are
+// several, or "" if there is none. net/http's client sends a field for
+// each value; its server checks them only if the request declared
+// trailers (declared is not nil).
+func refusedTrailer(declared, sent http.Header) string {
+	if declared == nil {
+		return ""
+	}
+	refused := ""
+	for k, vv := range sent {
+		if len(vv) > 0 && !httpguts.ValidTrailerHeader(k) && (refused == "" || k < refused) {
+			refused = k
+		}
+	}
+	return refused
+}
+
+// refuseTrailers ends the exchange as net/http's server resets a stream
+// whose trailers hold key, which may not be a trailer (PROTOCOL_ERROR),
+// and returns what the handler's read gets. The handler's read of the
+// body's end fails with the stream error, its trailers keep no value,
+// its context ends, and its writes fail. The client gets the stream
+// error, as net/http's does unless it can send the request again
+// (GetBody), which it then does until its context ends.
+func (ex *exchange) refuseTrailers(key string) error {
+	why := fmt.Sprintf("the client's trailers hold %q, which may not be a trailer", key)
+	ex.reset(newStreamError(errCodeProtocol, why, errFromPeer), newStreamError(errCodeProtocol, why, nil), errStreamClosed)
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.inEnd
+}
+
 // Close ends the request body for the handler; later reads fail with
-// errClosedByHandler, and the client's body is closed.
+// errClosedByHandler, and the client's body is closed. After the body's
+// end, later reads return io.EOF still, as net/http's server's do.
+// Without a body, it does nothing.
 func (b *requestBody) Close() error {
 	ex := b.ex
+	if b.src == nil {
+		return nil // no body: nothing to end
+	}
 	ex.mu.Lock()
-	ex.inEnd = errClosedByHandler
+	if ex.inEnd != io.EOF {
+		ex.inEnd = errClosedByHandler
+	}
 	ex.mu.Unlock()
-	ex.closeIn()
+	ex.closeIn(errClosedByHandler)
 	return nil
 }
 
@@ -217,7 +278,7 @@ func (ex *exchange) inEndWith(why error) error {
 		}
 	}
 	ex.mu.Unlock()
-	ex.closeIn()
+	ex.closeIn(why)
 	return why
 }
 

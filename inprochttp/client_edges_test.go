@@ -1,6 +1,7 @@
 package inprochttp_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,17 @@ var requestBodyCases = []exchangeCase{
 		name: "put-nil-body",
 		request: func(base string) *http.Request {
 			req, _ := http.NewRequest(http.MethodPut, base+"/x", nil)
+			return req
+		},
+		handler: sawRequestBody,
+	},
+	{
+		// The first read of a body the client has none of still sends
+		// 100 Continue.
+		name: "get-nil-body-expect-continue",
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
+			req.Header.Set("Expect", "100-continue")
 			return req
 		},
 		handler: sawRequestBody,
@@ -105,11 +117,19 @@ var requestBodyCases = []exchangeCase{
 	},
 }
 
+// sawRequestBody notes the handler's request body: whether it is
+// http.NoBody (net/http's HTTP/2 server gives a body of its own to a
+// request without one), its length, what it reads, and what a read
+// after Close gets.
 func sawRequestBody(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+	saw("noBody", r.Body == http.NoBody)
 	saw("contentLength", r.ContentLength)
 	saw("content-length", r.Header["Content-Length"])
 	b, err := io.ReadAll(r.Body)
 	saw("body", fmt.Sprint(string(b), err))
+	r.Body.Close()
+	n, err := r.Body.Read(make([]byte, 1))
+	saw("read after close", fmt.Sprint(n, " ", errorClass(err)))
 }
 
 // TestRequestBodyVariants runs each of requestBodyCases in-process and
@@ -174,6 +194,99 @@ func TestRequestNegativeContentLength(t *testing.T) {
 					}
 				case <-time.After(bound):
 					t.Fatalf("the handler did not run within %v", bound)
+				}
+			})
+		})
+	}
+}
+
+// TestRequestTrailerNotAllowed: a request whose trailers hold a field
+// that may not be a trailer (Host, Authorization, Content-Type, If-*,
+// as httpguts.ValidTrailerHeader says) is malformed to net/http's HTTP/2
+// server, which resets the stream (PROTOCOL_ERROR): the handler's read
+// of the body's end fails, its trailers keep no value, its context ends
+// and its writes fail. A declared trailer given no value sends no field,
+// and an allowed one reaches the handler. The client fails with the
+// stream error, in RoundTrip or in its read of the body if the head came
+// first, as net/http's does when it cannot send the request again: with
+// a Request.GetBody, it sends it again and again until its context ends,
+// which the in-process one does not.
+func TestRequestTrailerNotAllowed(t *testing.T) {
+	// seen is what the handler saw of the body and its trailers, the
+	// class of its flush's error, and whether its context ended, its
+	// cause context.Canceled.
+	type seen struct {
+		body, read, trailer, flush string
+		canceled                   bool
+	}
+	refused := func(key string) seen {
+		return seen{"a", "stream error, PROTOCOL_ERROR", fmt.Sprint(http.Header{key: nil}), "error", true}
+	}
+	for _, tc := range []struct {
+		name         string
+		trailer      http.Header
+		respondFirst bool // the handler flushes its head before it reads
+		want         seen
+	}{
+		{"host", http.Header{"Host": {"v"}}, false, refused("Host")},
+		{"authorization", http.Header{"Authorization": {"v"}}, false, refused("Authorization")},
+		{"content-type", http.Header{"content-type": {"v"}}, false, refused("Content-Type")},
+		{"if-match", http.Header{"If-Match": {"v"}}, false, refused("If-Match")},
+		{"host-head-first", http.Header{"Host": {"v"}}, true, refused("Host")},
+		{"host-without-value", http.Header{"Host": nil}, false, seen{"a", "", fmt.Sprint(http.Header{"Host": nil}), "", false}},
+		{"allowed", http.Header{"X-Sum": {"v"}}, false, seen{"a", "", fmt.Sprint(http.Header{"X-Sum": {"v"}}), "", false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				saw := make(chan seen, 1)
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if tc.respondFirst {
+						w.(http.Flusher).Flush()
+					}
+					b, err := io.ReadAll(r.Body)
+					s := seen{body: string(b), read: errorClass(err), trailer: fmt.Sprint(r.Trailer)}
+					io.WriteString(w, "ok")
+					s.flush = errorClass(http.NewResponseController(w).Flush())
+					s.canceled = errors.Is(context.Cause(r.Context()), context.Canceled)
+					select {
+					case saw <- s:
+					default: // net/http's client sent it again
+					}
+				}))
+				ctx, cancel := context.WithTimeout(t.Context(), bound)
+				defer cancel()
+				// No GetBody: net/http's client cannot send it again.
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/x", io.NopCloser(strings.NewReader("a")))
+				req.Trailer = tc.trailer
+				client := make(chan error, 1)
+				go func() {
+					resp, err := hc.Do(req)
+					if err == nil {
+						_, err = drain(resp.Body)
+					}
+					client <- err
+				}()
+				select {
+				case got := <-saw:
+					if got != tc.want {
+						t.Errorf("the handler saw %+v\nwant %+v", got, tc.want)
+					}
+				case <-time.After(bound):
+					t.Fatalf("the handler did not read the body within %v", bound)
+				}
+				select {
+				case err := <-client:
+					refused := tc.want.read != ""
+					switch got := errorClass(err); {
+					case refused != (err != nil):
+						t.Errorf("the client got %v", err)
+					case refused && tr.name == "inproc" && got != "stream error, PROTOCOL_ERROR":
+						// net/http's words say it; its error holds no
+						// http2.StreamError.
+						t.Errorf("the client got %v, of class %q; want a stream error, PROTOCOL_ERROR", err, got)
+					}
+				case <-time.After(bound):
+					t.Fatalf("the client did not return within %v", bound)
 				}
 			})
 		})

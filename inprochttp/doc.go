@@ -51,7 +51,18 @@
 //     the client's read fails.
 //   - Trailers: those declared in the "Trailer" header and those set under
 //     [http.TrailerPrefix] reach the client's [http.Response.Trailer] once
-//     its body has been read to the end.
+//     its body has been read to the end. Those the request declares reach
+//     the handler's [http.Request.Trailer] once it has read the body's
+//     end. A request whose trailers hold a field that may not be a
+//     trailer (Host, Authorization, Content-Type, If-*: those
+//     golang.org/x/net/http/httpguts.ValidTrailerHeader refuses) is reset
+//     as net/http's server resets it: the handler's read of the body's
+//     end fails, its trailers keep no value, its context ends and its
+//     writes fail. The client fails with that stream error, as
+//     net/http's does when it cannot send the request again. There
+//     net/http's client differs when it can (the request has a GetBody):
+//     it takes the reset for one worth a retry and sends the request
+//     again and again until its context ends.
 //   - The handler's context carries the client's deadline and ends with the
 //     client's cancellation, and so does the exchange: a client whose
 //     context ends, or that closes the response body early, gets its error
@@ -62,12 +73,25 @@
 //     context ended with that deadline: over a socket, where the handler
 //     does not know it, the client's context ends first. The handler's
 //     context never carries the client's values; a network would not
-//     carry them either. It ends when ServeHTTP returns.
+//     carry them either. It ends when ServeHTTP returns. Unless it ends
+//     with the client's deadline, its [context.Cause] is
+//     [context.Canceled] however it ended, as net/http's server cancels
+//     it, with what ended it in its words.
 //   - The handler's context holds what net/http's server puts in it. Under
 //     [http.ServerContextKey] is an *http.Server, the same for every
 //     request of a transport: [WithServer]'s, or the transport's own. Under
 //     [http.LocalAddrContextKey] is a [net.Addr] whose Network and String
 //     are "inproc".
+//   - The request's [net/http/httptrace.ClientTrace] sees what net/http's
+//     HTTP/2 client shows it: WroteHeaderField for each field of the
+//     head as that client writes it, pseudo-header fields first, then
+//     WroteHeaders, WroteRequest, GotFirstResponseByte at the first head,
+//     Got1xxResponse and Got100Continue. There is no connection, so none
+//     of its hooks is called, and no wait for 100 Continue. The request
+//     body is not buffered, so WroteRequest comes once the handler has
+//     read its end: after a 100 Continue, which comes at the handler's
+//     first read; with an error if the handler returns without reading
+//     it, where net/http's client may have written a short body whole.
 //   - Memory is bounded: at most a window of response bytes (256 KiB) waits
 //     for the client, and a handler that writes more waits for the client
 //     to read; the request body is not buffered at all, so a client's write
@@ -106,9 +130,10 @@
 //     finds a golang.org/x/net/http2.StreamError with the Code net/http's
 //     has, for the client and for the handler's reads of the request
 //     body alike: INTERNAL_ERROR for a handler's panic or passed write
-//     deadline; PROTOCOL_ERROR for a head over the client's limit, and for
-//     a trace's Got1xxResponse that returns an error (the StreamError's
-//     Cause, which errors.Is does not find in the client's error itself);
+//     deadline; PROTOCOL_ERROR for a head over the client's limit, for
+//     request trailers that may not be trailers, and for a trace's
+//     Got1xxResponse that returns an error (the StreamError's Cause,
+//     which errors.Is does not find in the client's error itself);
 //     CANCEL for a client that cancels or closes the body early; NO_ERROR
 //     for a read after the handler returned, before the body's end, as
 //     net/http's server resets a stream whose client still sends.
@@ -127,13 +152,22 @@
 // Request.Cancel channel. Requests cross as net/http's HTTP/2 client sends
 // them and its server reads them: what that client refuses (an Upgrade, a
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but
-// "trailers" is answered 400, the URL is parsed from the path sent, the
+// "trailers" is answered 400, "OPTIONS *" is answered 200 with a
+// Content-Length of 0 and never reaches the handler (as net/http's
+// server answers it unless its DisableGeneralOptionsHandler, which the
+// transport does not read), the URL is parsed from the path sent, the
 // Host is in punycode, headers have canonical keys, connection-specific
 // fields (Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding,
 // Upgrade) are left out, cookies are joined in one field, an empty Cookie value is not
 // sent, one User-Agent is kept, and "Expect: 100-continue" is answered at
 // the handler's first read of the body, unless a head, a 1xx one
-// included, has gone before it. The handler reads no more of the
+// included, has gone before it. A request without a body has a Body
+// that reads none (io.EOF), never [http.NoBody], as on net/http's
+// server, and its first read sends 100 Continue as well. The files of a
+// multipart form the
+// handler parsed (Request.MultipartForm) are removed once it returns or
+// panics, before its response ends, as net/http's server removes them.
+// The handler reads no more of the
 // body than its ContentLength, and none of it after returning. There
 // net/http's server differs: it may still give a goroutine the handler
 // left what it had of a body the client had sent whole. A ContentLength
@@ -141,7 +175,9 @@
 // fails RoundTrip, as net/http's client fails at its first read of such
 // a body. For a length within a read of math.MinInt64, net/http's count
 // of the bytes left wraps, and it sends the body instead. Responses
-// cross as net/http's server sends them. A final head has no
+// cross as net/http's server sends them. Keys of the handler's header
+// that differ only in case reach the client as one, with their values in
+// the order of the sorted keys. A final head has no
 // Connection, has Transfer-Encoding only as "trailers", and has the
 // other connection-specific fields (Keep-Alive, Proxy-Connection,
 // Upgrade), which the client's limit counts. A 1xx head has no

@@ -1,6 +1,7 @@
 package inprochttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,13 +50,25 @@ var (
 	// client it wants no more. Made once: every such exchange has it.
 	errReadAfterReturn error = newStreamError(errCodeNo, "the handler returned", nil)
 	// errStreamClosed is what a push returns once the response has
-	// ended, as net/http's does.
+	// ended, and what writes return once the server refused the
+	// client's trailers, as net/http's do.
 	errStreamClosed = errors.New("inprochttp: stream closed")
 	// errClientDisconnected is what the handler's reads of the request
 	// body return once the client failed its connection, as net/http's
 	// server's do once it is gone.
 	errClientDisconnected = errors.New("inprochttp: client disconnected")
 )
+
+// canceled is the cause of the handler's context when the exchange ended
+// for why, which is not the client's context's end: errors.Is finds
+// context.Canceled in it, as net/http's server cancels a stream's
+// context whatever ended the stream. Like net/http's, it holds nothing
+// else errors.Is or errors.As could find: why is only in its words.
+type canceled struct{ why error }
+
+func (c *canceled) Error() string { return "context canceled: " + c.why.Error() }
+
+func (c *canceled) Unwrap() error { return context.Canceled }
 
 // goneError is what the handler's writes return once the client has gone
 // for why: its context's error, its closing of the body, or its request

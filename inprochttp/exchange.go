@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 )
@@ -45,7 +46,7 @@ type exchange struct {
 
 	writer responseWriter // the handler's http.ResponseWriter
 	body   responseBody   // the client's Response.Body
-	in     requestBody    // the handler's Request.Body, if the client sent one
+	in     requestBody    // the handler's Request.Body
 
 	mu   sync.Mutex
 	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
@@ -74,6 +75,10 @@ type exchange struct {
 	// hasDeadline: the client's context has a deadline, which the
 	// handler's carries.
 	hasDeadline bool
+	// traced: the client's context has an httptrace.ClientTrace (see
+	// trace.go); wrote: it was told of the request's writing; firstByte:
+	// of the response's first byte.
+	traced, wrote, firstByte bool
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.
@@ -125,8 +130,11 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	if arrived.refused != nil {
+	switch {
+	case arrived.refused != nil:
 		ex.handler = badRequest(arrived.refused)
+	case sreq.RequestURI == "*" && sreq.Method == http.MethodOptions:
+		ex.handler = globalOptions
 	}
 	cctx := creq.Context()
 	if err := cctx.Err(); err != nil {
@@ -142,11 +150,18 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 		ex.hasDeadline = true
 		ctx, ex.cancelDeadline = context.WithDeadline(ctx, d)
 	}
+	// A request without a body has one too, which reads none, as on
+	// net/http's server.
+	ex.in = requestBody{ex: ex, length: sreq.ContentLength, needsContinue: arrived.needsContinue}
 	if hasBody(creq) {
-		ex.in = requestBody{ex: ex, src: creq.Body, length: sreq.ContentLength, needsContinue: arrived.needsContinue}
-		sreq.Body = &ex.in
+		ex.in.src = creq.Body
 	}
+	sreq.Body = &ex.in
 	ex.sreq = sreq.WithContext(ctx)
+	if trace := httptrace.ContextClientTrace(cctx); trace != nil {
+		ex.traced = true
+		ex.traceRequestHead(trace, creq, ex.sreq)
+	}
 	if cctx.Done() != nil {
 		ex.mu.Lock()
 		ex.stopWatch = context.AfterFunc(cctx, func() { ex.clientEnd(cctx.Err(), cctx.Err()) })
@@ -156,11 +171,17 @@ func newExchange(t *transport, creq *http.Request) (*exchange, error) {
 }
 
 // serve runs the handler and ends its side of the exchange, however it
-// ends.
+// ends, with what the handler left behind: the files of the multipart
+// form it parsed.
 func (ex *exchange) serve() {
 	growStack()
 	returned := false
 	defer func() {
+		if f := ex.sreq.MultipartForm; f != nil {
+			// net/http's server removes the files of a form the
+			// handler parsed, before it ends the response.
+			f.RemoveAll()
+		}
 		if returned {
 			ex.finish()
 			return
@@ -181,12 +202,34 @@ func badRequest(why error) http.Handler {
 	})
 }
 
+// globalOptions is what net/http's server serves in place of the handler
+// to "OPTIONS *" (unless its DisableGeneralOptionsHandler, which the
+// transport does not read): 200 with Content-Length 0, having read up to
+// 4 KiB of the body, reserved for future use.
+var globalOptions http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "0")
+	if r.ContentLength != 0 {
+		io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 4<<10))
+	}
+})
+
 // response waits for the response's head, or for the reason there will be
 // none, and returns it, as net/http's HTTP/2 client makes it of the head.
 func (ex *exchange) response() (*http.Response, error) {
 	ex.mu.Lock()
 	for !ex.sent && ex.writeEnd == nil && ex.readEnd == nil {
 		ex.cond.Wait()
+	}
+	var headErr error
+	if ex.sent && ex.readEnd == nil {
+		headErr = ex.headErrLocked()
+		if ex.firstByteLocked(headErr) {
+			// net/http's client tells the trace as the head comes,
+			// before it reads it.
+			ex.mu.Unlock()
+			ex.traceFirstByte()
+			ex.mu.Lock()
+		}
 	}
 	if err := ex.clientCtxErr(); ex.readEnd == nil && err != nil {
 		// Its context ended as the head came: the client gets its
@@ -205,20 +248,12 @@ func (ex *exchange) response() (*http.Response, error) {
 		ex.stopWatching()
 		return nil, err
 	}
-	// The client reads the head as it came, the "Trailer" field in it.
-	if size := fieldSize(":status", 3) + headerListSize(ex.header, false); size > ex.t.maxResponseList {
+	if headErr != nil {
 		// net/http's client resets the stream, or fails its
-		// connection, and RoundTrip fails. Its server sends
-		// Content-Length after the other fields, and a detected
-		// Content-Type before it.
-		last := []string{"Content-Length"}
-		if ex.sniff {
-			last = []string{"Content-Type", "Content-Length"}
-		}
-		err := ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
+		// connection, and RoundTrip fails.
 		ex.mu.Unlock()
-		ex.clientEnd(err, err)
-		return nil, err
+		ex.clientEnd(headErr, headErr)
+		return nil, headErr
 	}
 	delete(ex.header, "Trailer") // the client sees its keys in Response.Trailer
 	resp := &http.Response{
@@ -254,12 +289,29 @@ func (ex *exchange) response() (*http.Response, error) {
 			// the stream once it has the head, which ends the
 			// handler's context and its request body.
 			ex.endContext(errHeadDone)
-			ex.closeIn()
+			ex.closeIn(errHeadDone)
 		}
 		return resp, nil
 	}
 	ex.mu.Unlock()
 	return resp, nil
+}
+
+// headErrLocked is why the client refuses the response's head, which it
+// reads as it came, the "Trailer" field in it: it is over the client's
+// limit. nil if it is not.
+func (ex *exchange) headErrLocked() error {
+	size := fieldSize(":status", 3) + headerListSize(ex.header, false)
+	if size <= ex.t.maxResponseList {
+		return nil
+	}
+	// net/http's server sends Content-Length after the other fields,
+	// and a detected Content-Type before it.
+	last := []string{"Content-Length"}
+	if ex.sniff {
+		last = []string{"Content-Type", "Content-Length"}
+	}
+	return ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
 }
 
 // clientCtxErr is the error of the client's context if it has ended, or
@@ -303,7 +355,7 @@ func (ex *exchange) finish() {
 	if ex.status == 0 {
 		ex.writeHeaderLocked(http.StatusOK)
 	}
-	ex.trailer = trailers(ex.writer.h, ex.declared)
+	ex.trailer = ex.t.trailers(ex.writer.h, ex.declared)
 	ex.endWriteLocked(io.EOF)
 	ex.flushLocked()
 	ex.mu.Unlock()
@@ -336,7 +388,7 @@ func (ex *exchange) reset(clientErr, readErr, writeErr error) {
 	}
 	ex.mu.Unlock()
 	ex.endContext(clientErr)
-	ex.closeIn()
+	ex.closeIn(clientErr)
 }
 
 // endWriteLocked sets writeEnd: the handler's deadlines, which only
@@ -357,7 +409,7 @@ func (ex *exchange) handlerDone() {
 	}
 	clientDone := ex.readEnd != nil
 	ex.mu.Unlock()
-	ex.closeIn()
+	ex.closeIn(errReadAfterReturn)
 	if clientDone {
 		ex.stopWatching()
 	}
@@ -379,20 +431,33 @@ func (ex *exchange) clientEnd(readErr, cause error) {
 	if handlerRunning {
 		ex.endContext(cause)
 	}
-	ex.closeIn()
+	ex.closeIn(readErr)
 	ex.stopWatching()
 }
 
-// endContext ends the handler's context with cause.
-func (ex *exchange) endContext(cause error) {
+// endContext ends the handler's context for why: nil if the handler
+// returned, the client's context's error if that ended, else what ended
+// the exchange. The context's cause is context.Canceled, as net/http's
+// server cancels a stream's context however it ends, with why in its
+// words; or the client's context's DeadlineExceeded, which the handler's
+// context carries.
+func (ex *exchange) endContext(why error) {
+	cause := why
+	switch why {
+	case nil, context.Canceled, context.DeadlineExceeded:
+	default:
+		cause = &canceled{why}
+	}
 	ex.cancel(cause)
 	if ex.cancelDeadline != nil {
 		ex.cancelDeadline()
 	}
 }
 
-// closeIn closes the client's request body, once.
-func (ex *exchange) closeIn() {
+// closeIn closes the client's request body, once, as the exchange is
+// done with it for why; the client's trace is told that the request was
+// not written whole for why, unless it was told it was.
+func (ex *exchange) closeIn(why error) {
 	if !hasBody(ex.creq) {
 		return
 	}
@@ -401,6 +466,7 @@ func (ex *exchange) closeIn() {
 	ex.inClosed = true
 	ex.mu.Unlock()
 	if !closed {
+		ex.wroteRequest(why)
 		ex.creq.Body.Close()
 	}
 }

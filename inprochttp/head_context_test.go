@@ -1,6 +1,8 @@
 package inprochttp_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"testing"
@@ -10,7 +12,8 @@ import (
 // A HEAD response is over for the client once it has the head: net/http's
 // client resets the stream then, and the handler's context ends, so that a
 // handler waiting on it (a stream, a long poll) returns. The client has no
-// body to close, so nothing else can tell the handler.
+// body to close, so nothing else can tell the handler. The context's
+// cause is context.Canceled.
 func TestHeadEndsHandlerContext(t *testing.T) {
 	forEach(t, func(t *testing.T, tr transport) {
 		ended := make(chan struct{})
@@ -21,6 +24,9 @@ func TestHeadEndsHandlerContext(t *testing.T) {
 			w.(http.Flusher).Flush()
 			select {
 			case <-r.Context().Done():
+				if cause := context.Cause(r.Context()); !errors.Is(cause, context.Canceled) {
+					t.Errorf("the cause of the handler's context: %v; want context.Canceled", cause)
+				}
 				close(ended)
 			case <-release:
 			}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Headers cross as HTTP/2 carries them: a peer reads every key canonical
@@ -13,7 +15,9 @@ import (
 // connection-specific fields RFC 9113 forbids, a peer sees those
 // net/http sends: none in a request; all but Connection in a final
 // response head, and Transfer-Encoding only as "trailers"; all in a 1xx
-// head, but Transfer-Encoding. A copy is made either way, so that
+// head, but Transfer-Encoding. Keys that differ only in case are one
+// field to a peer, with their values in the order of the sorted keys, in
+// which net/http's server sends them. A copy is made either way, so that
 // neither side sees the other change its map.
 
 // A headKind is whose head a header is, which decides what of it crosses.
@@ -58,6 +62,7 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 	values := make([]string, n+extra) // one array for all the values, as http.Header.Clone
 	spare := values[n:]
 	out := make(http.Header, len(h)+extra)
+	var variants []string // keys that several of h's have, differing in case
 	for k, vv := range h {
 		if !isToken(k) {
 			if kind == requestHead {
@@ -71,14 +76,11 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 		}
 		kept := values[:0:len(vv)]
 		for _, v := range vv {
-			if !validValue(v) {
+			if !kind.keeps(key, v) {
 				if kind == requestHead {
 					return nil, nil, fmt.Errorf("inprochttp: invalid header field value for %q", k)
 				}
 				continue
-			}
-			if kind == responseHead && key == "Transfer-Encoding" && v != "trailers" {
-				continue // net/http's server sends no other coding
 			}
 			kept = append(kept, v)
 		}
@@ -86,12 +88,47 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 		if len(kept) == 0 {
 			continue
 		}
-		if prev, ok := out[key]; ok { // two keys that differ only in case
-			kept = append(prev[:len(prev):len(prev)], kept...)
+		if _, ok := out[key]; ok {
+			variants = append(variants, key)
+			continue
 		}
 		out[key] = kept
 	}
+	for _, key := range variants {
+		out[key] = caseVariants(h, key, kind)
+	}
 	return out, spare, nil
+}
+
+// keeps reports whether a peer reads the value v of the canonical key in
+// a head of kind: HTTP can carry it, and net/http's server sends no
+// Transfer-Encoding but "trailers".
+func (kind headKind) keeps(key, v string) bool {
+	return validValue(v) && (kind != responseHead || key != "Transfer-Encoding" || v == "trailers")
+}
+
+// caseVariants is what a peer reads of the values of h's keys whose
+// canonical form is key, in a head of kind: net/http's server sends a
+// field for each key, in the order of the sorted keys, and the peer
+// appends their values in the order they come. (Its client sends a
+// request's in the map's order, which is any; this is one.)
+func caseVariants(h http.Header, key string, kind headKind) []string {
+	var keys []string
+	for k := range h {
+		if isToken(k) && http.CanonicalHeaderKey(k) == key {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var vv []string
+	for _, k := range keys {
+		for _, v := range h[k] {
+			if kind.keeps(key, v) {
+				vv = append(vv, v)
+			}
+		}
+	}
+	return vv
 }
 
 // setOne sets h's key to the single value v, in the first of the spare
@@ -143,26 +180,14 @@ func declaredTrailers(values []string) []string {
 	return keys
 }
 
-// trailerAllowed reports whether the canonical key may be a trailer: not
-// one of the fields that a message's framing, routing or authentication
-// needs first (RFC 9110, section 6.5.1), those net/http refuses as
-// trailers.
-func trailerAllowed(key string) bool {
-	switch key {
-	case "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length", "Content-Range",
-		"Content-Type", "Expect", "Host", "Keep-Alive", "Max-Forwards", "Pragma", "Proxy-Authenticate",
-		"Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Te", "Trailer", "Transfer-Encoding", "Www-Authenticate":
-		return false
-	}
-	return true
-}
-
 // trailers returns the trailers of a response whose handler has returned
 // with header h: the declared keys' values, then those set under
 // http.TrailerPrefix, which replace a declared key's, as net/http's HTTP/2
-// server sends them. The handler no longer touches h, so its values are
-// not copied.
-func trailers(h http.Header, declared []string) http.Header {
+// server sends them. A key set under http.TrailerPrefix that may not be
+// a trailer is logged, as net/http's server logs it; a declared one was
+// logged as the head went (see logInvalidTrailers). The handler no
+// longer touches h, so its values are not copied.
+func (t *transport) trailers(h http.Header, declared []string) http.Header {
 	var out http.Header
 	set := func(k string, vv []string) {
 		kept := vv
@@ -182,16 +207,36 @@ func trailers(h http.Header, declared []string) http.Header {
 		out[k] = kept
 	}
 	for _, k := range declared {
-		if isToken(k) && trailerAllowed(k) {
+		if isToken(k) && httpguts.ValidTrailerHeader(k) {
 			set(k, h[k])
 		}
 	}
 	for k, vv := range h {
 		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
-			if name = http.CanonicalHeaderKey(name); isToken(name) && trailerAllowed(name) {
+			switch name = http.CanonicalHeaderKey(name); {
+			case !httpguts.ValidTrailerHeader(name):
+				t.logInvalidTrailer(name)
+			case isToken(name):
 				set(name, vv)
 			}
 		}
 	}
 	return out
+}
+
+// logInvalidTrailers logs each of the declared keys that may not be a
+// trailer, as net/http's server logs them when it sends the head that
+// declares them.
+func (t *transport) logInvalidTrailers(declared []string) {
+	for _, k := range declared {
+		if !httpguts.ValidTrailerHeader(k) {
+			t.logInvalidTrailer(k)
+		}
+	}
+}
+
+// logInvalidTrailer logs that the trailer key, which may not be one
+// (RFC 9110, section 6.5.1), is not sent, in net/http's words.
+func (t *transport) logInvalidTrailer(key string) {
+	t.logf("inprochttp: ignoring invalid trailer %q", key)
 }

@@ -2,11 +2,15 @@ package inprochttp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"mime/multipart"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -279,7 +283,8 @@ func TestCloseBodyEarly(t *testing.T) {
 }
 
 // A client whose request body fails gets that error, and the handler's
-// read and context end, as when an HTTP/2 client resets its stream.
+// read and context end, as when an HTTP/2 client resets its stream: the
+// context's cause is context.Canceled.
 func TestRequestBodyFails(t *testing.T) {
 	broken := errors.New("the request body broke")
 	forEach(t, func(t *testing.T, tr transport) {
@@ -289,7 +294,7 @@ func TestRequestBodyFails(t *testing.T) {
 			defer close(ended)
 			_, readErr = io.ReadAll(r.Body)
 			<-r.Context().Done()
-			ctxErr = r.Context().Err()
+			ctxErr = context.Cause(r.Context())
 		}))
 		body := io.MultiReader(strings.NewReader("some"), errReader{broken})
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/x", io.NopCloser(body))
@@ -298,7 +303,7 @@ func TestRequestBodyFails(t *testing.T) {
 		}
 		waitFor(t, ended, "the handler's end")
 		if readErr == nil || !errors.Is(ctxErr, context.Canceled) {
-			t.Errorf("the handler's read: %v; its context: %v", readErr, ctxErr)
+			t.Errorf("the handler's read: %v; its context's cause: %v", readErr, ctxErr)
 		}
 	})
 }
@@ -350,7 +355,9 @@ func TestAbandoned(t *testing.T) {
 // INTERNAL_ERROR; a client refusing a head over its limit with
 // PROTOCOL_ERROR; a client that cancels or closes the body with CANCEL.
 // The handler's writes after its write deadline fail with
-// os.ErrDeadlineExceeded. A client that fails its connection on a head
+// os.ErrDeadlineExceeded. However the stream ends, the cause of the
+// handler's context is context.Canceled, as net/http's server cancels
+// it. A client that fails its connection on a head
 // far over its limit resets nothing: the handler's read fails as the
 // connection is gone.
 func TestStreamResets(t *testing.T) {
@@ -444,10 +451,14 @@ func TestStreamResets(t *testing.T) {
 			for i, tr := range transports {
 				t.Run("transport="+tr.name, func(t *testing.T) {
 					reset := make(chan struct{})
-					errs := make(chan [2]error, 1)
+					errs := make(chan [3]error, 1)
 					hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						read, flush := tc.handler(w, r, reset)
-						errs <- [2]error{read, flush}
+						select { // net/http's may end a moment after the read
+						case <-r.Context().Done():
+						case <-time.After(bound):
+						}
+						errs <- [3]error{read, flush, context.Cause(r.Context())}
 					}), tc.limits)
 					// Bounded, so that a handler that misses the
 					// reset fails the test rather than hangs it.
@@ -479,6 +490,9 @@ func TestStreamResets(t *testing.T) {
 					select {
 					case e := <-errs:
 						got[i].read, got[i].flush = errorClass(e[0]), errorClass(e[1])
+						if !errors.Is(e[2], context.Canceled) {
+							t.Errorf("the cause of the handler's context: %v; want context.Canceled", e[2])
+						}
 					case <-time.After(bound):
 						t.Fatalf("the handler did not see the reset within %v", bound)
 					}
@@ -583,6 +597,59 @@ func TestWriteAfterEnd(t *testing.T) {
 			if !slices.Equal(got[0], got[1]) || !slices.Equal(got[1], tc.want) {
 				t.Errorf("in-process %q\nnet/http   %q\nthe case expects %q", got[0], got[1], tc.want)
 			}
+		})
+	}
+}
+
+// The files of a multipart form the handler parsed to disk are removed
+// once it returns, or panics, before its response ends, as net/http's
+// server removes them (Request.MultipartForm.RemoveAll).
+func TestMultipartFilesRemoved(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where ParseMultipartForm writes them
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("f", "big.bin")
+	fw.Write(bytes.Repeat([]byte("x"), 64<<10))
+	mw.Close()
+	for _, panics := range []bool{false, true} {
+		t.Run(fmt.Sprint("panics=", panics), func(t *testing.T) {
+			forEach(t, func(t *testing.T, tr transport) {
+				files := make(chan string, 1)
+				hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if err := r.ParseMultipartForm(1 << 10); err != nil { // the file goes to disk
+						t.Error(err)
+						return
+					}
+					f, err := r.MultipartForm.File["f"][0].Open()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer f.Close()
+					if osf, ok := f.(*os.File); ok {
+						files <- osf.Name()
+					}
+					if panics {
+						panic(http.ErrAbortHandler)
+					}
+				}))
+				resp, err := hc.Post(base+"/x", mw.FormDataContentType(), bytes.NewReader(form.Bytes()))
+				if err == nil {
+					_, err = drain(resp.Body)
+				}
+				if (err != nil) != panics {
+					t.Fatalf("the exchange ended with %v", err)
+				}
+				var name string
+				select {
+				case name = <-files:
+				default:
+					t.Fatal("the handler kept no file on disk")
+				}
+				if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("the form's file is still there once the response ended: %v", err)
+				}
+			})
 		})
 	}
 }

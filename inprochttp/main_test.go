@@ -57,6 +57,15 @@ func unixClientLogging(t *testing.T, h http.Handler, errorLog *log.Logger) (*htt
 	return hc, base
 }
 
+// loggingClient is tr's client of h, whose server logs to errorLog: the
+// transport's WithErrorLog, or net/http's server's ErrorLog.
+func loggingClient(t *testing.T, tr transport, h http.Handler, errorLog *log.Logger) (*http.Client, string) {
+	if tr.name == "inproc" {
+		return &http.Client{Transport: inprochttp.NewTransport(h, inprochttp.WithErrorLog(errorLog))}, "http://localhost"
+	}
+	return unixClientLogging(t, h, errorLog)
+}
+
 // unixServer serves srv, made to speak HTTP/2 without TLS (h2c), on a
 // unix socket bound by localgrpc.Listen, and returns the socket's
 // address. It stops in t.Cleanup.

@@ -9,7 +9,9 @@ import (
 	"log"
 	"net/http"
 	"net/url"
+	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +153,54 @@ func TestPanicLogged(t *testing.T) {
 				t.Errorf("logged:\n%s", got)
 			}
 		})
+	}
+}
+
+// A trailer the handler declares, in "Trailer" or under
+// http.TrailerPrefix, that may not be a trailer (Host, Content-Type,
+// If-*, as httpguts.ValidTrailerHeader says) is not sent, and the
+// transport's error log says so, a line for each, naming it, as
+// net/http's server logs it to its ErrorLog.
+func TestInvalidTrailerLogged(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "Host, X-Ok, If-Match")
+		io.WriteString(w, "body")
+		w.Header().Set("Host", "h")
+		w.Header().Set("X-Ok", "ok")
+		w.Header().Set("If-Match", "m")
+		w.Header().Set(http.TrailerPrefix+"Content-Type", "text/plain")
+		w.Header().Set(http.TrailerPrefix+"X-Late", "late")
+	})
+	invalid, valid := []string{"Host", "If-Match", "Content-Type"}, []string{"X-Ok", "X-Late"}
+	var trailers []http.Header
+	forEach(t, func(t *testing.T, tr transport) {
+		var logged lockedBuffer
+		hc, base := loggingClient(t, tr, h, log.New(&logged, "", 0))
+		resp, err := hc.Get(base + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := drain(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		trailers = append(trailers, resp.Trailer)
+		got := logged.String()
+		if n := strings.Count(got, "\n"); n != len(invalid) {
+			t.Errorf("the error log has %d lines, want %d:\n%s", n, len(invalid), got)
+		}
+		for _, k := range invalid {
+			if !strings.Contains(got, strconv.Quote(k)) {
+				t.Errorf("the error log does not name %q:\n%s", k, got)
+			}
+		}
+		for _, k := range valid {
+			if strings.Contains(got, k) {
+				t.Errorf("the error log names %q:\n%s", k, got)
+			}
+		}
+	})
+	if len(trailers) == 2 && !reflect.DeepEqual(trailers[0], trailers[1]) {
+		t.Errorf("the client's trailers: in-process %v, net/http %v", trailers[0], trailers[1])
 	}
 }
 

@@ -31,7 +31,8 @@ type arrival struct {
 }
 
 // serverRequest fills sreq with the request the handler gets for the
-// client's req, but for its context and body, which the exchange gives it;
+// client's req, but for its context and body, which the exchange gives it
+// (Body is nil);
 // or says why req cannot be sent, in the words of net/http's Transport:
 // its header list over maxList, the server's limit, among the reasons.
 func serverRequest(req, sreq *http.Request, maxList int64, maxHeaderBytes int) (arrival, error) {
@@ -106,7 +107,6 @@ func serverRequest(req, sreq *http.Request, maxList int64, maxHeaderBytes int) (
 		Proto:         "HTTP/2.0",
 		ProtoMajor:    2,
 		Header:        header,
-		Body:          http.NoBody,
 		ContentLength: contentLength(req),
 		Host:          host,
 		RemoteAddr:    inprocAddrName,

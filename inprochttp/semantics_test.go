@@ -130,12 +130,13 @@ var exchangeCases = []exchangeCase{
 	{
 		name: "declared-trailers",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
-			w.Header().Set("Trailer", "X-T1, x-t2, Content-Length")
+			w.Header().Set("Trailer", "X-T1, x-t2, Content-Length, If-Match")
 			io.WriteString(w, "body")
 			w.Header().Set("X-T1", "one")
 			w.Header().Set("X-Undeclared", "not sent")
-			// X-T2 declared and never set: not sent; Content-Length may
-			// not be a trailer.
+			w.Header().Set("If-Match", "not sent")
+			// X-T2 declared and never set: not sent; Content-Length and
+			// If-* may not be trailers.
 		},
 	},
 	{
@@ -150,6 +151,7 @@ var exchangeCases = []exchangeCase{
 			w.Header().Add(http.TrailerPrefix+"X-Late", "v2")
 			w.Header()[http.TrailerPrefix+"x-lower"] = []string{"canonical"}
 			w.Header().Set(http.TrailerPrefix+"Host", "not a trailer")
+			w.Header().Set(http.TrailerPrefix+"If-None-Match", "not a trailer")
 		},
 	},
 	{
@@ -373,6 +375,30 @@ func TestSameExchange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHeaderKeysDifferingInCase: keys of a handler's header map that
+// differ only in case reach the client as one field whose values come
+// in the order of the sorted keys, as net/http's server sends them, in
+// a 1xx head and in the final one, every time.
+func TestHeaderKeysDifferingInCase(t *testing.T) {
+	c := exchangeCase{
+		name: "keys-differing-in-case",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			for _, k := range []string{"x-lower", "X-Lower", "X-LOWER", "x-LOWER", "X-lower"} {
+				w.Header()[k] = []string{"from " + k}
+			}
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header()["x-final"] = []string{"lower"}
+			w.Header()["X-Final"] = []string{"canonical"}
+		},
+	}
+	want := run(t, transports[1], c)
+	for range 20 { // map order would show in a few
+		if got := run(t, transports[0], c); !reflect.DeepEqual(got, want) {
+			t.Fatalf("in-process and net/http differ:\n%s", diff(got, want))
+		}
 	}
 }
 

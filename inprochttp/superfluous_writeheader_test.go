@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"testing"
-
-	"github.com/localgrpc/localgrpc/inprochttp"
 )
 
 // lockedBuffer is a bytes.Buffer for a logger that several goroutines
@@ -40,29 +38,19 @@ func TestSuperfluousWriteHeaderLogsNothing(t *testing.T) {
 		w.Write([]byte("x"))
 		w.WriteHeader(http.StatusTeapot)
 	})
-	servers := map[string]func(t *testing.T, errorLog *log.Logger) (*http.Client, string){
-		"inproc": func(t *testing.T, errorLog *log.Logger) (*http.Client, string) {
-			return &http.Client{Transport: inprochttp.NewTransport(h, inprochttp.WithErrorLog(errorLog))}, "http://localhost"
-		},
-		"unix": func(t *testing.T, errorLog *log.Logger) (*http.Client, string) {
-			return unixClientLogging(t, h, errorLog)
-		},
-	}
-	for _, name := range []string{"inproc", "unix"} {
-		t.Run("transport="+name, func(t *testing.T) {
-			var logged lockedBuffer
-			hc, base := servers[name](t, log.New(&logged, "", 0))
-			resp, err := hc.Get(base + "/x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			drain(resp.Body)
-			if resp.StatusCode != http.StatusAccepted {
-				t.Errorf("status %d, want the first, %d", resp.StatusCode, http.StatusAccepted)
-			}
-			if s := logged.String(); s != "" {
-				t.Errorf("the error log has %q, want nothing", s)
-			}
-		})
-	}
+	forEach(t, func(t *testing.T, tr transport) {
+		var logged lockedBuffer
+		hc, base := loggingClient(t, tr, h, log.New(&logged, "", 0))
+		resp, err := hc.Get(base + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(resp.Body)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Errorf("status %d, want the first, %d", resp.StatusCode, http.StatusAccepted)
+		}
+		if s := logged.String(); s != "" {
+			t.Errorf("the error log has %q, want nothing", s)
+		}
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"strconv"
@@ -94,7 +93,7 @@ func (w *responseWriter) WriteHeader(code int) {
 // the response together: one over fails the request.
 func (ex *exchange) informational(code int, h http.Header) {
 	mh, _, _ := cloneHeader(h, 0, informationalHead)
-	trace := httptrace.ContextClientTrace(ex.creq.Context())
+	trace := ex.trace()
 	seen := trace != nil && trace.Got1xxResponse != nil
 	ex.mu.Lock()
 	ex.informed = true
@@ -117,7 +116,11 @@ func (ex *exchange) informational(code int, h http.Header) {
 			tooLarge = ex.t.informationalTooLarge(ex.informationalSize)
 		}
 	}
+	firstByte := ex.firstByteLocked(tooLarge)
 	ex.mu.Unlock()
+	if firstByte {
+		ex.traceFirstByte()
+	}
 	if tooLarge != nil {
 		ex.clientEnd(tooLarge, tooLarge) // as net/http's client resets the stream
 		return
@@ -451,7 +454,9 @@ func (ex *exchange) flushLocked() {
 // sendHeadLocked completes the head as net/http's HTTP/2 server does when
 // it sends it: a Content-Type detected from the first bytes if the handler
 // set none, a Content-Length if the handler has returned having written
-// the whole body; and notes whether the head ends the response.
+// the whole body; notes whether the head ends the response; and logs the
+// declared trailers that may not be trailers, as net/http's server logs
+// them then.
 func (ex *exchange) sendHeadLocked() {
 	if ex.sniff && len(ex.buf) > 0 {
 		setOne(ex.header, "Content-Type", http.DetectContentType(ex.buf), &ex.spare)
@@ -462,6 +467,9 @@ func (ex *exchange) sendHeadLocked() {
 	}
 	ex.ended = ex.writeEnd != nil && len(ex.buf) == 0 && len(ex.trailer) == 0
 	ex.sent = true
+	if len(ex.declared) > 0 {
+		ex.t.logInvalidTrailers(ex.declared)
+	}
 }
 
 // bodyAllowed reports whether a response of status may have a body.
