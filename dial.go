@@ -71,7 +71,8 @@ func WithGRPCDialOptions(opts ...grpc.DialOption) ClientOption {
 
 // WithClientUnaryInterceptor adds unary client interceptors, on every
 // transport; the first is outermost. Interceptors run with a nil
-// *grpc.ClientConn for inproc: addresses.
+// *grpc.ClientConn for inproc: and shm: addresses, which no
+// grpc.ClientConn serves.
 func WithClientUnaryInterceptor(ints ...grpc.UnaryClientInterceptor) ClientOption {
 	return func(c *clientConfig) { c.unary = append(c.unary, ints...) }
 }

@@ -66,6 +66,12 @@
 // context, as over a socket, with an AuthInfo of security level
 // PrivacyAndIntegrity, so credentials that check it (oauth's) send.
 //
+// Nothing is compressed. A compressor a call names must be registered, as
+// over a socket, and is otherwise ignored; a handler's incoming metadata
+// has no grpc-accept-encoding, and grpc.ClientSupportedCompressors and
+// grpc.SetSendCompressor, which need grpc-go's own server stream, return
+// an error in a handler.
+//
 // A unary handler's decode function gives the request each time it is
 // called. grpc-go's fails after the first call, so nothing can depend on
 // calling it twice.

@@ -242,6 +242,10 @@ func (cl *Client) sendAll(ctx context.Context, s *stream, ss grpc.ServerStream) 
 			return
 		}
 		if err != nil {
+			// The caller's side of the call ended (a Send after CloseSend,
+			// say), not by the server: the server hears of it, as
+			// grpc-go's resets the stream.
+			cl.cancel(s, codes.Canceled)
 			return
 		}
 		err = s.send(ctx, nil, bytesOf(m.Data), nil)

@@ -4,8 +4,8 @@ package shm_test
 
 import (
 	"context"
-	"math"
 	"io"
+	"math"
 	"net"
 	"testing"
 	"time"

@@ -4,9 +4,9 @@ package shm_test
 
 import (
 	"context"
-	"math"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"slices"

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 
 	"github.com/localgrpc/localgrpc/internal/shmring"
@@ -32,8 +33,10 @@ type rings struct {
 	scratch   []byte // under wmu: a record put together
 	in        *shmring.Consumer
 	// sock carries the frames the peer sent on the socket, for a
-	// recordSocket to take in order.
-	sock chan frame
+	// recordSocket to take in order; it closes once the socket failed,
+	// with sockErr.
+	sock    chan frame
+	sockErr error
 }
 
 // ringsPossible says whether nc can pass a ring's descriptors.
@@ -196,8 +199,11 @@ func (r *rings) readFrames(c *conn, on func(frame) error) {
 			err = r.onRecord(c, rec, on)
 		}
 		if err != nil {
-			if errors.Is(err, shmring.ErrClosed) {
+			switch {
+			case errors.Is(err, shmring.ErrClosed):
 				err = net.ErrClosed
+			case errors.Is(err, shmring.ErrHungUp):
+				err = r.sockErr // set before the hang-up
 			}
 			c.fail(err)
 			return
@@ -206,12 +212,21 @@ func (r *rings) readFrames(c *conn, on func(frame) error) {
 }
 
 // readSocket reads the frames the peer sent on the socket until it fails,
-// which ends the connection: the socket says when the peer left.
+// which ends the connection: the socket says when the peer left. A peer
+// that closed its socket wrote its last frames to the ring before: they
+// are read before the connection ends, with the socket's error.
 func (r *rings) readSocket(c *conn) {
+	defer close(r.sock)
 	for {
 		h, p, owned, err := c.r.ReadFrame()
-		if err != nil {
-			c.fail(err)
+		var opErr *net.OpError
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &opErr):
+			r.sockErr = err
+			r.in.Hangup()
+			return
+		case err != nil:
+			c.fail(err) // the peer broke the framing: nothing more it wrote counts
 			return
 		}
 		if !owned {
@@ -254,8 +269,12 @@ func (r *rings) onRecord(c *conn, rec []byte, on func(frame) error) error {
 		n := binary.BigEndian.Uint64(rec[1:])
 		for n > 0 {
 			var f frame
+			var ok bool
 			select {
-			case f = <-r.sock:
+			case f, ok = <-r.sock:
+				if !ok {
+					return io.ErrUnexpectedEOF // the socket ended before the frames it was to carry
+				}
 			case <-c.failed:
 				return net.ErrClosed
 			}

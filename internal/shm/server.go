@@ -3,8 +3,8 @@ package shm
 import (
 	"context"
 	"errors"
-	"math"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -148,8 +148,15 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 	if req.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(context.Background(), req.Timeout)
 	}
-	// A reset from the client, or the connection's end, ends the call.
+	// A reset from the client ends the call. A stream's handler runs even
+	// if the reset came first, as grpc-go's runs once the headers came:
+	// its cancel waits until the channel began the call.
 	s.onOver = cancel
+	var later *laterCancel
+	if !req.Unary {
+		later = &laterCancel{cancel: cancel}
+		s.onOver = later.fire
+	}
 	sc.c.mu.Lock()
 	sc.c.streams[id] = s
 	sc.c.mu.Unlock()
@@ -157,12 +164,42 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 	sc.active++
 	sc.mu.Unlock()
 	sc.calls.Add(1)
-	go sc.serve(ctx, cancel, s, req)
+	go sc.serve(ctx, cancel, s, req, later)
 	return nil
 }
 
+// laterCancel holds back a cancel until the call it ends has begun.
+type laterCancel struct {
+	mu      sync.Mutex
+	begun   bool
+	pending bool
+	cancel  context.CancelFunc
+}
+
+func (l *laterCancel) fire() {
+	l.mu.Lock()
+	if !l.begun {
+		l.pending = true
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	l.cancel()
+}
+
+// begin lets the cancel through, and fires one held back.
+func (l *laterCancel) begin() {
+	l.mu.Lock()
+	l.begun = true
+	pending := l.pending
+	l.mu.Unlock()
+	if pending {
+		l.cancel()
+	}
+}
+
 // serve runs one call to its end.
-func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *stream, req shmwire.Request) {
+func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *stream, req shmwire.Request, later *laterCancel) {
 	defer sc.calls.Done()
 	defer sc.callDone()
 	defer s.end()
@@ -180,7 +217,7 @@ func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *s
 		sc.serveUnary(ctx, s, req.Method, opts, &header, &trailer)
 		return
 	}
-	sc.serveStream(ctx, s, req.Method, opts, &header, &trailer)
+	sc.serveStream(ctx, s, req.Method, opts, &header, &trailer, later)
 }
 
 var noRecvLimit = grpc.MaxCallRecvMsgSize(math.MaxInt32)
@@ -229,8 +266,9 @@ func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, 
 	reply.Data.Free()
 }
 
-func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD) {
+func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD, later *laterCancel) {
 	cs, err := sc.cc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, opts...)
+	later.begin()
 	if err != nil {
 		sc.c.write(trailersFrame(s.id, err, *trailer))
 		return

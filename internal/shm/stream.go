@@ -23,10 +23,10 @@ const (
 )
 
 type event struct {
-	kind eventKind
-	md   metadata.MD
-	data []byte
-	st   *status.Status
+	kind    eventKind
+	md      metadata.MD
+	data    []byte
+	st      *status.Status
 	conn    bool // a reset because the connection ended
 	refused bool // a reset this side made, which told the peer already
 }

@@ -184,6 +184,8 @@ type Consumer struct {
 	head  uint64   // what we took: never read back from the memory
 	max   int
 	buf   []byte
+	// hungUp is set by Hangup.
+	hungUp atomic.Bool
 	// Spin, if above 0, is how many times Read looks for a record before
 	// it sleeps: for machines with idle cores, where a spinning reader
 	// starves no one.
@@ -222,6 +224,18 @@ func OpenConsumer(fds Fds, size uint64) (*Consumer, error) {
 	return &Consumer{seg: seg, data: data, space: space, max: int(size / 4)}, nil
 }
 
+// ErrHungUp is returned by Read once Hangup was called and every record
+// the producer wrote was read.
+var ErrHungUp = errors.New("shmring: the producer hung up")
+
+// Hangup says the producer is gone (its socket closed, say): Read returns
+// the records it wrote, then ErrHungUp rather than wait for more. It may
+// be called from any goroutine.
+func (c *Consumer) Hangup() {
+	c.hungUp.Store(true)
+	signal(c.data)
+}
+
 // Read returns the next record, waiting for one; it is valid until the
 // next Read. It is for one goroutine at a time; Close ends a Read.
 func (c *Consumer) Read() ([]byte, error) {
@@ -234,6 +248,10 @@ func (c *Consumer) Read() ([]byte, error) {
 		}
 		if tail != c.head {
 			return c.take(tail - c.head)
+		}
+		// Hung up: the tail loaded after the flag was set is the last.
+		if c.hungUp.Load() && load64(s.word64(offTail)) == c.head {
+			return nil, ErrHungUp
 		}
 		if spun < c.Spin {
 			spun++
