@@ -49,8 +49,9 @@
 // fails the call at the client with Internal, without it or what follows.
 //
 // A status reaches the client as grpc-go's client decodes it: a message
-// that is not UTF-8 with each bad byte as U+FFFD (and, since protobuf
-// cannot encode such a status, without details); and where the status
+// that is not UTF-8 with each bad byte as U+FFFD; a status protobuf
+// cannot encode (a message or a detail's type URL that is not UTF-8)
+// without details; and where the status
 // has no details, a grpc-status-details-bin the handler set in its
 // trailer gives the whole status if its code is the status's, and
 // Internal if not.

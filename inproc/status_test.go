@@ -12,11 +12,13 @@ import (
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -410,4 +412,24 @@ func TestStatusDetailsFromTrailerAsGRPC(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { statusOracle(t, c.trailer(t), c.err(t)) })
 	}
+}
+
+// TestStatusDetailsUnencodableAsGRPC: a status whose details protobuf
+// cannot encode (a detail's type URL that is not UTF-8). grpc-go's server
+// then writes the code and the message without
+// grpc-status-details-bin, its own or the handler's (http2_server.go
+// writeStatus), and its client gets the status without details.
+func TestStatusDetailsUnencodableAsGRPC(t *testing.T) {
+	bad := func() error {
+		return status.ErrorProto(&spb.Status{Code: int32(codes.NotFound), Message: "m",
+			Details: []*anypb.Any{{TypeUrl: "\xff", Value: []byte{1}}}})
+	}
+	t.Run("alone", func(t *testing.T) { statusOracle(t, nil, bad()) })
+	t.Run("handler-set-details-bin", func(t *testing.T) {
+		b, err := proto.Marshal(withReason(t, status.New(codes.NotFound, "from-bin"), "bin").Proto())
+		if err != nil {
+			t.Fatal(err)
+		}
+		statusOracle(t, metadata.Pairs("grpc-status-details-bin", string(b)), bad())
+	})
 }

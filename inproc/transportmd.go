@@ -170,11 +170,13 @@ func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
 // http2_client.go operateHeaders): the code; the message, percent-encoded
 // and decoded back (see wireMessage); and grpc-status-details-bin. The
 // server fills that key with the status if it has details and protobuf
-// encodes it (it refuses a message that is not UTF-8: then no details
-// cross), and otherwise sends what the handler left there. From a single
-// value of it that decodes as a google.rpc.Status, the client takes the
-// whole status, message and details, if its code is the one sent, and
-// fails the call with Internal if not (internal/status NewWithProto).
+// encodes it (it refuses a string that is not UTF-8, the message or a
+// detail's type URL: then no details cross, and the client gets the code
+// and the message alone), and otherwise sends what the handler left
+// there. From a single value of it that decodes as a google.rpc.Status,
+// the client takes the whole status, message and details, if its code is
+// the one sent, and fails the call with Internal if not (internal/status
+// NewWithProto).
 func wireStatus(err error, trailer metadata.MD) error {
 	bins := trailer[statusDetailsKey]
 	if err == nil && bins == nil {
@@ -186,7 +188,9 @@ func wireStatus(err error, trailer metadata.MD) error {
 		if _, merr := proto.Marshal(p); merr == nil {
 			return err // the client decodes the very status
 		}
-		bins = nil // the server sends none, nor the handler's
+		// The server sends no details, nor the handler's: the code
+		// and the message cross alone.
+		return status.New(code, wireMessage(msg)).Err()
 	}
 	if len(bins) == 1 {
 		var sp spb.Status
