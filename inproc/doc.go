@@ -51,7 +51,8 @@
 // A status reaches the client as grpc-go's client decodes it: a message
 // that is not UTF-8 with each bad byte as U+FFFD; a status protobuf
 // cannot encode (a message or a detail's type URL that is not UTF-8)
-// without details; and where the status
+// without details; a code at or above 2^31, which grpc-go's client
+// cannot parse, as Unknown, without the trailer; and where the status
 // has no details, a grpc-status-details-bin the handler set in its
 // trailer gives the whole status if its code is the status's, and
 // Internal if not.

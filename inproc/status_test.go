@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -432,4 +433,70 @@ func TestStatusDetailsUnencodableAsGRPC(t *testing.T) {
 		}
 		statusOracle(t, metadata.Pairs("grpc-status-details-bin", string(b)), bad())
 	})
+}
+
+// TestStatusCodeAbove31BitsAsGRPC: a handler's status whose code is at
+// or above 2^31. grpc-go's server writes the code as it is, and its
+// client, which parses grpc-status as a signed 32-bit number
+// (http2_client.go operateHeaders), fails the call with Unknown
+// ("malformed grpc-status") and takes no trailer: its stats handler sees
+// no InTrailer, and grpc.Trailer gets none. The server's side sees the
+// status go out. With trailers only, and after a header.
+func TestStatusCodeAbove31BitsAsGRPC(t *testing.T) {
+	for _, code := range []codes.Code{1 << 31, math.MaxUint32} {
+		t.Run(fmt.Sprint(uint32(code)), func(t *testing.T) {
+			statusOracle(t, nil, status.Error(code, "big"))
+			for _, header := range []bool{false, true} {
+				srv := &funcEcho{
+					get: func(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+						if header {
+							if err := grpc.SendHeader(ctx, metadata.Pairs("h", "v")); err != nil {
+								return nil, err
+							}
+						}
+						return nil, status.Error(code, "big")
+					},
+					expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+						if header {
+							if err := s.SendHeader(metadata.Pairs("h", "v")); err != nil {
+								return err
+							}
+						}
+						return status.Error(code, "big")
+					},
+				}
+				for _, stream := range []bool{false, true} {
+					t.Run(fmt.Sprintf("header=%v/stream=%v", header, stream), func(t *testing.T) {
+						var want grpcSides
+						var seen, wantSeen string
+						statsSides(t, srv, func(t *testing.T, c echov1.EchoClient) {
+							var h, tr metadata.MD
+							var err error
+							if stream {
+								var s grpc.ServerStreamingClient[echov1.EchoResponse]
+								if s, err = c.Expand(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+									t.Fatal(err)
+								}
+								h, _ = s.Header()
+								_, err = echotest.RecvAll(s.Recv)
+								tr = s.Trailer()
+							} else {
+								_, err = c.Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.Header(&h), grpc.Trailer(&tr))
+							}
+							seen = fmt.Sprintf("header %v, %s", keys(h), statusSeen(err, tr))
+						}, func(t *testing.T, client, server []string, grpcgo bool) {
+							if grpcgo {
+								want, wantSeen = grpcSides{client, server}, seen
+								return
+							}
+							want.same(t, client, server)
+							if seen != wantSeen {
+								t.Errorf("the client saw %s; grpc-go's %s", seen, wantSeen)
+							}
+						})
+					})
+				}
+			}
+		})
+	}
 }

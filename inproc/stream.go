@@ -344,10 +344,7 @@ func (s *stream) reportEnd(err error) {
 // statusOut is raised; s.mu is held. None reached a client that left
 // first, or that refused the header or the trailer (see call.arrives).
 func (s *stream) clientTrailerLocked() metadata.MD {
-	if s.trailerLost {
-		return nil
-	}
-	if _, arrived := s.arrives(nil, s.sentTrailer); !arrived {
+	if s.trailerLost || s.headerBad || trailerError(s.statusOut.cause(), s.sentTrailer) != nil {
 		return nil
 	}
 	return s.clientTrailer(s.sentTrailer, s.statusOut.cause())

@@ -1,6 +1,8 @@
 package inproc
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -154,15 +156,36 @@ func (c *call) headerError() error {
 // side sent with trailer after the header: the status as the client
 // takes it (see wireStatus), and whether the trailer arrived. A header
 // the client refused (headerError) failed the call before either, and a
-// trailer it refuses fails the call in place of the status.
+// trailer it refuses (trailerError) fails the call in place of the
+// status.
 func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
 	if c.headerBad {
 		return c.headerError(), false
 	}
-	if werr := wireError(trailer); werr != nil {
-		return werr, false
+	if terr := trailerError(err, trailer); terr != nil {
+		return terr, false
 	}
 	return wireStatus(err, trailer), true
+}
+
+// trailerError is why grpc-go's client fails a call whose server sent
+// the status err with trailer, without the trailer, or nil if they
+// cross: its framer refuses a field (see wireError), or it cannot parse
+// the grpc-status, which it reads as a signed 32-bit number
+// (http2_client.go operateHeaders), and the server writes a code at or
+// above 2^31 as it is.
+func trailerError(err error, trailer metadata.MD) error {
+	if werr := wireError(trailer); werr != nil {
+		return werr
+	}
+	if err == nil {
+		return nil
+	}
+	if code := status.Code(err); code > math.MaxInt32 {
+		_, perr := strconv.ParseInt(strconv.FormatUint(uint64(code), 10), 10, 32)
+		return status.Errorf(codes.Unknown, "transport: malformed grpc-status: %v", perr)
+	}
+	return nil
 }
 
 // wireStatus is the status grpc-go's client takes from what its server
