@@ -439,11 +439,19 @@ func (c *clientStream) Trailer() metadata.MD {
 	return s.clientTrailerLocked()
 }
 
+// CloseSend ends the client's input, unless the client's side ended
+// first. As over a socket, where a call the client ended (a Send it
+// refused, say) was reset and no end of input follows, the handler then
+// finds its call over, never a clean end of input, which would pass a
+// truncated request for a whole one.
 func (c *clientStream) CloseSend() error {
 	if c.clientCtx.Err() != nil {
 		// The AfterFunc that tells the handler may not have run yet; an
 		// end of input must not reach it first.
 		(*stream)(c).clientCancelled()
+		return nil
+	}
+	if c.clientDone.isRaised() {
 		return nil
 	}
 	if !c.toServer.closed.Load() {
