@@ -264,8 +264,11 @@ func (c *call) setTrailer(md metadata.MD) error {
 }
 
 // endServer reports the end of the handler, with err, to the stats
-// handlers; heard says the trailer reached the client. The End carries no
-// trailer, as grpc-go's server's: its Trailer is the client side's field.
+// handlers; heard says the trailer reached the client. err is the
+// handler's own error, as grpc-go's server reports it (server.go
+// processRPC) whatever status went out before (a Send that failed sent
+// its own). The End carries no trailer, as grpc-go's server's: its
+// Trailer is the client side's field.
 func (c *call) endServer(err error, heard bool) {
 	if c.stats == nil {
 		return

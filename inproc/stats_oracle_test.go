@@ -928,3 +928,76 @@ func TestStatsClientSendLimitAsGRPC(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsServerSendLimitHandlerErrorAsGRPC: a handler whose Send fails
+// over the server's send limit, and that then returns an error of its
+// own, or none. grpc-go's server writes the Send's status at once
+// (stream.go serverStream.SendMsg), which the client gets, but its stats
+// handler's End reports what the handler returned (server.go
+// processRPC), not the status that went out.
+func TestStatsServerSendLimitHandlerErrorAsGRPC(t *testing.T) {
+	const limit = 10
+	big := &echov1.EchoResponse{Text: strings.Repeat("x", 2*limit)}
+	for _, ret := range []struct {
+		name string
+		err  error
+	}{
+		{"status", status.Error(codes.FailedPrecondition, "mine")},
+		{"plain-error", fmt.Errorf("mine")},
+		{"nil", nil},
+	} {
+		sendThen := func(send func(*echov1.EchoResponse) error) error {
+			if err := send(big); err == nil {
+				return status.Error(codes.Internal, "the Send over the limit passed")
+			}
+			return ret.err
+		}
+		srv := statsServer{
+			impl: &funcEcho{
+				expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					return sendThen(s.Send)
+				},
+				update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+					if _, err := s.Recv(); err != nil {
+						return err
+					}
+					return sendThen(s.Send)
+				},
+			},
+			grpcOpts: []grpc.ServerOption{grpc.MaxSendMsgSize(limit)},
+			opts:     []inproc.Option{inproc.WithServerMaxSendMsgSize(limit)},
+		}
+		for _, bidi := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/bidi=%v", ret.name, bidi), func(t *testing.T) {
+				var want grpcSides
+				statsConns(t, srv, newKindsRecorder, requestFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+					c := echov1.NewEchoClient(cc)
+					var err error
+					if bidi {
+						var s grpc.BidiStreamingClient[echov1.EchoRequest, echov1.EchoResponse]
+						if s, err = c.Update(timeoutCtx(t)); err != nil {
+							t.Fatal(err)
+						}
+						if err := s.Send(&echov1.EchoRequest{}); err != nil {
+							t.Fatal(err)
+						}
+						_, err = s.Recv()
+					} else {
+						var s grpc.ServerStreamingClient[echov1.EchoResponse]
+						if s, err = c.Expand(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+							t.Fatal(err)
+						}
+						_, err = echotest.RecvAll(s.Recv)
+					}
+					wantCode(t, "the call", err, codes.ResourceExhausted)
+				}, func(t *testing.T, client, server []string, grpcgo bool) {
+					if grpcgo {
+						want = grpcSides{client, server}
+						return
+					}
+					want.same(t, client, server)
+				})
+			})
+		}
+	}
+}

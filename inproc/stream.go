@@ -180,13 +180,14 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 // finishServer ends the handler's side once it returned with err: header
 // if not yet sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
-	s.sendStatus(handlerStatus(err).Err())
+	err = handlerStatus(err).Err()
+	s.sendStatus(err)
 	s.handlerReturned.raise()
 	s.toServer.abandon()
 	s.mu.Lock()
 	heard := !s.trailerLost
 	s.mu.Unlock()
-	s.endServer(s.statusOut.cause(), heard)
+	s.endServer(err, heard)
 	s.cancel()
 	s.ch.end()
 }
