@@ -116,7 +116,7 @@ func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md m
 	c := &call{ch: ch, method: m, info: ci, md: md}
 	c.startServer(parent, true)
 	cancel() // the reset
-	c.endServer(status.FromContextError(context.Canceled).Err(), false)
+	c.endServer(status.FromContextError(context.Canceled).Err(), nil, nil, false)
 }
 
 // serverParent is the parent of the handler's context of a call whose
@@ -263,20 +263,36 @@ func (c *call) setTrailer(md metadata.MD) error {
 	return nil
 }
 
-// endServer reports the end of the handler, with err, to the stats
-// handlers; heard says the trailer reached the client. err is the
-// handler's own error, as grpc-go's server reports it (server.go
-// processRPC) whatever status went out before (a Send that failed sent
-// its own). The End carries no trailer, as grpc-go's server's: its
-// Trailer is the client side's field.
-func (c *call) endServer(err error, heard bool) {
+// endServer reports the end of the handler to the stats handlers: if
+// heard, the trailer that reached the client with sent, the status that
+// went out; then the End, with err, the handler's own error, as grpc-go's
+// server reports it (server.go processRPC) whatever status went out
+// before (a Send that failed sent its own). The End carries no trailer,
+// as grpc-go's server's: its Trailer is the client side's field.
+func (c *call) endServer(err, sent error, trailer metadata.MD, heard bool) {
 	if c.stats == nil {
 		return
 	}
 	if heard {
-		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: outTrailer(trailer, sent)})
 	}
 	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Error: err})
+}
+
+// outTrailer is a copy of trailer as grpc-go's server reports it sent
+// with the status sent: a status with details takes
+// grpc-status-details-bin for their encoding, so the server deletes the
+// handler's own before it reports the trailer, even where protobuf
+// then fails to encode them (http2_server.go writeStatus).
+func outTrailer(trailer metadata.MD, sent error) metadata.MD {
+	md := trailer.Copy()
+	if sent == nil || md[statusDetailsKey] == nil {
+		return md
+	}
+	if st, ok := status.FromError(sent); ok && len(st.Proto().GetDetails()) > 0 {
+		delete(md, statusDetailsKey)
+	}
+	return md
 }
 
 // handlerStatus is the status a handler's error gives the client, as

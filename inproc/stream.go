@@ -185,9 +185,9 @@ func (s *stream) finishServer(err error) {
 	s.handlerReturned.raise()
 	s.toServer.abandon()
 	s.mu.Lock()
-	heard := !s.trailerLost
+	heard, trailer := !s.trailerLost, s.sentTrailer
 	s.mu.Unlock()
-	s.endServer(err, heard)
+	s.endServer(err, s.statusOut.cause(), trailer, heard)
 	s.cancel()
 	s.ch.end()
 }

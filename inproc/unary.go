@@ -271,7 +271,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		u.sendHeaderIfNot()
 		u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
 	}
-	u.endServer(st.Err(), heard)
+	u.endServer(st.Err(), st.Err(), u.trailer, heard)
 	u.uctx.end()
 	r.err = st.Err()
 	r.wrote = heard && !stopping
