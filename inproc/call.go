@@ -33,7 +33,10 @@ type call struct {
 	// headerBad says the header went out with a field HTTP/2 refuses, so
 	// that the client fails at it (see headerError). Set under mu before
 	// headerOut is raised.
-	headerBad  bool
+	headerBad bool
+	// reset says the server's transport reset the stream before the
+	// call began (see refusedRequest): no header or trailer comes.
+	reset      bool
 	mdComplete bool // md has the keys a transport adds, under mu: see incomingMD
 	// parentValues is sctx's: it lives here, beside the other flags, so
 	// that it takes no word of its own.

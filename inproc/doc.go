@@ -32,10 +32,13 @@
 // Metadata crosses as grpc-go's HTTP/2 transport carries it: the keys the
 // transport owns (pseudo-headers, content-type, user-agent, te and the
 // grpc- status, message, encoding and timeout keys) and host never cross
-// from a sender's metadata, a request with a "connection" key fails with
-// Internal, and a handler finds the keys a transport adds: :authority
-// ("inproc", or what grpc.CallAuthority says), content-type and grpc-go's
-// user-agent. A client's header carries the content-type; a call whose
+// from a sender's metadata; a request that grpc-go's server transport
+// refuses before any handler (a "connection" key: it resets the stream;
+// more than one "host" value: it answers with the status alone) opens,
+// sends, and fails with Internal where the client waits for the answer,
+// unheard of by the server's stats handlers; and a handler finds the keys
+// a transport adds: :authority ("inproc", or what grpc.CallAuthority
+// says), content-type and grpc-go's user-agent. A client's header carries the content-type; a call whose
 // handler ends with neither sending nor setting a header gets none, and
 // the content-type in its trailer, as a response of trailers only; a
 // status with details adds grpc-status-details-bin to the trailer. A

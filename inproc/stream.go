@@ -89,7 +89,12 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 		return nil, s.finishClient(err)
 	}
 	if s.md, err = ci.outgoing(ctx, method, md); err != nil {
-		return nil, s.finishClient(err)
+		if _, ok := err.(*refusedRequest); !ok {
+			return nil, s.finishClient(err)
+		}
+		// The server's transport refuses it before it looks the
+		// method up.
+		lookupErr = err
 	}
 	if err := ci.left(ctx); err != nil {
 		return nil, s.finishClient(err)
@@ -102,8 +107,13 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 	}
 	if lookupErr != nil {
 		// As over a network, the stream opens, the server answers with
-		// its status alone, and the client's first RecvMsg tells.
-		ch.refuse(ctx, ci, method, s.md)
+		// its status alone, or resets the stream, and the client's first
+		// RecvMsg tells.
+		if r, ok := lookupErr.(*refusedRequest); ok {
+			s.reset, lookupErr = r.reset, r.err
+		} else {
+			ch.refuse(ctx, ci, method, s.md)
+		}
 		s.sendStatus(lookupErr)
 		ch.end()
 		s.watchClient()
@@ -345,7 +355,7 @@ func (s *stream) reportEnd(err error) {
 // statusOut is raised; s.mu is held. None reached a client that left
 // first, or that refused the header or the trailer (see call.arrives).
 func (s *stream) clientTrailerLocked() metadata.MD {
-	if s.trailerLost || s.headerBad || trailerError(s.statusOut.cause(), s.sentTrailer) != nil {
+	if s.trailerLost || s.trailerFails(s.statusOut.cause(), s.sentTrailer) != nil {
 		return nil
 	}
 	return s.clientTrailer(s.sentTrailer, s.statusOut.cause())

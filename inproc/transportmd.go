@@ -34,25 +34,55 @@ func reservedKey(k string) bool {
 	return false
 }
 
-// errConnectionKey fails a request whose metadata has a "connection" key:
-// HTTP/2 makes such a request malformed, and grpc-go's server resets the
-// stream, which its client reports as Internal.
-var errConnectionKey = status.Error(codes.Internal, `inproc: metadata key "connection" is not allowed in a request: over HTTP/2 the server resets the stream (PROTOCOL_ERROR)`)
+// A refusedRequest is how grpc-go's server transport answers a request
+// whose header it takes for malformed, before its server sees the call
+// (http2_server.go operateHeaders): its stats handlers hear nothing of it.
+// The client's NewStream and Sends succeed; it learns of the refusal
+// where it waits for the answer, with err's status. If reset, the stream
+// is reset and no header or trailer comes; otherwise the status comes
+// alone, trailers only.
+type refusedRequest struct {
+	err   error
+	reset bool
+}
+
+func (r *refusedRequest) Error() string { return r.err.Error() }
+
+// errConnectionKey refuses a request whose metadata has a "connection"
+// key: HTTP/2 makes such a request malformed, and grpc-go's server resets
+// the stream (PROTOCOL_ERROR), which its client reports as Internal.
+var errConnectionKey = &refusedRequest{reset: true,
+	err: status.Error(codes.Internal, "stream terminated by RST_STREAM with error code: PROTOCOL_ERROR")}
+
+// hostValues refuses a request with n "host" values, more than the one
+// HTTP/2 allows (gRFC A41): grpc-go's server answers it with Internal.
+func hostValues(n int) error {
+	return &refusedRequest{err: status.Errorf(codes.Internal,
+		"num values of :authority: 1, num values of host: %d, both must only have 1 value as per HTTP/2 spec", n)}
+}
 
 // toRequest makes md, the client's own copy, what a server receives: no
 // reserved key, no "host", which the server drops in favour of the
 // :authority the client's transport sends, and no key without values,
-// which grpc-go's transport writes as no header field at all.
+// which grpc-go's transport writes as no header field at all. It returns
+// a *refusedRequest for a request the server's transport refuses: too
+// many "host" values first, as grpc-go checks them first, then a
+// "connection" key.
 func toRequest(md metadata.MD) error {
+	var refused error
 	for k, v := range md {
 		switch {
-		case k == "connection" && len(v) > 0:
-			return errConnectionKey
-		case reservedKey(k), k == "host", len(v) == 0:
+		case len(v) == 0:
+			delete(md, k)
+		case k == "host" && len(v) > 1:
+			refused = hostValues(len(v))
+		case k == "connection" && refused == nil:
+			refused = errConnectionKey
+		case reservedKey(k), k == "host":
 			delete(md, k)
 		}
 	}
-	return nil
+	return refused
 }
 
 // userAgent is what grpc-go's client sends when the application adds no
@@ -154,18 +184,28 @@ func (c *call) headerError() error {
 
 // arrives is what reaches the client of err, the status the handler's
 // side sent with trailer after the header: the status as the client
-// takes it (see wireStatus), and whether the trailer arrived. A header
-// the client refused (headerError) failed the call before either, and a
-// trailer it refuses (trailerError) fails the call in place of the
-// status.
+// takes it (see wireStatus), and whether the trailer arrived (see
+// trailerFails).
 func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
-	if c.headerBad {
-		return c.headerError(), false
-	}
-	if terr := trailerError(err, trailer); terr != nil {
-		return terr, false
+	if ferr := c.trailerFails(err, trailer); ferr != nil {
+		return ferr, false
 	}
 	return wireStatus(err, trailer), true
+}
+
+// trailerFails is why the trailer sent with err never reaches the
+// client, which fails the call with it in place of the status, or nil
+// if it arrives: a header the client refused (headerError) failed the
+// call before it, a reset stream (see refusedRequest) ends with err and
+// nothing else, and the client may refuse the trailer (trailerError).
+func (c *call) trailerFails(err error, trailer metadata.MD) error {
+	switch {
+	case c.headerBad:
+		return c.headerError()
+	case c.reset:
+		return err
+	}
+	return trailerError(err, trailer)
 }
 
 // trailerError is why grpc-go's client fails a call whose server sent

@@ -78,7 +78,12 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		return err
 	}
 	if md, err = ci.outgoing(ctx, method, md); err != nil {
-		return err
+		if _, ok := err.(*refusedRequest); !ok {
+			return err
+		}
+		// The server's transport refuses it before it looks the
+		// method up.
+		lookupErr, err = err, nil
 	}
 	if cs.hs != nil {
 		cs.outHeader(ctx, cl, method, ci.authority())
@@ -108,12 +113,20 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		return errStopped
 	}
 	if lookupErr != nil {
-		ch.refuse(ctx, ci, method, md)
+		r, refused := lookupErr.(*refusedRequest)
+		if refused {
+			lookupErr = r.err
+		} else {
+			ch.refuse(ctx, ci, method, md)
+		}
 		ch.end()
-		// The status came alone: trailers only, with the content-type.
-		trailer = toResponse(nil, ci.contentType())
-		if cs.hs != nil {
-			cs.inTrailer(ctx, trailer)
+		if !refused || !r.reset {
+			// The status came alone: trailers only, with the
+			// content-type.
+			trailer = toResponse(nil, ci.contentType())
+			if cs.hs != nil {
+				cs.inTrailer(ctx, trailer)
+			}
 		}
 		return wireStatus(lookupErr, nil)
 	}
