@@ -34,8 +34,10 @@ type unaryResult struct {
 	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
 	left bool  // the client left before it took the result: err says why
 	// wrote says the status went to the client as the handler's side
-	// wrote it, with the header and trailer: neither the client's leaving
-	// nor Stop came first.
+	// wrote it, with the header and trailer: nothing ended the call for
+	// the handler first (the client's leaving, its connection's close,
+	// the deadline, Stop). Otherwise nothing of the end reaches the
+	// client (see unaryCall.unheard).
 	wrote bool
 }
 
@@ -137,6 +139,9 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	if r.left {
 		return r.err
 	}
+	if !r.wrote {
+		return u.unheard()
+	}
 	size := int(r.size)
 	var recvErr error // the client's refusal of the response
 	switch {
@@ -146,10 +151,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
 	}
 	// The status as the client takes it from the header and trailer.
-	endErr, trailerArrived := r.err, true
-	if r.wrote {
-		endErr, trailerArrived = u.arrives(r.err, u.trailer)
-	}
+	endErr, trailerArrived := u.arrives(r.err, u.trailer)
 	if cs.hs != nil || ci.wantsFinish() {
 		header = u.clientHeader()
 		if trailerArrived {
@@ -178,6 +180,23 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	// The response came, and then the trailer: the call may still fail
 	// at it, as grpc-go's client's second read for the end fails.
 	return endErr
+}
+
+// unheard is how a call whose handler's end never reached its client
+// ends for the client, which took the result before it noticed why: as
+// over a socket, where neither header nor trailer came, with what the
+// client would notice first. That is Unavailable after Stop, the
+// connection's error once its connection closed, and otherwise the
+// deadline, which the handler's context noticed first: a client that
+// left took no result (see unaryResult.left).
+func (u *unaryCall) unheard() error {
+	switch {
+	case u.ch.state.Load() == stopped:
+		return errStopped
+	case u.info.connClosed():
+		return u.info.connErr()
+	}
+	return status.FromContextError(context.DeadlineExceeded).Err()
 }
 
 // sendFor does on the client's goroutine what the handler's side left
