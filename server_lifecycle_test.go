@@ -610,9 +610,12 @@ func TestClientCloseUnaryAsGRPC(t *testing.T) {
 	for _, m := range inprocModes {
 		t.Run(m.name, func(t *testing.T) {
 			for range 10 {
-				client, _ := run(t, "inproc:"+uniqueName(t), m.opts)
+				client, server := run(t, "inproc:"+uniqueName(t), m.opts)
 				if client != wantClient {
 					t.Errorf("the client: %s\ngrpc-go's: %s", client, wantClient)
+				}
+				if server != wantServer {
+					t.Errorf("the server's stats handler heard %s; grpc-go's %s", server, wantServer)
 				}
 				if t.Failed() {
 					break

@@ -180,22 +180,30 @@ func (c *call) sendHeader(md metadata.MD) error {
 	return nil
 }
 
-// errTransportClosing is what grpc-go's server transport reports for a
+// transportClosing is what grpc-go's server transport reports for a
 // write on a closed connection.
-var errTransportClosing = status.Error(codes.Unavailable, "transport is closing")
+var (
+	transportClosing    = status.New(codes.Unavailable, "transport is closing")
+	errTransportClosing = transportClosing.Err()
+)
 
 // writeGone is what a handler's write (SendHeader, SendMsg) that finds
-// the call over returns: err, unless the call's transport is gone. It is
-// gone once the client's connection closed (localgrpc's NewClient,
-// Close) or the channel stopped, as a grpc.Server's Stop closes its
-// connections. Then, as grpc-go's server, whose transport reports a
+// the call over returns: err, unless the call's transport is gone (see
+// transportGone). Then, as grpc-go's server, whose transport reports a
 // closed connection before a stream's end, it returns Unavailable,
 // whatever ended the call.
 func (c *call) writeGone(err error) error {
-	if c.ch.state.Load() == stopped || c.info.connClosed() {
+	if c.transportGone() {
 		return errTransportClosing
 	}
 	return err
+}
+
+// transportGone reports whether the call's transport is gone: the
+// client's connection closed (localgrpc's NewClient, Close) or the
+// channel stopped, as a grpc.Server's Stop closes its connections.
+func (c *call) transportGone() bool {
+	return c.ch.state.Load() == stopped || c.info.connClosed()
 }
 
 // errHeaderWrite is what setting a header or trailer reports once the

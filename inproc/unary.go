@@ -277,14 +277,17 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	// passed, the client's connection closed or the channel stopped: over
 	// a socket the stream was reset or closed, nothing more reaches the
 	// client, and grpc-go's server, which writes the response after the
-	// handler returns, fails to with the context's code.
+	// handler returns, fails to, with the context's code or, once the
+	// transport is gone, Unavailable (see writeGone). Its stats handlers
+	// hear that failure, or the handler's own error (server.go
+	// processRPC).
 	ended := u.uctx.Err()
 	stopping := u.ch.state.Load() == stopped
-	switch {
-	case stopping:
-		st = stoppedStatus // see stream.sendStatus
-	case st == nil && ended != nil:
+	if st == nil && ended != nil {
 		st = status.FromContextError(ended)
+		if u.transportGone() {
+			st = transportClosing
+		}
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
@@ -303,9 +306,9 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		u.sendHeaderIfNot()
 		u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
 	}
-	u.endServer(st.Err(), st.Err(), u.trailer, heard)
-	u.uctx.end()
 	r.err = st.Err()
+	u.endServer(r.err, r.err, u.trailer, heard)
+	u.uctx.end()
 	r.wrote = heard && !stopping
 	return r
 }
