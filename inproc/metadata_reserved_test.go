@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/echo"
@@ -179,9 +178,10 @@ func keys(md metadata.MD, leftOut ...string) []string {
 // trailer only after trailers only; the server's stats handler hears
 // nothing. Metadata grpc-go's client refuses itself (see
 // TestInvalidOutgoingMetadata) fails NewStream instead. grpc-go's
-// client reports its request's OutPayload unless the reset came before
-// it wrote the request, which only a client goroutine stalled between
-// the two lets happen: grpc-go then runs again.
+// client reports its request's OutPayload before the answer unless the
+// answer came before it wrote or reported the request, which only a
+// client goroutine stalled between the two lets happen: grpc-go then
+// runs again.
 func TestRefusedRequestMetadataAsGRPC(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -200,7 +200,7 @@ func TestRefusedRequestMetadataAsGRPC(t *testing.T) {
 			{"bidi", &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}},
 		} {
 			t.Run(c.name+"/"+desc.name, func(t *testing.T) {
-				run := func(t *testing.T, cc grpc.ClientConnInterface, cs, ss *kindsRecorder) string {
+				run := func(t *testing.T, cc grpc.ClientConnInterface, cs, ss *kindsRecorder) (string, []string) {
 					ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), c.pairs...)
 					var out string
 					if desc.desc == nil {
@@ -214,7 +214,7 @@ func TestRefusedRequestMetadataAsGRPC(t *testing.T) {
 						}
 						s, err := cc.NewStream(ctx, desc.desc, method)
 						if err != nil {
-							return fmt.Sprintf("NewStream: %v", status.Code(err))
+							return fmt.Sprintf("NewStream: %v", status.Code(err)), nil
 						}
 						sendErr := s.SendMsg(&echov1.EchoRequest{})
 						closeErr := s.CloseSend()
@@ -223,18 +223,20 @@ func TestRefusedRequestMetadataAsGRPC(t *testing.T) {
 						out = fmt.Sprintf("send %v, close-send %v, header %v (nil=%v) %v, recv %v, trailer %v",
 							sendErr, closeErr, keys(h), h == nil, herr, status.Code(recvErr), keys(s.Trailer()))
 					}
-					return fmt.Sprintf("%s; the client's stats handler heard %v; the server's %v", out, cs.drain(), ss.drain())
+					client := cs.drain()
+					return fmt.Sprintf("%s; the client's stats handler heard %v; the server's %v", out, client, ss.drain()), client
 				}
 				var want string
 				for try := 1; ; try++ {
 					cs, ss := newKindsRecorder(), newKindsRecorder()
 					cc := realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) },
 						[]grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs), grpc.WithAuthority("inproc")})
-					if want = run(t, cc, cs, ss); strings.Contains(want, "OutPayload") {
+					var client []string
+					if want, client = run(t, cc, cs, ss); hasEvent(client, "OutPayload") && requestFirst(client, nil) {
 						break
 					}
 					if try == 10 {
-						t.Fatalf("grpc-go: the reset always came before the request was written, in %d tries: %s", try, want)
+						t.Fatalf("grpc-go: the answer always came before the request was written, in %d tries: %s", try, want)
 					}
 				}
 				t.Logf("grpc-go: %s", want)
@@ -242,7 +244,7 @@ func TestRefusedRequestMetadataAsGRPC(t *testing.T) {
 					cs, ss := newKindsRecorder(), newKindsRecorder()
 					ch := newChannel(t, m, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
 					echov1.RegisterEchoServer(ch, echo.Server{})
-					if got := run(t, ch, cs, ss); got != want {
+					if got, _ := run(t, ch, cs, ss); got != want {
 						t.Errorf("inproc:  %s\ngrpc-go: %s", got, want)
 					}
 				})
