@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
 
@@ -564,4 +567,113 @@ func TestStopBeforeServeRunsNoHandlers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientCloseUnaryAsGRPC: a connection's Close while a unary handler
+// waits for its context, which then ends, and returns a response. Over
+// grpc-go the call ends at once with Canceled ("grpc: the client
+// connection is closing"), with no header or trailer: the client's
+// stats handler hears no InHeader or InTrailer, and grpc.Trailer gets
+// none. The server's write of the response then finds the connection
+// closed: its stats handler's End reports Unavailable ("transport is
+// closing"), not the handler's context's end. Compare inproc, in every
+// mode, with a unix socket; a round decided by which of two goroutines
+// runs first is repeated.
+func TestClientCloseUnaryAsGRPC(t *testing.T) {
+	run := func(t *testing.T, addr string, opts []localgrpc.ServerOption) (client, server string) {
+		cs, ss := newEventRecorder(), newEventRecorder()
+		started := make(chan struct{}, 1)
+		srv := localgrpc.NewServer(append(slices.Clone(opts), localgrpc.WithServerStatsHandler(ss))...)
+		echov1.RegisterEchoServer(srv, &ctxEcho{get: func(ctx context.Context) (*echov1.EchoResponse, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			return &echov1.EchoResponse{Text: "late"}, nil
+		}})
+		serve(t, srv, addr)
+		cc, err := localgrpc.NewClient(addr, localgrpc.WithClientStatsHandler(cs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			var h, tr metadata.MD
+			_, err := echov1.NewEchoClient(cc).Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.Header(&h), grpc.Trailer(&tr))
+			got <- fmt.Sprintf("%v %q, header %v, trailer %v", status.Code(err), status.Convert(err).Message(), h, tr)
+		}()
+		receive(t, started, "the handler to run")
+		cc.Close()
+		client = fmt.Sprintf("%s; its stats handler heard %v", receive(t, got, "the call to end at Close"), cs.untilEnd(t, "the client's End"))
+		return client, fmt.Sprint(ss.untilEnd(t, "the server's End"))
+	}
+	wantClient, wantServer := run(t, "unix:"+socketPath(t), nil)
+	t.Logf("grpc-go: the client: %s; the server's stats handler heard %s", wantClient, wantServer)
+	for _, m := range inprocModes {
+		t.Run(m.name, func(t *testing.T) {
+			for range 10 {
+				client, server := run(t, "inproc:"+uniqueName(t), m.opts)
+				if client != wantClient {
+					t.Errorf("the client: %s\ngrpc-go's: %s", client, wantClient)
+				}
+				if server != wantServer {
+					t.Errorf("the server's stats handler heard %s; grpc-go's %s", server, wantServer)
+				}
+				if t.Failed() {
+					break
+				}
+			}
+		})
+	}
+}
+
+// ctxEcho is an Echo server whose Get the test supplies.
+type ctxEcho struct {
+	echov1.UnimplementedEchoServer
+	get func(ctx context.Context) (*echov1.EchoResponse, error)
+}
+
+func (e *ctxEcho) Get(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+	return e.get(ctx)
+}
+
+// eventRecorder is a stats handler that records the kinds of the events
+// of the calls it hears, with the code and message of an End.
+type eventRecorder struct {
+	mu     sync.Mutex
+	events []string
+	ended  chan struct{}
+}
+
+func newEventRecorder() *eventRecorder { return &eventRecorder{ended: make(chan struct{}, 1)} }
+
+func (r *eventRecorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (r *eventRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (r *eventRecorder) HandleConn(context.Context, stats.ConnStats) {}
+
+func (r *eventRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
+	var e string
+	switch s := s.(type) {
+	case *stats.End:
+		e = fmt.Sprintf("End{%v %q}", status.Code(s.Error), status.Convert(s.Error).Message())
+	case *stats.DelayedPickComplete:
+		return // grpc-go's client waited for a connection to pick
+	default:
+		e = strings.TrimPrefix(fmt.Sprintf("%T", s), "*stats.")
+	}
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+	if _, ok := s.(*stats.End); ok {
+		r.ended <- struct{}{}
+	}
+}
+
+// untilEnd waits for an End and returns the events heard.
+func (r *eventRecorder) untilEnd(t *testing.T, what string) []string {
+	t.Helper()
+	receive(t, r.ended, what)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
 }

@@ -33,7 +33,10 @@ type call struct {
 	// headerBad says the header went out with a field HTTP/2 refuses, so
 	// that the client fails at it (see headerError). Set under mu before
 	// headerOut is raised.
-	headerBad  bool
+	headerBad bool
+	// reset says the server's transport reset the stream before the
+	// call began (see refusedRequest): no header or trailer comes.
+	reset      bool
 	mdComplete bool // md has the keys a transport adds, under mu: see incomingMD
 	// parentValues is sctx's: it lives here, beside the other flags, so
 	// that it takes no word of its own.
@@ -116,7 +119,7 @@ func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md m
 	c := &call{ch: ch, method: m, info: ci, md: md}
 	c.startServer(parent, true)
 	cancel() // the reset
-	c.endServer(status.FromContextError(context.Canceled).Err(), false)
+	c.endServer(status.FromContextError(context.Canceled).Err(), nil, nil, false)
 }
 
 // serverParent is the parent of the handler's context of a call whose
@@ -177,22 +180,30 @@ func (c *call) sendHeader(md metadata.MD) error {
 	return nil
 }
 
-// errTransportClosing is what grpc-go's server transport reports for a
+// transportClosing is what grpc-go's server transport reports for a
 // write on a closed connection.
-var errTransportClosing = status.Error(codes.Unavailable, "transport is closing")
+var (
+	transportClosing    = status.New(codes.Unavailable, "transport is closing")
+	errTransportClosing = transportClosing.Err()
+)
 
 // writeGone is what a handler's write (SendHeader, SendMsg) that finds
-// the call over returns: err, unless the call's transport is gone. It is
-// gone once the client's connection closed (localgrpc's NewClient,
-// Close) or the channel stopped, as a grpc.Server's Stop closes its
-// connections. Then, as grpc-go's server, whose transport reports a
+// the call over returns: err, unless the call's transport is gone (see
+// transportGone). Then, as grpc-go's server, whose transport reports a
 // closed connection before a stream's end, it returns Unavailable,
 // whatever ended the call.
 func (c *call) writeGone(err error) error {
-	if c.ch.state.Load() == stopped || c.info.connClosed() {
+	if c.transportGone() {
 		return errTransportClosing
 	}
 	return err
+}
+
+// transportGone reports whether the call's transport is gone: the
+// client's connection closed (localgrpc's NewClient, Close) or the
+// channel stopped, as a grpc.Server's Stop closes its connections.
+func (c *call) transportGone() bool {
+	return c.ch.state.Load() == stopped || c.info.connClosed()
 }
 
 // errHeaderWrite is what setting a header or trailer reports once the
@@ -263,17 +274,36 @@ func (c *call) setTrailer(md metadata.MD) error {
 	return nil
 }
 
-// endServer reports the end of the handler, with err, to the stats
-// handlers; heard says the trailer reached the client. The End carries no
-// trailer, as grpc-go's server's: its Trailer is the client side's field.
-func (c *call) endServer(err error, heard bool) {
+// endServer reports the end of the handler to the stats handlers: if
+// heard, the trailer that reached the client with sent, the status that
+// went out; then the End, with err, the handler's own error, as grpc-go's
+// server reports it (server.go processRPC) whatever status went out
+// before (a Send that failed sent its own). The End carries no trailer,
+// as grpc-go's server's: its Trailer is the client side's field.
+func (c *call) endServer(err, sent error, trailer metadata.MD, heard bool) {
 	if c.stats == nil {
 		return
 	}
 	if heard {
-		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: c.trailer.Copy()})
+		c.stats.handle(c.ctx, &stats.OutTrailer{Trailer: outTrailer(trailer, sent)})
 	}
 	c.stats.handle(c.ctx, &stats.End{BeginTime: c.stats.begin, EndTime: time.Now(), Error: err})
+}
+
+// outTrailer is a copy of trailer as grpc-go's server reports it sent
+// with the status sent: a status with details takes
+// grpc-status-details-bin for their encoding, so the server deletes the
+// handler's own before it reports the trailer, even where protobuf
+// then fails to encode them (http2_server.go writeStatus).
+func outTrailer(trailer metadata.MD, sent error) metadata.MD {
+	md := trailer.Copy()
+	if sent == nil || md[statusDetailsKey] == nil {
+		return md
+	}
+	if st, ok := status.FromError(sent); ok && len(st.Proto().GetDetails()) > 0 {
+		delete(md, statusDetailsKey)
+	}
+	return md
 }
 
 // handlerStatus is the status a handler's error gives the client, as

@@ -177,10 +177,7 @@ func splitMethod(fullMethod string) (service, method string, ok bool) {
 	return sm[:pos], sm[pos+1:], true
 }
 
-var (
-	stoppedStatus = status.New(codes.Unavailable, "inproc: the channel is stopped")
-	errStopped    = stoppedStatus.Err()
-)
+var errStopped = status.Error(codes.Unavailable, "inproc: the channel is stopped")
 
 // begin counts a call in, unless the channel no longer takes calls.
 func (ch *Channel) begin() bool {

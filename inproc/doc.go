@@ -32,10 +32,13 @@
 // Metadata crosses as grpc-go's HTTP/2 transport carries it: the keys the
 // transport owns (pseudo-headers, content-type, user-agent, te and the
 // grpc- status, message, encoding and timeout keys) and host never cross
-// from a sender's metadata, a request with a "connection" key fails with
-// Internal, and a handler finds the keys a transport adds: :authority
-// ("inproc", or what grpc.CallAuthority says), content-type and grpc-go's
-// user-agent. A client's header carries the content-type; a call whose
+// from a sender's metadata; a request that grpc-go's server transport
+// refuses before any handler (a "connection" key: it resets the stream;
+// more than one "host" value: it answers with the status alone) opens,
+// sends, and fails with Internal where the client waits for the answer,
+// unheard of by the server's stats handlers; and a handler finds the keys
+// a transport adds: :authority ("inproc", or what grpc.CallAuthority
+// says), content-type and grpc-go's user-agent. A client's header carries the content-type; a call whose
 // handler ends with neither sending nor setting a header gets none, and
 // the content-type in its trailer, as a response of trailers only; a
 // status with details adds grpc-status-details-bin to the trailer. A
@@ -49,8 +52,10 @@
 // fails the call at the client with Internal, without it or what follows.
 //
 // A status reaches the client as grpc-go's client decodes it: a message
-// that is not UTF-8 with each bad byte as U+FFFD (and, since protobuf
-// cannot encode such a status, without details); and where the status
+// that is not UTF-8 with each bad byte as U+FFFD; a status protobuf
+// cannot encode (a message or a detail's type URL that is not UTF-8)
+// without details; a code at or above 2^31, which grpc-go's client
+// cannot parse, as Unknown, without the trailer; and where the status
 // has no details, a grpc-status-details-bin the handler set in its
 // trailer gives the whole status if its code is the status's, and
 // Internal if not.

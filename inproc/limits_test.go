@@ -3,6 +3,7 @@ package inproc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -118,6 +119,75 @@ func TestLimitsAsOverSocket(t *testing.T) {
 					_, err := kind.call(timeoutCtx(t), c, tc.request)
 					if got := status.Code(err); got != tc.want {
 						t.Errorf("%s: %v, want code %v as grpc-go gives", kind.name, err, tc.want)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestClientSendOverLimitEndsCallAsGRPC: a client's Send over its own
+// limit (grpc.MaxCallSendMsgSize), then CloseSend and Recv. grpc-go's
+// failed Send ends the call (stream.go clientStream.SendMsg finishes it
+// and resets the stream): its CloseSend sends no end of input, and the
+// handler's Recv fails with Canceled, never io.EOF, so that a handler
+// that reads to the end does not take a truncated request for a whole
+// one. An Inline handler whose client leaves before driving it never
+// runs (see Inline); one that runs must see the same.
+func TestClientSendOverLimitEndsCallAsGRPC(t *testing.T) {
+	for _, kind := range []struct {
+		name string
+		open func(ctx context.Context, c echov1.EchoClient) (grpc.ClientStream, error)
+	}{
+		{"client-stream", func(ctx context.Context, c echov1.EchoClient) (grpc.ClientStream, error) { return c.Collect(ctx) }},
+		{"bidi", func(ctx context.Context, c echov1.EchoClient) (grpc.ClientStream, error) { return c.Update(ctx) }},
+	} {
+		t.Run(kind.name, func(t *testing.T) {
+			handlerSaw := make(chan string, 1)
+			recvAll := func(s grpc.ServerStream) error {
+				for n := 0; ; n++ {
+					if err := s.RecvMsg(&echov1.EchoRequest{}); err != nil {
+						what := "io.EOF"
+						if !errors.Is(err, io.EOF) {
+							what = status.Code(err).String()
+						}
+						handlerSaw <- fmt.Sprintf("%d messages, then %s", n, what)
+						return err
+					}
+				}
+			}
+			srv := &funcEcho{
+				collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error { return recvAll(s) },
+				update:  func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error { return recvAll(s) },
+			}
+			run := func(t *testing.T, c echov1.EchoClient) string {
+				s, err := kind.open(timeoutCtx(t), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sendErr := s.SendMsg(&echov1.EchoRequest{Text: strings.Repeat("a", 200)})
+				closeErr := s.CloseSend()
+				recvErr := s.RecvMsg(&echov1.EchoResponse{})
+				return fmt.Sprintf("send %v, close-send %v, recv %v", status.Code(sendErr), closeErr, status.Code(recvErr))
+			}
+			limit := grpc.MaxCallSendMsgSize(100)
+			want := run(t, echoOracle(t, srv, nil, grpc.WithDefaultCallOptions(limit)))
+			wantSaw := receive(t, handlerSaw, "grpc-go's handler to end")
+			t.Logf("grpc-go: %s; its handler saw %s", want, wantSaw)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				c, ch := newEcho(t, m, srv, inproc.WithDefaultCallOptions(limit))
+				if got := run(t, c); got != want {
+					t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
+				}
+				ch.GracefulStop() // the handler, if it runs, has ended
+				select {
+				case saw := <-handlerSaw:
+					if saw != wantSaw {
+						t.Errorf("the handler saw %s; grpc-go's %s", saw, wantSaw)
+					}
+				default:
+					if isIsolated(t, m) {
+						t.Errorf("the handler did not run")
 					}
 				}
 			})

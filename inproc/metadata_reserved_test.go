@@ -2,11 +2,14 @@ package inproc_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
 
+	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -162,4 +165,90 @@ func keys(md metadata.MD, leftOut ...string) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// TestRefusedRequestMetadataAsGRPC: request metadata that grpc-go's client
+// sends and its server's transport refuses (http2_server.go
+// operateHeaders), before its server sees the call: a "connection" key,
+// which makes the request malformed in HTTP/2, so the server resets the
+// stream (PROTOCOL_ERROR); more than one "host" value, which it answers
+// with Internal alone, trailers only (gRFC A41), and checks first. The
+// client's NewStream and Send succeed, the call fails with Internal
+// where the client waits for the answer, with no header, and with a
+// trailer only after trailers only; the server's stats handler hears
+// nothing. Metadata grpc-go's client refuses itself (see
+// TestInvalidOutgoingMetadata) fails NewStream instead. grpc-go's
+// client reports its request's OutPayload before the answer unless the
+// answer came before it wrote or reported the request, which only a
+// client goroutine stalled between the two lets happen: grpc-go then
+// runs again.
+func TestRefusedRequestMetadataAsGRPC(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		pairs []string
+	}{
+		{"connection", []string{"connection", "close"}},
+		{"two-hosts", []string{"host", "a", "host", "b"}},
+		{"two-hosts-and-connection", []string{"connection", "close", "host", "a", "host", "b"}},
+	} {
+		for _, desc := range []struct {
+			name string
+			desc *grpc.StreamDesc // nil: unary
+		}{
+			{"unary", nil},
+			{"server-stream", &grpc.StreamDesc{ServerStreams: true}},
+			{"bidi", &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}},
+		} {
+			t.Run(c.name+"/"+desc.name, func(t *testing.T) {
+				run := func(t *testing.T, cc grpc.ClientConnInterface, cs, ss *kindsRecorder) (string, []string) {
+					ctx := metadata.AppendToOutgoingContext(timeoutCtx(t), c.pairs...)
+					var out string
+					if desc.desc == nil {
+						var h, tr metadata.MD
+						err := cc.Invoke(ctx, "/echo.v1.Echo/Get", &echov1.EchoRequest{}, &echov1.EchoResponse{}, grpc.Header(&h), grpc.Trailer(&tr))
+						out = fmt.Sprintf("%v, header %v (nil=%v), trailer %v", status.Code(err), keys(h), h == nil, keys(tr))
+					} else {
+						method := "/echo.v1.Echo/Expand"
+						if desc.desc.ClientStreams {
+							method = "/echo.v1.Echo/Update"
+						}
+						s, err := cc.NewStream(ctx, desc.desc, method)
+						if err != nil {
+							return fmt.Sprintf("NewStream: %v", status.Code(err)), nil
+						}
+						sendErr := s.SendMsg(&echov1.EchoRequest{})
+						closeErr := s.CloseSend()
+						h, herr := s.Header()
+						recvErr := s.RecvMsg(&echov1.EchoResponse{})
+						out = fmt.Sprintf("send %v, close-send %v, header %v (nil=%v) %v, recv %v, trailer %v",
+							sendErr, closeErr, keys(h), h == nil, herr, status.Code(recvErr), keys(s.Trailer()))
+					}
+					client := cs.drain()
+					return fmt.Sprintf("%s; the client's stats handler heard %v; the server's %v", out, client, ss.drain()), client
+				}
+				var want string
+				for try := 1; ; try++ {
+					cs, ss := newKindsRecorder(), newKindsRecorder()
+					cc := realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, echo.Server{}) },
+						[]grpc.ServerOption{grpc.StatsHandler(ss)}, []grpc.DialOption{grpc.WithStatsHandler(cs), grpc.WithAuthority("inproc")})
+					var client []string
+					if want, client = run(t, cc, cs, ss); hasEvent(client, "OutPayload") && requestFirst(client, nil) {
+						break
+					}
+					if try == 10 {
+						t.Fatalf("grpc-go: the answer always came before the request was written, in %d tries: %s", try, want)
+					}
+				}
+				t.Logf("grpc-go: %s", want)
+				forEachMode(t, func(t *testing.T, m testMode) {
+					cs, ss := newKindsRecorder(), newKindsRecorder()
+					ch := newChannel(t, m, inproc.WithClientStatsHandler(cs), inproc.WithServerStatsHandler(ss))
+					echov1.RegisterEchoServer(ch, echo.Server{})
+					if got, _ := run(t, ch, cs, ss); got != want {
+						t.Errorf("inproc:  %s\ngrpc-go: %s", got, want)
+					}
+				})
+			})
+		}
+	}
 }

@@ -16,12 +16,15 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // kindsRecorder is a stats handler that records the tags and events of
@@ -925,6 +928,160 @@ func TestStatsClientSendLimitAsGRPC(t *testing.T) {
 					t.Errorf("inproc's message %q; grpc-go's %q", gotMsg, wantMsg)
 				}
 			})
+		})
+	}
+}
+
+// TestStatsServerSendLimitHandlerErrorAsGRPC: a handler whose Send fails
+// over the server's send limit, and that then returns an error of its
+// own, or none. grpc-go's server writes the Send's status at once
+// (stream.go serverStream.SendMsg), which the client gets, but its stats
+// handler's End reports what the handler returned (server.go
+// processRPC), not the status that went out.
+func TestStatsServerSendLimitHandlerErrorAsGRPC(t *testing.T) {
+	const limit = 10
+	big := &echov1.EchoResponse{Text: strings.Repeat("x", 2*limit)}
+	for _, ret := range []struct {
+		name string
+		err  error
+	}{
+		{"status", status.Error(codes.FailedPrecondition, "mine")},
+		{"plain-error", fmt.Errorf("mine")},
+		{"nil", nil},
+	} {
+		sendThen := func(send func(*echov1.EchoResponse) error) error {
+			if err := send(big); err == nil {
+				return status.Error(codes.Internal, "the Send over the limit passed")
+			}
+			return ret.err
+		}
+		srv := statsServer{
+			impl: &funcEcho{
+				expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					return sendThen(s.Send)
+				},
+				update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+					if _, err := s.Recv(); err != nil {
+						return err
+					}
+					return sendThen(s.Send)
+				},
+			},
+			grpcOpts: []grpc.ServerOption{grpc.MaxSendMsgSize(limit)},
+			opts:     []inproc.Option{inproc.WithServerMaxSendMsgSize(limit)},
+		}
+		for _, bidi := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/bidi=%v", ret.name, bidi), func(t *testing.T) {
+				var want grpcSides
+				statsConns(t, srv, newKindsRecorder, requestFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+					c := echov1.NewEchoClient(cc)
+					var err error
+					if bidi {
+						var s grpc.BidiStreamingClient[echov1.EchoRequest, echov1.EchoResponse]
+						if s, err = c.Update(timeoutCtx(t)); err != nil {
+							t.Fatal(err)
+						}
+						if err := s.Send(&echov1.EchoRequest{}); err != nil {
+							t.Fatal(err)
+						}
+						_, err = s.Recv()
+					} else {
+						var s grpc.ServerStreamingClient[echov1.EchoResponse]
+						if s, err = c.Expand(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+							t.Fatal(err)
+						}
+						_, err = echotest.RecvAll(s.Recv)
+					}
+					wantCode(t, "the call", err, codes.ResourceExhausted)
+				}, func(t *testing.T, client, server []string, grpcgo bool) {
+					if grpcgo {
+						want = grpcSides{client, server}
+						return
+					}
+					want.same(t, client, server)
+				})
+			})
+		}
+	}
+}
+
+// TestStatsOutTrailerDetailsAsGRPC: a handler that sets
+// grpc-status-details-bin in its trailer itself and ends with a status.
+// A status with details takes that key for their encoding: grpc-go's
+// server deletes the handler's before it reports the trailer to its
+// stats handler (http2_server.go writeStatus), even if protobuf then
+// fails to encode the status; one without details leaves the handler's.
+// grpc-go runs again where its client reported the answer before its
+// request (see requestFirst).
+func TestStatsOutTrailerDetailsAsGRPC(t *testing.T) {
+	bin := func(t *testing.T) string {
+		st, err := status.New(codes.NotFound, "from-bin").WithDetails(&echov1.EchoRequest{Text: "bin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := proto.Marshal(st.Proto())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		name string
+		err  func(t *testing.T) error
+	}{
+		{"details", func(t *testing.T) error {
+			st, err := status.New(codes.NotFound, "mine").WithDetails(&echov1.EchoRequest{Text: "handler"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.Err()
+		}},
+		{"no-details", func(*testing.T) error { return status.Error(codes.NotFound, "mine") }},
+		{"unencodable-details", func(*testing.T) error {
+			return status.ErrorProto(&spb.Status{Code: int32(codes.NotFound), Message: "mine",
+				Details: []*anypb.Any{{TypeUrl: "\xff", Value: []byte{1}}}})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			trailer := metadata.Pairs("grpc-status-details-bin", bin(t), "t", "v")
+			end := c.err(t)
+			srv := &funcEcho{
+				get: func(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+					if err := grpc.SetTrailer(ctx, trailer); err != nil {
+						return nil, err
+					}
+					return nil, end
+				},
+				expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					s.SetTrailer(trailer)
+					return end
+				},
+			}
+			for _, stream := range []bool{false, true} {
+				t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+					var want grpcSides
+					statsConns(t, statsServer{impl: srv}, newKindsRecorder, requestFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+						c := echov1.NewEchoClient(cc)
+						if !stream {
+							_, err := c.Get(timeoutCtx(t), &echov1.EchoRequest{})
+							wantCode(t, "Get", err, codes.NotFound)
+							return
+						}
+						s, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						_, err = echotest.RecvAll(s.Recv)
+						wantCode(t, "Expand", err, codes.NotFound)
+					}, func(t *testing.T, client, server []string, grpcgo bool) {
+						if grpcgo {
+							want = grpcSides{client, server}
+							return
+						}
+						want.same(t, client, server)
+					})
+				})
+			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -12,11 +13,13 @@ import (
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -409,5 +412,94 @@ func TestStatusDetailsFromTrailerAsGRPC(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) { statusOracle(t, c.trailer(t), c.err(t)) })
+	}
+}
+
+// TestStatusDetailsUnencodableAsGRPC: a status whose details protobuf
+// cannot encode (a detail's type URL that is not UTF-8). grpc-go's server
+// then writes the code and the message without
+// grpc-status-details-bin, its own or the handler's (http2_server.go
+// writeStatus), and its client gets the status without details.
+func TestStatusDetailsUnencodableAsGRPC(t *testing.T) {
+	bad := func() error {
+		return status.ErrorProto(&spb.Status{Code: int32(codes.NotFound), Message: "m",
+			Details: []*anypb.Any{{TypeUrl: "\xff", Value: []byte{1}}}})
+	}
+	t.Run("alone", func(t *testing.T) { statusOracle(t, nil, bad()) })
+	t.Run("handler-set-details-bin", func(t *testing.T) {
+		b, err := proto.Marshal(withReason(t, status.New(codes.NotFound, "from-bin"), "bin").Proto())
+		if err != nil {
+			t.Fatal(err)
+		}
+		statusOracle(t, metadata.Pairs("grpc-status-details-bin", string(b)), bad())
+	})
+}
+
+// TestStatusCodeAbove31BitsAsGRPC: a handler's status whose code is at
+// or above 2^31. grpc-go's server writes the code as it is, and its
+// client, which parses grpc-status as a signed 32-bit number
+// (http2_client.go operateHeaders), fails the call with Unknown
+// ("malformed grpc-status") and takes no trailer: its stats handler sees
+// no InTrailer, and grpc.Trailer gets none. The server's side sees the
+// status go out. With trailers only, and after a header. grpc-go runs
+// again where its client reported the answer before its request (see
+// requestFirst).
+func TestStatusCodeAbove31BitsAsGRPC(t *testing.T) {
+	for _, code := range []codes.Code{1 << 31, math.MaxUint32} {
+		t.Run(fmt.Sprint(uint32(code)), func(t *testing.T) {
+			statusOracle(t, nil, status.Error(code, "big"))
+			for _, header := range []bool{false, true} {
+				srv := &funcEcho{
+					get: func(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+						if header {
+							if err := grpc.SendHeader(ctx, metadata.Pairs("h", "v")); err != nil {
+								return nil, err
+							}
+						}
+						return nil, status.Error(code, "big")
+					},
+					expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+						if header {
+							if err := s.SendHeader(metadata.Pairs("h", "v")); err != nil {
+								return err
+							}
+						}
+						return status.Error(code, "big")
+					},
+				}
+				for _, stream := range []bool{false, true} {
+					t.Run(fmt.Sprintf("header=%v/stream=%v", header, stream), func(t *testing.T) {
+						var want grpcSides
+						var seen, wantSeen string
+						statsConns(t, statsServer{impl: srv}, newKindsRecorder, requestFirst, func(t *testing.T, cc grpc.ClientConnInterface) {
+							c := echov1.NewEchoClient(cc)
+							var h, tr metadata.MD
+							var err error
+							if stream {
+								var s grpc.ServerStreamingClient[echov1.EchoResponse]
+								if s, err = c.Expand(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+									t.Fatal(err)
+								}
+								h, _ = s.Header()
+								_, err = echotest.RecvAll(s.Recv)
+								tr = s.Trailer()
+							} else {
+								_, err = c.Get(timeoutCtx(t), &echov1.EchoRequest{}, grpc.Header(&h), grpc.Trailer(&tr))
+							}
+							seen = fmt.Sprintf("header %v, %s", keys(h), statusSeen(err, tr))
+						}, func(t *testing.T, client, server []string, grpcgo bool) {
+							if grpcgo {
+								want, wantSeen = grpcSides{client, server}, seen
+								return
+							}
+							want.same(t, client, server)
+							if seen != wantSeen {
+								t.Errorf("the client saw %s; grpc-go's %s", seen, wantSeen)
+							}
+						})
+					})
+				}
+			}
+		})
 	}
 }

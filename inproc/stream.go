@@ -89,7 +89,12 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 		return nil, s.finishClient(err)
 	}
 	if s.md, err = ci.outgoing(ctx, method, md); err != nil {
-		return nil, s.finishClient(err)
+		if _, ok := err.(*refusedRequest); !ok {
+			return nil, s.finishClient(err)
+		}
+		// The server's transport refuses it before it looks the
+		// method up.
+		lookupErr = err
 	}
 	if err := ci.left(ctx); err != nil {
 		return nil, s.finishClient(err)
@@ -102,8 +107,13 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 	}
 	if lookupErr != nil {
 		// As over a network, the stream opens, the server answers with
-		// its status alone, and the client's first RecvMsg tells.
-		ch.refuse(ctx, ci, method, s.md)
+		// its status alone, or resets the stream, and the client's first
+		// RecvMsg tells.
+		if r, ok := lookupErr.(*refusedRequest); ok {
+			s.reset, lookupErr = r.reset, r.err
+		} else {
+			ch.refuse(ctx, ci, method, s.md)
+		}
 		s.sendStatus(lookupErr)
 		ch.end()
 		s.watchClient()
@@ -180,13 +190,14 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 // finishServer ends the handler's side once it returned with err: header
 // if not yet sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
-	s.sendStatus(handlerStatus(err).Err())
+	err = handlerStatus(err).Err()
+	s.sendStatus(err)
 	s.handlerReturned.raise()
 	s.toServer.abandon()
 	s.mu.Lock()
-	heard := !s.trailerLost
+	heard, trailer := !s.trailerLost, s.sentTrailer
 	s.mu.Unlock()
-	s.endServer(s.statusOut.cause(), heard)
+	s.endServer(err, s.statusOut.cause(), trailer, heard)
 	s.cancel()
 	s.ch.end()
 }
@@ -344,10 +355,7 @@ func (s *stream) reportEnd(err error) {
 // statusOut is raised; s.mu is held. None reached a client that left
 // first, or that refused the header or the trailer (see call.arrives).
 func (s *stream) clientTrailerLocked() metadata.MD {
-	if s.trailerLost {
-		return nil
-	}
-	if _, arrived := s.arrives(nil, s.sentTrailer); !arrived {
+	if s.trailerLost || s.trailerFails(s.statusOut.cause(), s.sentTrailer) != nil {
 		return nil
 	}
 	return s.clientTrailer(s.sentTrailer, s.statusOut.cause())
@@ -442,11 +450,19 @@ func (c *clientStream) Trailer() metadata.MD {
 	return s.clientTrailerLocked()
 }
 
+// CloseSend ends the client's input, unless the client's side ended
+// first. As over a socket, where a call the client ended (a Send it
+// refused, say) was reset and no end of input follows, the handler then
+// finds its call over, never a clean end of input, which would pass a
+// truncated request for a whole one.
 func (c *clientStream) CloseSend() error {
 	if c.clientCtx.Err() != nil {
 		// The AfterFunc that tells the handler may not have run yet; an
 		// end of input must not reach it first.
 		(*stream)(c).clientCancelled()
+		return nil
+	}
+	if c.clientDone.isRaised() {
 		return nil
 	}
 	if !c.toServer.closed.Load() {

@@ -1,6 +1,8 @@
 package inproc
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -32,25 +34,55 @@ func reservedKey(k string) bool {
 	return false
 }
 
-// errConnectionKey fails a request whose metadata has a "connection" key:
-// HTTP/2 makes such a request malformed, and grpc-go's server resets the
-// stream, which its client reports as Internal.
-var errConnectionKey = status.Error(codes.Internal, `inproc: metadata key "connection" is not allowed in a request: over HTTP/2 the server resets the stream (PROTOCOL_ERROR)`)
+// A refusedRequest is how grpc-go's server transport answers a request
+// whose header it takes for malformed, before its server sees the call
+// (http2_server.go operateHeaders): its stats handlers hear nothing of it.
+// The client's NewStream and Sends succeed; it learns of the refusal
+// where it waits for the answer, with err's status. If reset, the stream
+// is reset and no header or trailer comes; otherwise the status comes
+// alone, trailers only.
+type refusedRequest struct {
+	err   error
+	reset bool
+}
+
+func (r *refusedRequest) Error() string { return r.err.Error() }
+
+// errConnectionKey refuses a request whose metadata has a "connection"
+// key: HTTP/2 makes such a request malformed, and grpc-go's server resets
+// the stream (PROTOCOL_ERROR), which its client reports as Internal.
+var errConnectionKey = &refusedRequest{reset: true,
+	err: status.Error(codes.Internal, "stream terminated by RST_STREAM with error code: PROTOCOL_ERROR")}
+
+// hostValues refuses a request with n "host" values, more than the one
+// HTTP/2 allows (gRFC A41): grpc-go's server answers it with Internal.
+func hostValues(n int) error {
+	return &refusedRequest{err: status.Errorf(codes.Internal,
+		"num values of :authority: 1, num values of host: %d, both must only have 1 value as per HTTP/2 spec", n)}
+}
 
 // toRequest makes md, the client's own copy, what a server receives: no
 // reserved key, no "host", which the server drops in favour of the
 // :authority the client's transport sends, and no key without values,
-// which grpc-go's transport writes as no header field at all.
+// which grpc-go's transport writes as no header field at all. It returns
+// a *refusedRequest for a request the server's transport refuses: too
+// many "host" values first, as grpc-go checks them first, then a
+// "connection" key.
 func toRequest(md metadata.MD) error {
+	var refused error
 	for k, v := range md {
 		switch {
-		case k == "connection" && len(v) > 0:
-			return errConnectionKey
-		case reservedKey(k), k == "host", len(v) == 0:
+		case len(v) == 0:
+			delete(md, k)
+		case k == "host" && len(v) > 1:
+			refused = hostValues(len(v))
+		case k == "connection" && refused == nil:
+			refused = errConnectionKey
+		case reservedKey(k), k == "host":
 			delete(md, k)
 		}
 	}
-	return nil
+	return refused
 }
 
 // userAgent is what grpc-go's client sends when the application adds no
@@ -152,17 +184,48 @@ func (c *call) headerError() error {
 
 // arrives is what reaches the client of err, the status the handler's
 // side sent with trailer after the header: the status as the client
-// takes it (see wireStatus), and whether the trailer arrived. A header
-// the client refused (headerError) failed the call before either, and a
-// trailer it refuses fails the call in place of the status.
+// takes it (see wireStatus), and whether the trailer arrived (see
+// trailerFails).
 func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
-	if c.headerBad {
-		return c.headerError(), false
-	}
-	if werr := wireError(trailer); werr != nil {
-		return werr, false
+	if ferr := c.trailerFails(err, trailer); ferr != nil {
+		return ferr, false
 	}
 	return wireStatus(err, trailer), true
+}
+
+// trailerFails is why the trailer sent with err never reaches the
+// client, which fails the call with it in place of the status, or nil
+// if it arrives: a header the client refused (headerError) failed the
+// call before it, a reset stream (see refusedRequest) ends with err and
+// nothing else, and the client may refuse the trailer (trailerError).
+func (c *call) trailerFails(err error, trailer metadata.MD) error {
+	switch {
+	case c.headerBad:
+		return c.headerError()
+	case c.reset:
+		return err
+	}
+	return trailerError(err, trailer)
+}
+
+// trailerError is why grpc-go's client fails a call whose server sent
+// the status err with trailer, without the trailer, or nil if they
+// cross: its framer refuses a field (see wireError), or it cannot parse
+// the grpc-status, which it reads as a signed 32-bit number
+// (http2_client.go operateHeaders), and the server writes a code at or
+// above 2^31 as it is.
+func trailerError(err error, trailer metadata.MD) error {
+	if werr := wireError(trailer); werr != nil {
+		return werr
+	}
+	if err == nil {
+		return nil
+	}
+	if code := status.Code(err); code > math.MaxInt32 {
+		_, perr := strconv.ParseInt(strconv.FormatUint(uint64(code), 10), 10, 32)
+		return status.Errorf(codes.Unknown, "transport: malformed grpc-status: %v", perr)
+	}
+	return nil
 }
 
 // wireStatus is the status grpc-go's client takes from what its server
@@ -170,11 +233,13 @@ func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
 // http2_client.go operateHeaders): the code; the message, percent-encoded
 // and decoded back (see wireMessage); and grpc-status-details-bin. The
 // server fills that key with the status if it has details and protobuf
-// encodes it (it refuses a message that is not UTF-8: then no details
-// cross), and otherwise sends what the handler left there. From a single
-// value of it that decodes as a google.rpc.Status, the client takes the
-// whole status, message and details, if its code is the one sent, and
-// fails the call with Internal if not (internal/status NewWithProto).
+// encodes it (it refuses a string that is not UTF-8, the message or a
+// detail's type URL: then no details cross, and the client gets the code
+// and the message alone), and otherwise sends what the handler left
+// there. From a single value of it that decodes as a google.rpc.Status,
+// the client takes the whole status, message and details, if its code is
+// the one sent, and fails the call with Internal if not (internal/status
+// NewWithProto).
 func wireStatus(err error, trailer metadata.MD) error {
 	bins := trailer[statusDetailsKey]
 	if err == nil && bins == nil {
@@ -186,7 +251,9 @@ func wireStatus(err error, trailer metadata.MD) error {
 		if _, merr := proto.Marshal(p); merr == nil {
 			return err // the client decodes the very status
 		}
-		bins = nil // the server sends none, nor the handler's
+		// The server sends no details, nor the handler's: the code
+		// and the message cross alone.
+		return status.New(code, wireMessage(msg)).Err()
 	}
 	if len(bins) == 1 {
 		var sp spb.Status

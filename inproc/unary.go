@@ -34,8 +34,10 @@ type unaryResult struct {
 	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
 	left bool  // the client left before it took the result: err says why
 	// wrote says the status went to the client as the handler's side
-	// wrote it, with the header and trailer: neither the client's leaving
-	// nor Stop came first.
+	// wrote it, with the header and trailer: nothing ended the call for
+	// the handler first (the client's leaving, its connection's close,
+	// the deadline, Stop). Otherwise nothing of the end reaches the
+	// client (see unaryCall.unheard).
 	wrote bool
 }
 
@@ -78,7 +80,12 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		return err
 	}
 	if md, err = ci.outgoing(ctx, method, md); err != nil {
-		return err
+		if _, ok := err.(*refusedRequest); !ok {
+			return err
+		}
+		// The server's transport refuses it before it looks the
+		// method up.
+		lookupErr, err = err, nil
 	}
 	if cs.hs != nil {
 		cs.outHeader(ctx, cl, method, ci.authority())
@@ -108,12 +115,20 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		return errStopped
 	}
 	if lookupErr != nil {
-		ch.refuse(ctx, ci, method, md)
+		r, refused := lookupErr.(*refusedRequest)
+		if refused {
+			lookupErr = r.err
+		} else {
+			ch.refuse(ctx, ci, method, md)
+		}
 		ch.end()
-		// The status came alone: trailers only, with the content-type.
-		trailer = toResponse(nil, ci.contentType())
-		if cs.hs != nil {
-			cs.inTrailer(ctx, trailer)
+		if !refused || !r.reset {
+			// The status came alone: trailers only, with the
+			// content-type.
+			trailer = toResponse(nil, ci.contentType())
+			if cs.hs != nil {
+				cs.inTrailer(ctx, trailer)
+			}
 		}
 		return wireStatus(lookupErr, nil)
 	}
@@ -124,6 +139,9 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	if r.left {
 		return r.err
 	}
+	if !r.wrote {
+		return u.unheard()
+	}
 	size := int(r.size)
 	var recvErr error // the client's refusal of the response
 	switch {
@@ -133,10 +151,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
 	}
 	// The status as the client takes it from the header and trailer.
-	endErr, trailerArrived := r.err, true
-	if r.wrote {
-		endErr, trailerArrived = u.arrives(r.err, u.trailer)
-	}
+	endErr, trailerArrived := u.arrives(r.err, u.trailer)
 	if cs.hs != nil || ci.wantsFinish() {
 		header = u.clientHeader()
 		if trailerArrived {
@@ -165,6 +180,23 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	// The response came, and then the trailer: the call may still fail
 	// at it, as grpc-go's client's second read for the end fails.
 	return endErr
+}
+
+// unheard is how a call whose handler's end never reached its client
+// ends for the client, which took the result before it noticed why: as
+// over a socket, where neither header nor trailer came, with what the
+// client would notice first. That is Unavailable after Stop, the
+// connection's error once its connection closed, and otherwise the
+// deadline, which the handler's context noticed first: a client that
+// left took no result (see unaryResult.left).
+func (u *unaryCall) unheard() error {
+	switch {
+	case u.ch.state.Load() == stopped:
+		return errStopped
+	case u.info.connClosed():
+		return u.info.connErr()
+	}
+	return status.FromContextError(context.DeadlineExceeded).Err()
 }
 
 // sendFor does on the client's goroutine what the handler's side left
@@ -245,14 +277,17 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	// passed, the client's connection closed or the channel stopped: over
 	// a socket the stream was reset or closed, nothing more reaches the
 	// client, and grpc-go's server, which writes the response after the
-	// handler returns, fails to with the context's code.
+	// handler returns, fails to, with the context's code or, once the
+	// transport is gone, Unavailable (see writeGone). Its stats handlers
+	// hear that failure, or the handler's own error (server.go
+	// processRPC).
 	ended := u.uctx.Err()
 	stopping := u.ch.state.Load() == stopped
-	switch {
-	case stopping:
-		st = stoppedStatus // see stream.sendStatus
-	case st == nil && ended != nil:
+	if st == nil && ended != nil {
 		st = status.FromContextError(ended)
+		if u.transportGone() {
+			st = transportClosing
+		}
 	}
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
@@ -271,9 +306,9 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		u.sendHeaderIfNot()
 		u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
 	}
-	u.endServer(st.Err(), heard)
-	u.uctx.end()
 	r.err = st.Err()
+	u.endServer(r.err, r.err, u.trailer, heard)
+	u.uctx.end()
 	r.wrote = heard && !stopping
 	return r
 }
