@@ -281,6 +281,7 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 	defer func() { <-received }()
 	if md, err := cs.Header(); err == nil && md != nil {
 		if sc.c.write(headersFrame(nil, s.id, md)) != nil {
+			drain(cs)
 			return
 		}
 	}
@@ -297,8 +298,23 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 		err = s.send(sc.ctx, nil, bytesOf(m.Data), nil)
 		m.Data.Free()
 		if err != nil {
+			drain(cs)
 			return
 		}
+	}
+}
+
+// drain takes what the handler still sends until the channel ends the
+// call, which the client's reset or the connection's end has it do: the
+// call's context is cancelled only after, so that the handler learns of
+// the end as the channel says it (a closed connection, not a cancel).
+func drain(cs grpc.ClientStream) {
+	for {
+		var m inprocconn.Encoded
+		if cs.RecvMsg(&m) != nil {
+			return
+		}
+		m.Data.Free()
 	}
 }
 
