@@ -115,7 +115,9 @@ func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, se
 		return nil, false, status.Error(codes.Unavailable, "shm: the server is going away and takes no new call")
 	}
 	b := appendHeaders(c.wbuf[:0], id, r)
-	if only && len(msg) <= int(c.peer.MaxFrame) && int64(len(msg)) <= s.sendWin {
+	// A large message goes out from where it is (see send), not copied
+	// behind the headers.
+	if only && len(msg) < largeWrite && len(msg) <= int(c.peer.MaxFrame) && int64(len(msg)) <= s.sendWin {
 		s.sendWin -= int64(len(msg))
 		b = shmwire.AppendFrame(b, id, shmwire.Message, 0, msg)
 		b = shmwire.AppendFrame(b, id, shmwire.Message, shmwire.End, nil)
