@@ -90,15 +90,15 @@ type exchange struct {
 	// length is the Content-Length the server sends, or -1 if none: the
 	// handler's writes go no further. The client reads its own of the
 	// head, which may hold others (see leftOut).
-	length int64
+	length  int64
+	written int64       // bytes of body the handler wrote, refused ones too
+	trailer http.Header // set with writeEnd io.EOF
+	head    bool        // the request is HEAD: the body is discarded
+	sniff   bool        // Content-Type is to be detected from the body
+	ended   bool        // the head was sent at the end: no body, no trailers
 	// uncounted: the handler's Content-Length has an empty first value,
 	// which net/http's server sends as it is, and counts no length.
 	uncounted bool
-	written   int64       // bytes of body the handler wrote, refused ones too
-	trailer   http.Header // set with writeEnd io.EOF
-	head      bool        // the request is HEAD: the body is discarded
-	sniff     bool        // Content-Type is to be detected from the body
-	ended     bool        // the head was sent at the end: no body, no trailers
 
 	// The client's response, and how many bytes of its body are left to
 	// read if its length is known, or -1.
