@@ -194,6 +194,65 @@ var contentLengthCases = []exchangeCase{
 			panic("boom")
 		},
 	},
+	// A Content-Length key the handler sets in lower case, straight in
+	// the map, is no length to net/http's server, which reads only the
+	// canonical key: it counts the body's length as if there were none,
+	// checks no write against it, and sends every field, so its client
+	// gets two values, and no ContentLength.
+	{
+		name: "lower-content-length",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["content-length"] = []string{"2"}
+			io.WriteString(w, "ok")
+		},
+	},
+	{
+		name: "lower-content-length-wrong",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["content-length"] = []string{"5"}
+			io.WriteString(w, "ok")
+		},
+	},
+	{
+		// Sent alone, the client trusts it: its read fails past it,
+		// but the handler's writes do not.
+		name: "lower-content-length-flushed-short",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["content-length"] = []string{"1"}
+			io.WriteString(w, "o")
+			w.(http.Flusher).Flush()
+			_, err := io.WriteString(w, "kk")
+			saw("write", err)
+		},
+	},
+	{
+		// The canonical key's length is sent after every other field.
+		name: "content-length-both-cases",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["Content-Length"] = []string{"2"}
+			w.Header()["content-length"] = []string{"5"}
+			io.WriteString(w, "ok")
+			w.(http.Flusher).Flush()
+			_, err := io.WriteString(w, "kk")
+			saw("write", err != nil)
+		},
+	},
+	{
+		// An empty first value is no length, but it is sent, and none
+		// is counted.
+		name: "content-length-empty",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["Content-Length"] = []string{""}
+			io.WriteString(w, "ok")
+		},
+	},
+	{
+		name: "content-length-no-values",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["Content-Length"] = []string{}
+			io.WriteString(w, "ok")
+		},
+	},
 	{
 		name: "content-encoding-not-sniffed",
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {

@@ -182,6 +182,15 @@
 // other connection-specific fields (Keep-Alive, Proxy-Connection,
 // Upgrade), which the client's limit counts. A 1xx head has no
 // Content-Length nor Transfer-Encoding, and has Connection and the rest.
+// As net/http's server, the transport reads only the canonical keys of
+// the handler's header for itself: one set straight in the map in
+// another case ("content-length", "content-type", "trailer",
+// "connection") is a field like any other, which the client merges with
+// what the server adds. So a lower-case "content-length" bounds no
+// write, and the client knows no length if a counted one joins it; a
+// lower-case "trailer" lists its keys in the client's Response.Trailer
+// but declares none; a lower-case "connection" reaches the client; a
+// detected Content-Type follows a lower-case one.
 //
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -85,13 +86,19 @@ type exchange struct {
 	status   int         // 0 until the handler writes the head
 	header   http.Header // the client's copy
 	spare    []string    // values for what sendHeadLocked adds to header
-	declared []string    // the trailers the "Trailer" field declares
-	length   int64       // Content-Length, or -1 if not known
-	written  int64       // bytes of body the handler wrote, refused ones too
-	trailer  http.Header // set with writeEnd io.EOF
-	head     bool        // the request is HEAD: the body is discarded
-	sniff    bool        // Content-Type is to be detected from the body
-	ended    bool        // the head was sent at the end: no body, no trailers
+	declared []string    // the trailers the handler's "Trailer" field declares
+	// length is the Content-Length the server sends, or -1 if none: the
+	// handler's writes go no further. The client reads its own of the
+	// head, which may hold others (see leftOut).
+	length  int64
+	written int64       // bytes of body the handler wrote, refused ones too
+	trailer http.Header // set with writeEnd io.EOF
+	head    bool        // the request is HEAD: the body is discarded
+	sniff   bool        // Content-Type is to be detected from the body
+	ended   bool        // the head was sent at the end: no body, no trailers
+	// uncounted: the handler's Content-Length has an empty first value,
+	// which net/http's server sends as it is, and counts no length.
+	uncounted bool
 
 	// The client's response, and how many bytes of its body are left to
 	// read if its length is known, or -1.
@@ -255,7 +262,6 @@ func (ex *exchange) response() (*http.Response, error) {
 		ex.clientEnd(headErr, headErr)
 		return nil, headErr
 	}
-	delete(ex.header, "Trailer") // the client sees its keys in Response.Trailer
 	resp := &http.Response{
 		Status:        statusLine(ex.status),
 		StatusCode:    ex.status,
@@ -263,16 +269,26 @@ func (ex *exchange) response() (*http.Response, error) {
 		ProtoMajor:    2,
 		Header:        ex.header,
 		Body:          &ex.body,
-		ContentLength: ex.length,
+		ContentLength: -1,
 		Request:       ex.creq,
 	}
-	if len(ex.declared) > 0 {
-		resp.Trailer = make(http.Header, len(ex.declared))
-		for _, k := range ex.declared {
+	if t, ok := ex.header["Trailer"]; ok {
+		// The client sees its keys in Response.Trailer, those of its
+		// values under every key the handler set in every case.
+		delete(ex.header, "Trailer")
+		declared := declaredTrailers(t)
+		resp.Trailer = make(http.Header, len(declared))
+		for _, k := range declared {
 			resp.Trailer[k] = nil
 		}
 	}
-	if ex.length < 0 && ex.ended && !ex.head {
+	// As net/http's client, which knows a length only from one value.
+	switch cl := ex.header["Content-Length"]; {
+	case len(cl) == 1:
+		if n, err := strconv.ParseUint(cl[0], 10, 63); err == nil {
+			resp.ContentLength = int64(n)
+		}
+	case len(cl) == 0 && ex.ended && !ex.head:
 		resp.ContentLength = 0
 	}
 	ex.resp, ex.remain = resp, resp.ContentLength

@@ -19,6 +19,12 @@ import (
 // field to a peer, with their values in the order of the sorted keys, in
 // which net/http's server sends them. A copy is made either way, so that
 // neither side sees the other change its map.
+//
+// net/http's client matches the keys it reads for itself in any case;
+// its server reads only the canonical ones (Connection, Content-Length,
+// Content-Type, Content-Encoding, Trailer, and those a 1xx head leaves
+// out), and sends a key in another case as any other field, lower-cased:
+// the client merges its values with the canonical key's.
 
 // A headKind is whose head a header is, which decides what of it crosses.
 type headKind uint8
@@ -38,15 +44,21 @@ const (
 )
 
 // leftOut reports whether net/http leaves out of a head of kind the
-// field of the canonical key, whatever its values.
-func (kind headKind) leftOut(key string) bool {
+// field of the handler's key k, whose canonical form is key, with values
+// vv, all of them. Its client leaves out a connection-specific field
+// whatever the case of its key; its server reads only the canonical key:
+// it leaves out Connection, and a Content-Length whose first value is not
+// empty, which it sends itself, after the other fields (see
+// writeHeaderLocked); of a 1xx head, Content-Length and
+// Transfer-Encoding.
+func (kind headKind) leftOut(k, key string, vv []string) bool {
 	switch kind {
 	case requestHead:
 		return connectionSpecific(key)
 	case responseHead:
-		return key == "Connection"
+		return k == "Connection" || k == "Content-Length" && len(vv) > 0 && vv[0] != ""
 	}
-	return key == "Content-Length" || key == "Transfer-Encoding"
+	return k == "Content-Length" || k == "Transfer-Encoding"
 }
 
 // cloneHeader returns h as a peer reads it, a head of kind, with room for
@@ -71,7 +83,7 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 			continue
 		}
 		key := http.CanonicalHeaderKey(k)
-		if kind.leftOut(key) {
+		if kind.leftOut(k, key, vv) {
 			continue
 		}
 		kept := values[:0:len(vv)]
@@ -102,9 +114,9 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 
 // keeps reports whether a peer reads the value v of the canonical key in
 // a head of kind: HTTP can carry it, and net/http's server sends no
-// Transfer-Encoding but "trailers".
+// Transfer-Encoding but "trailers", whatever the case of its key.
 func (kind headKind) keeps(key, v string) bool {
-	return validValue(v) && (kind != responseHead || key != "Transfer-Encoding" || v == "trailers")
+	return validValue(v) && (kind == requestHead || key != "Transfer-Encoding" || v == "trailers")
 }
 
 // caseVariants is what a peer reads of the values of h's keys whose
@@ -114,8 +126,8 @@ func (kind headKind) keeps(key, v string) bool {
 // request's in the map's order, which is any; this is one.)
 func caseVariants(h http.Header, key string, kind headKind) []string {
 	var keys []string
-	for k := range h {
-		if isToken(k) && http.CanonicalHeaderKey(k) == key {
+	for k, vv := range h {
+		if isToken(k) && http.CanonicalHeaderKey(k) == key && !kind.leftOut(k, key, vv) {
 			keys = append(keys, k)
 		}
 	}
@@ -142,6 +154,17 @@ func setOne(h http.Header, key, v string, spare *[]string) {
 	s[0] = v
 	h[key] = s[:1:1]
 	*spare = s[1:]
+}
+
+// addOne adds v to h's key's values: in the first of the spare values if
+// the key has none, as setOne; else after them, in a copy.
+func addOne(h http.Header, key, v string, spare *[]string) {
+	vv := h[key]
+	if len(vv) == 0 {
+		setOne(h, key, v, spare)
+		return
+	}
+	h[key] = append(vv[:len(vv):len(vv)], v)
 }
 
 // connectionSpecific reports whether the canonical key names a field

@@ -101,6 +101,16 @@ var requestHeaderCases = []exchangeCase{
 		},
 	},
 	headerCase("cookie-one-value", func(h http.Header) { h.Set("Cookie", "a=1; b=2") }),
+	// Keys a client sets in lower case, straight in the map: net/http's
+	// HTTP/2 client reads only the canonical ones for itself (the
+	// connection-specific fields, Host, Content-Length) and sends the
+	// others lower-cased, so the handler sees them canonical.
+	lowerRequestCase("lower-content-length", func(h http.Header) { h["content-length"] = []string{"99"} }),
+	lowerRequestCase("lower-host", func(h http.Header) { h["host"] = []string{"other.example"} }),
+	lowerRequestCase("lower-content-type", func(h http.Header) { h["content-type"] = []string{"a/b"} }),
+	lowerRequestCase("lower-te", func(h http.Header) { h["te"] = []string{"trailers"} }),
+	lowerRequestCase("lower-connection", func(h http.Header) { h["connection"] = []string{"close"} }),
+	lowerRequestCase("lower-keep-alive", func(h http.Header) { h["keep-alive"] = []string{"timeout=5"} }),
 	// net/http's server answers "OPTIONS *" itself, 200 with
 	// Content-Length 0, having read up to 4 KiB of a body; the handler
 	// never runs. A TE it refuses is refused first.
@@ -176,6 +186,27 @@ func headerCase(name string, set func(h http.Header)) exchangeCase {
 		},
 		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
 			saw("header", r.Header)
+		},
+	}
+}
+
+// lowerRequestCase is a POST of a short body to /x whose header set
+// changes, and whose handler sees the header, the Host, the length and
+// the body.
+func lowerRequestCase(name string, set func(h http.Header)) exchangeCase {
+	return exchangeCase{
+		name: name,
+		request: func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/x", strings.NewReader("body"))
+			set(req.Header)
+			return req
+		},
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			saw("header", r.Header)
+			saw("host", r.Host)
+			saw("contentLength", r.ContentLength)
+			b, err := io.ReadAll(r.Body)
+			saw("body", fmt.Sprint(string(b), err))
 		},
 	}
 }

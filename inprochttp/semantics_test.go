@@ -330,6 +330,53 @@ var exchangeCases = []exchangeCase{
 			}
 		},
 	},
+	// Keys the handler sets in lower case, straight in the map:
+	// net/http's server reads only canonical keys for itself, and sends
+	// every key lower-cased, so its client merges them with what the
+	// server adds.
+	{
+		name: "lower-content-type",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["content-type"] = []string{"a/b"} // sniffed all the same
+			io.WriteString(w, "ok")
+		},
+	},
+	{
+		// The client lists what it declares, but the server declares
+		// nothing: X-T is no trailer.
+		name: "lower-trailer",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["trailer"] = []string{"X-T"}
+			io.WriteString(w, "ok")
+			w.Header()["X-T"] = []string{"tv"}
+			w.Header()["Trailer:X-U"] = []string{"uv"}
+		},
+	},
+	{
+		name: "lower-connection",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			w.Header()["connection"] = []string{"close"}
+			w.Header()["Connection"] = []string{"keep-alive"} // left out
+			io.WriteString(w, "ok")
+		},
+	},
+	{
+		// A 1xx head leaves out only the canonical Content-Length and
+		// Transfer-Encoding; in lower case they are sent, a
+		// Transfer-Encoding only as "trailers".
+		name: "lower-fields-informational",
+		handler: func(w http.ResponseWriter, r *http.Request, saw func(string, any)) {
+			h := w.Header()
+			h["content-length"] = []string{"7"}
+			h["Content-Length"] = []string{"8"}
+			h["transfer-encoding"] = []string{"chunked", "trailers"}
+			h["Transfer-Encoding"] = []string{"trailers"}
+			w.WriteHeader(http.StatusEarlyHints)
+			delete(h, "content-length")
+			delete(h, "Content-Length")
+			io.WriteString(w, "ok")
+		},
+	},
 }
 
 // setConnectionFields sets in h a field of each name RFC 9113 calls

@@ -413,24 +413,32 @@ func (ex *exchange) writeErrLocked() error {
 }
 
 // writeHeaderLocked takes the response's head from the handler's header,
-// as net/http does at WriteHeader or the first write.
+// as net/http does at WriteHeader or the first write. As net/http's
+// server, it reads only the canonical keys of the handler's header for
+// itself; the other keys are fields like any other to the client,
+// which merges them with the canonical ones (see leftOut).
 func (ex *exchange) writeHeaderLocked(code int) {
 	ex.status = code
 	h := ex.writer.h
 	_, hasType := h["Content-Type"]
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
 	ex.header, ex.spare, _ = cloneHeader(h, 2, responseHead)
-	if t, ok := ex.header["Trailer"]; ok {
-		// The field stays in the head until the client reads it.
-		ex.declared = declaredTrailers(t)
-	}
-	// The first Content-Length is sent, if it is a length.
-	if cl, ok := ex.header["Content-Length"]; ok {
-		if n, err := strconv.ParseUint(cl[0], 10, 63); err == nil {
-			ex.length = int64(n)
-			ex.header["Content-Length"] = cl[:1:1]
-		} else {
-			delete(ex.header, "Content-Length")
+	// The handler's "Trailer" field, not the client's, declares the
+	// trailers the server sends. The field stays in the head until the
+	// client reads it.
+	ex.declared = declaredTrailers(h["Trailer"])
+	// The first Content-Length is sent, after the other fields, if it is
+	// a length; if it is empty, the field is sent as it is (cloneHeader
+	// kept it) and no length is counted.
+	if cl, ok := h["Content-Length"]; ok {
+		switch {
+		case len(cl) == 0 || cl[0] == "":
+			ex.uncounted = true
+		case validValue(cl[0]):
+			if n, err := strconv.ParseUint(cl[0], 10, 63); err == nil {
+				ex.length = int64(n)
+				addOne(ex.header, "Content-Length", cl[0], &ex.spare)
+			}
 		}
 	}
 }
@@ -458,12 +466,14 @@ func (ex *exchange) flushLocked() {
 // declared trailers that may not be trailers, as net/http's server logs
 // them then.
 func (ex *exchange) sendHeadLocked() {
+	// After the values of the keys in other cases, which the client
+	// merges with them.
 	if ex.sniff && len(ex.buf) > 0 {
-		setOne(ex.header, "Content-Type", http.DetectContentType(ex.buf), &ex.spare)
+		addOne(ex.header, "Content-Type", http.DetectContentType(ex.buf), &ex.spare)
 	}
-	if ex.length < 0 && ex.writeEnd != nil && bodyAllowed(ex.status) && (len(ex.buf) > 0 || !ex.head) {
+	if ex.length < 0 && !ex.uncounted && ex.writeEnd != nil && bodyAllowed(ex.status) && (len(ex.buf) > 0 || !ex.head) {
 		ex.length = int64(len(ex.buf))
-		setOne(ex.header, "Content-Length", strconv.Itoa(len(ex.buf)), &ex.spare)
+		addOne(ex.header, "Content-Length", strconv.Itoa(len(ex.buf)), &ex.spare)
 	}
 	ex.ended = ex.writeEnd != nil && len(ex.buf) == 0 && len(ex.trailer) == 0
 	ex.sent = true
