@@ -190,14 +190,23 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 // finishServer ends the handler's side once it returned with err: header
 // if not yet sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
-	err = handlerStatus(err).Err()
-	s.sendStatus(err)
+	st := handlerStatus(err)
+	ended := st.Err()
+	if ended == nil && st != nil {
+		// An error with an OK status goes out as it is (see
+		// okStatus), and the stats handlers hear the handler's error
+		// (server.go processStreamingRPC).
+		ended = err
+		s.sendStatus(okStatus{st})
+	} else {
+		s.sendStatus(ended)
+	}
 	s.handlerReturned.raise()
 	s.toServer.abandon()
 	s.mu.Lock()
 	heard, trailer := !s.trailerLost, s.sentTrailer
 	s.mu.Unlock()
-	s.endServer(err, s.statusOut.cause(), trailer, heard)
+	s.endServer(ended, s.statusOut.cause(), trailer, heard)
 	s.cancel()
 	s.ch.end()
 }
@@ -223,6 +232,9 @@ func (s *stream) sendStatus(err error) {
 		s.clientStatus = err
 		if wrote {
 			s.clientStatus, _ = s.arrives(err, s.trailer)
+			if s.clientStatus != nil && status.Code(s.clientStatus) == codes.OK {
+				s.clientStatus = nil // an OK status the handler returned as an error
+			}
 		}
 		s.statusOut.raise(err)
 	}
@@ -556,7 +568,7 @@ func (c *clientStream) RecvMsg(m any) error {
 	if !ok {
 		err := s.clientStatus // statusOut is raised: the queue closed after it
 		if err == nil && !s.desc.ServerStreams && !s.received {
-			err = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
+			err = errNoResponse
 		}
 		if err == nil {
 			err = io.EOF
