@@ -246,8 +246,9 @@ func (s *stream) sendStatus(err error) {
 
 // Errors for what gRPC forbids and a stream cannot survive.
 var (
-	errConcurrentSend = status.Error(codes.Internal, "inproc: SendMsg called from two goroutines at once on one side of a stream; gRPC allows one sender at a time")
-	errConcurrentRecv = status.Error(codes.Internal, "inproc: RecvMsg called from two goroutines at once on one side of a stream; gRPC allows one receiver at a time")
+	errSendAfterCloseSend = status.Error(codes.Internal, "SendMsg called after CloseSend")
+	errConcurrentSend     = status.Error(codes.Internal, "inproc: SendMsg called from two goroutines at once on one side of a stream; gRPC allows one sender at a time")
+	errConcurrentRecv     = status.Error(codes.Internal, "inproc: RecvMsg called from two goroutines at once on one side of a stream; gRPC allows one receiver at a time")
 )
 
 // kick wakes every parked side of the stream.
@@ -488,8 +489,10 @@ func (c *clientStream) SendMsg(m any) error {
 	s := (*stream)(c)
 	switch {
 	case s.toServer.closed.Load():
-		// As grpc-go, this ends the stream: RecvMsg says so too.
-		return s.finishClient(status.Error(codes.Internal, "SendMsg called after CloseSend"))
+		// As grpc-go, this ends the stream, if it has not ended:
+		// RecvMsg says so too. Either way SendMsg says what went wrong.
+		s.finishClient(errSendAfterCloseSend)
+		return errSendAfterCloseSend
 	case s.clientDone.isRaised() || s.ch.state.Load() == stopped:
 		return io.EOF // RecvMsg tells why
 	case s.method == nil:
