@@ -50,6 +50,7 @@ type stream struct {
 	// its calls report from then on (io.EOF: the stream ended well).
 	clientDone  errSignal
 	endReported atomic.Bool     // the client's end went to its stats handlers and call options
+	inHeader    atomic.Bool     // the client waits in Header() for the header
 	handlerDone <-chan struct{} // the handler's context's end
 	recvd       bool            // the handler received its one request
 
@@ -277,7 +278,17 @@ func (s *stream) clientCancelled() {
 
 // connClosed runs when the client's connection closes: as grpc-go's
 // ClientConn.Close, it ends the call as a cancel does, with its own error.
-func (s *stream) connClosed() { s.clientLeft(s.info.connErr()) }
+func (s *stream) connClosed() {
+	err := s.info.connErr()
+	if s.inHeader.Load() && !s.statusOut.isRaised() {
+		// grpc-go's Header() finds its transport closing first and
+		// ends the call with Unavailable, wrapping the connection's
+		// error; what the caller receives next still says that error
+		// (stream.go clientStream.Header).
+		s.reportEnd(status.Error(codes.Unavailable, err.Error()))
+	}
+	s.clientLeft(err)
+}
 
 // clientLeft ends the client's side with err because the client left. A
 // stream whose status is out had its whole answer reach the client: as
@@ -410,6 +421,8 @@ func (c *clientStream) ended() bool {
 // side with why, which RecvMsg reports, and Header returns nil.
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
+	s.inHeader.Store(true)
+	defer s.inHeader.Store(false)
 	if err := s.run.awaitHeader(); err != nil {
 		s.finishClient(err)
 		return nil, nil
