@@ -3,6 +3,7 @@ package inproc
 import (
 	"context"
 	"io"
+	"reflect"
 
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
@@ -148,7 +149,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	switch {
 	case r.err == nil && size < 0:
 		size, r.err, recvErr = u.sendFor(reply, r.resp)
-	case r.err == nil:
+	case r.err == nil && !u.headerBad:
 		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
 	}
 	// The status as the client takes it from the header and trailer.
@@ -227,6 +228,11 @@ func (u *unaryCall) unheard() error {
 // refusal (the call's status), and the client's own (its receive limit,
 // the decoding).
 func (u *unaryCall) sendFor(reply, resp any) (size int, refused, recvErr error) {
+	if (u.headerBad || !u.headerOut.isRaised() && wireError(u.header) != nil) && reflect.TypeOf(reply).Kind() == reflect.Pointer {
+		// The client refuses the header and never reads the
+		// response: it goes to a message of its own.
+		reply = reflect.New(reflect.TypeOf(reply).Elem()).Interface()
+	}
 	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
 	if refused != nil {
 		u.headerBeforeStatus(true)
