@@ -625,6 +625,83 @@ func TestClientCloseUnaryAsGRPC(t *testing.T) {
 	}
 }
 
+// TestClientCloseInHeaderAsGRPC: a connection's Close while its client
+// waits in a stream's Header(). grpc-go's Header() finds the transport
+// closing and ends the call for the stats handler with Unavailable,
+// wrapping "grpc: the client connection is closing"; the caller's next
+// Recv still gets Canceled. Whether the client is in Header() when Close
+// comes is up to the scheduler, so each side runs until it was, up to
+// ten times, on a unix socket and in every inproc mode.
+func TestClientCloseInHeaderAsGRPC(t *testing.T) {
+	run := func(t *testing.T, addr string, opts []localgrpc.ServerOption) string {
+		cs := newEventRecorder()
+		srv := localgrpc.NewServer(opts...)
+		echov1.RegisterEchoServer(srv, &streamEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+			for {
+				if _, err := s.Recv(); err != nil {
+					return nil
+				}
+			}
+		}})
+		serve(t, srv, addr)
+		cc, err := localgrpc.NewClient(addr, localgrpc.WithClientStatsHandler(cs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := echov1.NewEchoClient(cc).Update(timeoutCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&echov1.EchoRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		inHeader := make(chan struct{})
+		go func() {
+			<-inHeader
+			time.Sleep(20 * time.Millisecond) // a chance for Header() to wait
+			cc.Close()
+		}()
+		close(inHeader)
+		h, herr := s.Header()
+		_, rerr := s.Recv()
+		return fmt.Sprintf("Header %v %v, Recv %v %q; its stats handler heard %v", h, herr, status.Code(rerr), status.Convert(rerr).Message(), cs.untilEnd(t, "the client's End"))
+	}
+	inHeader := func(got string) bool { return strings.Contains(got, "End{Unavailable") }
+	var want string
+	for range 10 {
+		if want = run(t, "unix:"+socketPath(t), nil); inHeader(want) {
+			break
+		}
+	}
+	t.Logf("grpc-go: %s", want)
+	if !inHeader(want) {
+		t.Fatalf("grpc-go: %s; want an End with Unavailable", want)
+	}
+	for _, m := range inprocModes {
+		t.Run(m.name, func(t *testing.T) {
+			var got string
+			for range 10 {
+				if got = run(t, "inproc:"+uniqueName(t), m.opts); inHeader(got) {
+					break
+				}
+			}
+			if got != want {
+				t.Errorf("inproc: %s\ngrpc-go: %s", got, want)
+			}
+		})
+	}
+}
+
+// streamEcho is an Echo server whose Update the test supplies.
+type streamEcho struct {
+	echov1.UnimplementedEchoServer
+	update func(grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error
+}
+
+func (e *streamEcho) Update(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+	return e.update(s)
+}
+
 // ctxEcho is an Echo server whose Get the test supplies.
 type ctxEcho struct {
 	echov1.UnimplementedEchoServer

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -477,6 +478,47 @@ func TestHandlerHeaderOnTheWireAsGRPC(t *testing.T) {
 					c, _ := newEcho(t, m, srv)
 					if got := run(t, c); got != want {
 						t.Errorf("inproc:\n%s\ngrpc-go:\n%s", got, want)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestHandlerHeaderOnTheWireReplyAsGRPC: a unary handler sets or sends a
+// header of wireMDCases and returns a response. grpc-go's client fails
+// the call at the header and never reads the response: the reply the
+// caller passed to Invoke stays as it was.
+func TestHandlerHeaderOnTheWireReplyAsGRPC(t *testing.T) {
+	for _, c := range wireMDCases {
+		for _, send := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/send=%v", c.name, send), func(t *testing.T) {
+				srv := &funcEcho{get: func(ctx context.Context, _ *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+					if send {
+						grpc.SendHeader(ctx, c.md)
+					} else {
+						grpc.SetHeader(ctx, c.md)
+					}
+					return &echov1.EchoResponse{Text: "ok"}, nil
+				}}
+				run := func(t *testing.T, cc grpc.ClientConnInterface) string {
+					reply := new(echov1.EchoResponse)
+					err := cc.Invoke(timeoutCtx(t), echov1.Echo_Get_FullMethodName, &echov1.EchoRequest{}, reply)
+					return fmt.Sprintf("code=%v reply=%q", status.Code(err), reply.GetText())
+				}
+				want := run(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, nil, nil))
+				forEachMode(t, func(t *testing.T, m testMode) {
+					_, ch := newEcho(t, m, srv)
+					if got := run(t, ch); got != want {
+						t.Errorf("inproc: %s; grpc-go: %s", got, want)
+					}
+				})
+				// With a stats handler, the response crosses before the
+				// client takes it.
+				forEachMode(t, func(t *testing.T, m testMode) {
+					_, ch := newEcho(t, m, srv, inproc.WithServerStatsHandler(oracleNoStats{}))
+					if got := run(t, ch); got != want {
+						t.Errorf("with a stats handler, inproc: %s; grpc-go: %s", got, want)
 					}
 				})
 			})

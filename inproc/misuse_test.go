@@ -264,6 +264,13 @@ func TestMisuseOutcomes(t *testing.T) {
 			}
 			return s.Send(&echov1.EchoResponse{Text: "one"})
 		},
+		update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+			for {
+				if _, err := s.Recv(); err != nil {
+					return nil
+				}
+			}
+		},
 	}
 	cases := []struct {
 		name string
@@ -343,6 +350,16 @@ func TestMisuseOutcomes(t *testing.T) {
 			err1 := s.Send(&echov1.EchoRequest{})
 			_, err2 := s.Recv()
 			return []string{outcome(err1), outcome(err2)}
+		}},
+		{"stream/send-after-closesend-and-end", func(ctx context.Context, cc grpc.ClientConnInterface) []string {
+			s, err := echov1.NewEchoClient(cc).Update(ctx)
+			if err != nil {
+				return []string{"NewStream " + outcome(err)}
+			}
+			s.CloseSend()
+			_, err1 := s.Recv()
+			err2 := s.Send(&echov1.EchoRequest{})
+			return []string{outcome(err1), outcome(err2), outcome(s.CloseSend())}
 		}},
 		{"stream/send-after-recv-error", func(ctx context.Context, cc grpc.ClientConnInterface) []string {
 			ctx, cancel := context.WithCancel(ctx)

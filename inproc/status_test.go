@@ -11,12 +11,14 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
+	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -500,6 +502,94 @@ func TestStatusCodeAbove31BitsAsGRPC(t *testing.T) {
 					})
 				}
 			}
+		})
+	}
+}
+
+// okStatusError is a handler's error whose GRPCStatus is OK.
+type okStatusError struct{ st *status.Status }
+
+func (e okStatusError) Error() string              { return "ok status error" }
+func (e okStatusError) GRPCStatus() *status.Status { return e.st }
+
+// endSeen is a stats handler that reports the End of each call it
+// hears: its error's code and whether there was one.
+type endSeen chan string
+
+func (e endSeen) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (e endSeen) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if end, ok := s.(*stats.End); ok {
+		e <- fmt.Sprintf("End{%v error=%v}", status.Code(end.Error), end.Error != nil)
+	}
+}
+func (endSeen) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (endSeen) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// TestHandlerOKStatusErrorAsGRPC: a handler returns an error whose
+// GRPCStatus is OK, with a message, details, or a response. grpc-go's
+// server writes that status with no response (server.go
+// processUnaryRPC), and reports the handler's error in its End; its
+// unary client, which finds no response before an OK status, fails with
+// Internal, and its stream client ends with io.EOF.
+func TestHandlerOKStatusErrorAsGRPC(t *testing.T) {
+	detailed := func(t *testing.T) *status.Status {
+		d, err := anypb.New(&echov1.EchoRequest{Text: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status.FromProto(&spb.Status{Message: "m", Details: []*anypb.Any{d}})
+	}
+	for _, c := range []struct {
+		name string
+		st   func(t *testing.T) *status.Status
+		resp bool
+	}{
+		{"message", func(*testing.T) *status.Status { return status.New(codes.OK, "hmm") }, false},
+		{"message-and-response", func(*testing.T) *status.Status { return status.New(codes.OK, "hmm") }, true},
+		{"details", detailed, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			herr := okStatusError{c.st(t)}
+			srv := &funcEcho{
+				get: func(context.Context, *echov1.EchoRequest) (*echov1.EchoResponse, error) {
+					if c.resp {
+						return &echov1.EchoResponse{Text: "r"}, herr
+					}
+					return nil, herr
+				},
+				expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					if err := s.Send(&echov1.EchoResponse{Text: "x"}); err != nil {
+						return err
+					}
+					return herr
+				},
+			}
+			run := func(t *testing.T, cc grpc.ClientConnInterface, client, server endSeen) string {
+				var trailer metadata.MD
+				reply := new(echov1.EchoResponse)
+				err := cc.Invoke(timeoutCtx(t), echov1.Echo_Get_FullMethodName, &echov1.EchoRequest{}, reply, grpc.Trailer(&trailer))
+				st := status.Convert(err)
+				out := fmt.Sprintf("unary: code=%v msg=%q reply=%q trailer=%s client=%s server=%s", st.Code(), st.Message(), reply.GetText(), mdText(trailer),
+					receive(t, client, "the client's End"), receive(t, server, "the server's End"))
+				s, err := echov1.NewEchoClient(cc).Expand(timeoutCtx(t), &echov1.EchoRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := echotest.RecvAll(s.Recv)
+				return out + fmt.Sprintf("\nstream: got=%d err=%v trailer=%s client=%s server=%s", len(got), err, mdText(s.Trailer()),
+					receive(t, client, "the client's End"), receive(t, server, "the server's End"))
+			}
+			client, server := make(endSeen, 1), make(endSeen, 1)
+			want := run(t, realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) },
+				[]grpc.ServerOption{grpc.StatsHandler(server)}, []grpc.DialOption{grpc.WithStatsHandler(client)}), client, server)
+			t.Logf("grpc-go:\n%s", want)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				client, server := make(endSeen, 1), make(endSeen, 1)
+				_, ch := newEcho(t, m, srv, inproc.WithClientStatsHandler(client), inproc.WithServerStatsHandler(server))
+				if got := run(t, ch, client, server); got != want {
+					t.Errorf("inproc:\n%s\ngrpc-go:\n%s", got, want)
+				}
+			})
 		})
 	}
 }

@@ -50,6 +50,7 @@ type stream struct {
 	// its calls report from then on (io.EOF: the stream ended well).
 	clientDone  errSignal
 	endReported atomic.Bool     // the client's end went to its stats handlers and call options
+	inHeader    atomic.Bool     // the client waits in Header() for the header
 	handlerDone <-chan struct{} // the handler's context's end
 	recvd       bool            // the handler received its one request
 
@@ -190,14 +191,23 @@ func (s *stream) runUnary(impl any, ss *serverStream) error {
 // finishServer ends the handler's side once it returned with err: header
 // if not yet sent, status and trailer, then the end of the client's queue.
 func (s *stream) finishServer(err error) {
-	err = handlerStatus(err).Err()
-	s.sendStatus(err)
+	st := handlerStatus(err)
+	ended := st.Err()
+	if ended == nil && st != nil {
+		// An error with an OK status goes out as it is (see
+		// okStatus), and the stats handlers hear the handler's error
+		// (server.go processStreamingRPC).
+		ended = err
+		s.sendStatus(okStatus{st})
+	} else {
+		s.sendStatus(ended)
+	}
 	s.handlerReturned.raise()
 	s.toServer.abandon()
 	s.mu.Lock()
 	heard, trailer := !s.trailerLost, s.sentTrailer
 	s.mu.Unlock()
-	s.endServer(err, s.statusOut.cause(), trailer, heard)
+	s.endServer(ended, s.statusOut.cause(), trailer, heard)
 	s.cancel()
 	s.ch.end()
 }
@@ -223,6 +233,9 @@ func (s *stream) sendStatus(err error) {
 		s.clientStatus = err
 		if wrote {
 			s.clientStatus, _ = s.arrives(err, s.trailer)
+			if s.clientStatus != nil && status.Code(s.clientStatus) == codes.OK {
+				s.clientStatus = nil // an OK status the handler returned as an error
+			}
 		}
 		s.statusOut.raise(err)
 	}
@@ -234,8 +247,9 @@ func (s *stream) sendStatus(err error) {
 
 // Errors for what gRPC forbids and a stream cannot survive.
 var (
-	errConcurrentSend = status.Error(codes.Internal, "inproc: SendMsg called from two goroutines at once on one side of a stream; gRPC allows one sender at a time")
-	errConcurrentRecv = status.Error(codes.Internal, "inproc: RecvMsg called from two goroutines at once on one side of a stream; gRPC allows one receiver at a time")
+	errSendAfterCloseSend = status.Error(codes.Internal, "SendMsg called after CloseSend")
+	errConcurrentSend     = status.Error(codes.Internal, "inproc: SendMsg called from two goroutines at once on one side of a stream; gRPC allows one sender at a time")
+	errConcurrentRecv     = status.Error(codes.Internal, "inproc: RecvMsg called from two goroutines at once on one side of a stream; gRPC allows one receiver at a time")
 )
 
 // kick wakes every parked side of the stream.
@@ -264,7 +278,17 @@ func (s *stream) clientCancelled() {
 
 // connClosed runs when the client's connection closes: as grpc-go's
 // ClientConn.Close, it ends the call as a cancel does, with its own error.
-func (s *stream) connClosed() { s.clientLeft(s.info.connErr()) }
+func (s *stream) connClosed() {
+	err := s.info.connErr()
+	if s.inHeader.Load() && !s.statusOut.isRaised() {
+		// grpc-go's Header() finds its transport closing first and
+		// ends the call with Unavailable, wrapping the connection's
+		// error; what the caller receives next still says that error
+		// (stream.go clientStream.Header).
+		s.reportEnd(status.Error(codes.Unavailable, err.Error()))
+	}
+	s.clientLeft(err)
+}
 
 // clientLeft ends the client's side with err because the client left. A
 // stream whose status is out had its whole answer reach the client: as
@@ -397,6 +421,8 @@ func (c *clientStream) ended() bool {
 // side with why, which RecvMsg reports, and Header returns nil.
 func (c *clientStream) Header() (metadata.MD, error) {
 	s := (*stream)(c)
+	s.inHeader.Store(true)
+	defer s.inHeader.Store(false)
 	if err := s.run.awaitHeader(); err != nil {
 		s.finishClient(err)
 		return nil, nil
@@ -476,8 +502,10 @@ func (c *clientStream) SendMsg(m any) error {
 	s := (*stream)(c)
 	switch {
 	case s.toServer.closed.Load():
-		// As grpc-go, this ends the stream: RecvMsg says so too.
-		return s.finishClient(status.Error(codes.Internal, "SendMsg called after CloseSend"))
+		// As grpc-go, this ends the stream, if it has not ended:
+		// RecvMsg says so too. Either way SendMsg says what went wrong.
+		s.finishClient(errSendAfterCloseSend)
+		return errSendAfterCloseSend
 	case s.clientDone.isRaised() || s.ch.state.Load() == stopped:
 		return io.EOF // RecvMsg tells why
 	case s.method == nil:
@@ -556,7 +584,7 @@ func (c *clientStream) RecvMsg(m any) error {
 	if !ok {
 		err := s.clientStatus // statusOut is raised: the queue closed after it
 		if err == nil && !s.desc.ServerStreams && !s.received {
-			err = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
+			err = errNoResponse
 		}
 		if err == nil {
 			err = io.EOF

@@ -3,9 +3,11 @@ package inproc
 import (
 	"context"
 	"io"
+	"reflect"
 
 	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -147,7 +149,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	switch {
 	case r.err == nil && size < 0:
 		size, r.err, recvErr = u.sendFor(reply, r.resp)
-	case r.err == nil:
+	case r.err == nil && !u.headerBad:
 		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
 	}
 	// The status as the client takes it from the header and trailer.
@@ -169,6 +171,10 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	}
 	if r.err != nil || u.headerBad {
 		// No response, or none past a header the client refused.
+		if endErr == nil || r.err != nil && status.Code(endErr) == codes.OK {
+			// An OK status without the response (see okStatus).
+			return errNoResponse
+		}
 		return endErr
 	}
 	if recvErr != nil {
@@ -181,6 +187,19 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	// at it, as grpc-go's client's second read for the end fails.
 	return endErr
 }
+
+// okStatus is a handler's error whose status is OK, as it goes out:
+// grpc-go's server writes that status, message and details, with no
+// response, and its client, which finds no response before an OK status,
+// fails the call (see errNoResponse).
+type okStatus struct{ st *status.Status }
+
+func (e okStatus) Error() string              { return e.st.Message() }
+func (e okStatus) GRPCStatus() *status.Status { return e.st }
+
+// errNoResponse is how grpc-go's client ends a unary call whose OK status
+// came without a response (stream.go csAttempt.recvMsg).
+var errNoResponse = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
 
 // unheard is how a call whose handler's end never reached its client
 // ends for the client, which took the result before it noticed why: as
@@ -209,6 +228,11 @@ func (u *unaryCall) unheard() error {
 // refusal (the call's status), and the client's own (its receive limit,
 // the decoding).
 func (u *unaryCall) sendFor(reply, resp any) (size int, refused, recvErr error) {
+	if (u.headerBad || !u.headerOut.isRaised() && wireError(u.header) != nil) && reflect.TypeOf(reply).Kind() == reflect.Pointer {
+		// The client refuses the header and never reads the
+		// response: it goes to a message of its own.
+		reply = reflect.New(reflect.TypeOf(reply).Elem()).Interface()
+	}
 	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
 	if refused != nil {
 		u.headerBeforeStatus(true)
@@ -307,7 +331,14 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 		u.stats.handle(u.ctx, payloadOut(false, resp, int(r.size)))
 	}
 	r.err = st.Err()
-	u.endServer(r.err, r.err, u.trailer, heard)
+	end := r.err
+	if r.err == nil && st != nil {
+		// The handler's error has an OK status: it goes out as it is,
+		// with no response, and the stats handlers hear the handler's
+		// error (server.go processUnaryRPC).
+		r.err, end = okStatus{st}, err
+	}
+	u.endServer(end, r.err, u.trailer, heard)
 	u.uctx.end()
 	r.wrote = heard && !stopping
 	return r
