@@ -11,6 +11,14 @@
 // of the client's own, which gives the call grpc-go's client semantics
 // (call options, interceptors, stats, Close) before it reaches the wire.
 //
+// Once both sides offer FeatureRings in their hellos, each passes the
+// other a ring of its own (package shmring) over the socket, and frames
+// go through the rings: a record holds whole frames, and frames a record
+// cannot hold go on the socket behind a record that says how many bytes
+// to take from there, so that nothing is reordered. The socket stays the
+// liveness channel: its end hangs up the ring's reader, which takes what
+// the peer wrote before it went, then ends the connection.
+//
 // Flow control is per stream: a receiver credits a sender back once it
 // took a quarter of its window, and the bytes of a message still
 // arriving at once, so that a message larger than the window passes. The
