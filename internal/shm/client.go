@@ -148,7 +148,12 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 	if err == nil && !sent {
 		var end [shmwire.HeaderLen]byte
 		err = s.send(ctx, nil, msg, shmwire.AppendFrame(end[:0], s.id, shmwire.Message, shmwire.End, nil))
-		if err != nil {
+		switch {
+		case err == errStreamOver:
+			// The server ended the call while the request went out (it
+			// refused its size, say): its status is among the events.
+			err = nil
+		case err != nil:
 			err = cl.left(ctx, s, err)
 		}
 	}
