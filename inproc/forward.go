@@ -48,6 +48,16 @@ func init() {
 		}
 		return md, c.info.report.subtype
 	}
+	inprocconn.Follows = func(ctx context.Context) context.Context {
+		ts, _ := grpc.ServerTransportStreamFromContext(ctx).(*transportStream)
+		if ts == nil {
+			return nil
+		}
+		if u, ok := (*call)(ts).sctx.parent.(*unaryContext); ok {
+			return u.follows
+		}
+		return nil
+	}
 	inprocconn.Forward = func(cc grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler) {
 		ch := cc.(*Channel)
 		f := &forwarder{unary: unary, stream: grpc.StreamDesc{Handler: stream, ClientStreams: true, ServerStreams: true}}

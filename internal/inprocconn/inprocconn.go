@@ -56,6 +56,12 @@ var Forward func(ch grpc.ClientConnInterface, unary grpc.MethodHandler, stream g
 // Package inproc sets Request when it is initialized.
 var Request func(ctx context.Context) (md metadata.MD, subtype string)
 
+// Follows returns the context whose end ends the context ctx of a unary
+// handler that runs on its caller's goroutine: the caller's own, to wait
+// on without the cost of the handler's Done. It returns nil for any
+// other handler. Package inproc sets Follows when it is initialized.
+var Follows func(ctx context.Context) context.Context
+
 // Encoded is a message in its encoded form: what a transport sends and
 // receives on a connection bound with Encode.
 type Encoded struct {

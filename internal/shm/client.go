@@ -29,6 +29,9 @@ type Client struct {
 	nextID  uint32
 	away    bool // the server said it takes no new call
 	closing bool // the connection is closing: calls that end send no cancel
+	// closingCh is closed with closing set: a unary call waiting on its
+	// caller's context (see Unary) stops waiting.
+	closingCh chan struct{}
 }
 
 // NewClient speaks the framing's hello on nc and starts reading its
@@ -39,7 +42,7 @@ func NewClient(nc net.Conn, o Options) (*Client, error) {
 		nc.Close()
 		return nil, err
 	}
-	cl := &Client{c: c, nextID: 1}
+	cl := &Client{c: c, nextID: 1, closingCh: make(chan struct{})}
 	go c.readFrames(cl.onFrame)
 	go c.writeCtrl()
 	return cl, nil
@@ -50,7 +53,10 @@ func NewClient(nc net.Conn, o Options) (*Client, error) {
 // them all.
 func (cl *Client) Closing() {
 	cl.mu.Lock()
-	cl.closing = true
+	if !cl.closing {
+		cl.closing = true
+		close(cl.closingCh)
+	}
 	cl.mu.Unlock()
 }
 
@@ -164,9 +170,17 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 	if err != nil {
 		return nil, err
 	}
+	// A handler that runs on its caller's goroutine waits on the caller's
+	// context itself, whose Done costs nothing, rather than on the
+	// handler's, whose Done the channel makes on demand; the connection's
+	// close ends the wait too.
+	wait := ctx
+	if f := inprocconn.Follows(ctx); f != nil {
+		wait = f
+	}
 	var resp []byte
 	for {
-		e, err := s.next(ctx)
+		e, err := s.nextUntil(wait, cl.closingCh)
 		if err != nil {
 			return nil, cl.left(ctx, s, err)
 		}

@@ -141,7 +141,13 @@ func (s *stream) reset(st *status.Status) {
 }
 
 // next takes the next event, waiting for one until ctx ends.
-func (s *stream) next(ctx context.Context) (event, error) {
+func (s *stream) next(ctx context.Context) (event, error) { return s.nextUntil(ctx, nil) }
+
+// errStopped is nextUntil's when its stop channel closed.
+var errStopped = status.Error(codes.Canceled, "grpc: the client connection is closing")
+
+// nextUntil is next, waiting until ctx ends or stop closes.
+func (s *stream) nextUntil(ctx context.Context, stop <-chan struct{}) (event, error) {
 	for {
 		s.mu.Lock()
 		if s.head < len(s.events) {
@@ -162,6 +168,8 @@ func (s *stream) next(ctx context.Context) (event, error) {
 		case <-s.wake:
 		case <-ctx.Done():
 			return event{}, ctx.Err()
+		case <-stop:
+			return event{}, errStopped
 		}
 	}
 }
