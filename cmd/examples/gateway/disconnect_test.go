@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/localgrpc/localgrpc/internal/servertest"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // A REST client that goes away mid-call cancels the handler's context,
@@ -60,7 +63,12 @@ func TestDisconnectCancelsHandler(t *testing.T) {
 				tc.running(t, resps)
 				disconnect()
 				h := rec.next(t)
-				if !errors.Is(h.err, context.Canceled) {
+				// grpc-go's server marks a reset stream done before it
+				// cancels its context: a streaming handler whose Send
+				// failed there may return first. The Send's failure then
+				// says the client left.
+				sendFailed := tc.name == "stream" && h.err == nil && slices.Contains([]codes.Code{codes.Canceled, codes.Unavailable}, status.Code(h.handlerErr))
+				if !errors.Is(h.err, context.Canceled) && !sendFailed {
 					t.Errorf("backend=%s: the handler's context ended with %v, want %v", b.name, h.err, context.Canceled)
 				}
 				// The unary call's client gets no reply: it went away.

@@ -21,6 +21,8 @@ type handled struct {
 	// for a call that ran to its end, Canceled or DeadlineExceeded for
 	// one cut short.
 	err error
+	// handlerErr is what the handler returned.
+	handlerErr error
 }
 
 // A recorder is a server's unary and stream interceptors, which send
@@ -52,6 +54,7 @@ func (r *recorder) unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 func (r *recorder) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	h := begin(ss.Context(), info.FullMethod)
 	err := handler(srv, ss)
+	h.handlerErr = err
 	r.end(ss.Context(), h)
 	return err
 }
