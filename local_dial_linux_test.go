@@ -285,15 +285,8 @@ func otherMachine(t *testing.T) net.IP {
 	if os.Getenv(localDialChildEnv) == childInNamespaces {
 		upLoopback(t)
 		ip := net.IPv4(192, 0, 2, 2)
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fd, ifr := ifreq(t, "lo:1")
 		defer unix.Close(fd)
-		ifr, err := unix.NewIfreq("lo:1")
-		if err != nil {
-			t.Fatal(err)
-		}
 		if err := ifr.SetInet4Addr(ip.To4()); err != nil {
 			t.Fatal(err)
 		}
@@ -456,17 +449,25 @@ func runChild(t *testing.T, test string, namespaces bool) bool {
 	return true
 }
 
-// upLoopback, in the child's network namespace, brings loopback up.
-func upLoopback(t *testing.T) {
+// ifreq is a socket to configure interfaces with, which the caller
+// closes, and a request for the interface name.
+func ifreq(t *testing.T, name string) (int, *unix.Ifreq) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
+	ifr, err := unix.NewIfreq(name)
 	if err != nil {
+		unix.Close(fd)
 		t.Fatal(err)
 	}
+	return fd, ifr
+}
+
+// upLoopback, in the child's network namespace, brings loopback up.
+func upLoopback(t *testing.T) {
+	fd, ifr := ifreq(t, "lo")
+	defer unix.Close(fd)
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package shm
 
 import (
 	"context"
-	"encoding/binary"
 	"io"
 	"net"
 	"sync"
@@ -370,11 +369,7 @@ func requestOf(ctx context.Context, method string, unary bool) shmwire.Request {
 // appendHeaders appends the Headers frame of r on stream id to b, the
 // payload written in place.
 func appendHeaders(b []byte, id uint32, r *shmwire.Request) []byte {
-	start := len(b)
-	b = shmwire.Header{Stream: id, Type: shmwire.Headers}.Append(b)
-	b = r.Append(b)
-	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-shmwire.HeaderLen))
-	return b
+	return appendPayloadFrame(b, id, shmwire.Headers, r.Append)
 }
 
 // bytesOf is the bytes of an encoded message, copied only if they are in

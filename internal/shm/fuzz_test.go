@@ -5,7 +5,6 @@ package shm_test
 import (
 	"context"
 	"io"
-	"math"
 	"net"
 	"testing"
 	"time"
@@ -13,10 +12,8 @@ import (
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
-	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"github.com/localgrpc/localgrpc/internal/shm"
 	"github.com/localgrpc/localgrpc/internal/shmwire"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -42,21 +39,10 @@ func FuzzServerConn(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 2, 1, 0})
 	server := inproc.New()
 	echov1.RegisterEchoServer(server, echo.Server{})
-	bind := func(closed context.Context) grpc.ClientConnInterface {
-		return inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true, Closed: closed})
-	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cnc, snc := socketPair(t)
 		defer cnc.Close()
-		type served struct {
-			sc  *shm.ServerConn
-			err error
-		}
-		sch := make(chan served, 1)
-		go func() {
-			sc, err := shm.Serve(snc, bind, 1<<20, nil, shm.Options{})
-			sch <- served{sc, err}
-		}()
+		sch := serve(snc, server, 1<<20)
 		if err := shmwire.WriteHello(cnc, shmwire.Hello{Version: 1, MaxFrame: 1 << 20, Window: 1 << 20, ConnWin: 1 << 20}); err != nil {
 			t.Fatal(err)
 		}
@@ -104,9 +90,8 @@ func FuzzClient(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer cl.Close()
-		client := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
-		inprocconn.Forward(client, cl.Unary, cl.Stream)
-		c := echov1.NewEchoClient(inprocconn.Bind(client, inprocconn.Conn{Encode: true, InlineUnary: true}))
+		_, cc := forwarding(cl)
+		c := echov1.NewEchoClient(cc)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c.Get(ctx, &echov1.EchoRequest{Text: "x"})

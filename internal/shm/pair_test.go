@@ -52,18 +52,7 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar), serverOpts ...inpr
 	cnc, snc := socketPair(t)
 	server := inproc.New(serverOpts...)
 	register(server)
-	bind := func(closed context.Context) grpc.ClientConnInterface {
-		return inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true, Closed: closed})
-	}
-	type served struct {
-		sc  *shm.ServerConn
-		err error
-	}
-	sch := make(chan served, 1)
-	go func() {
-		sc, err := shm.Serve(snc, bind, 64<<20, nil, shm.Options{})
-		sch <- served{sc, err}
-	}()
+	sch := serve(snc, server, 64<<20)
 	cl, err := shm.NewClient(cnc, shm.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,15 +61,43 @@ func pair(t testing.TB, register func(grpc.ServiceRegistrar), serverOpts ...inpr
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	client := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
-	inprocconn.Forward(client, cl.Unary, cl.Stream)
+	client, cc := forwarding(cl)
 	t.Cleanup(func() {
 		cl.Close()
 		s.sc.Close()
 		server.Stop()
 		client.Stop()
 	})
-	return inprocconn.Bind(client, inprocconn.Conn{Encode: true, InlineUnary: true})
+	return cc
+}
+
+// served is what Serve returned.
+type served struct {
+	sc  *shm.ServerConn
+	err error
+}
+
+// serve has snc's client served through server's channel, bound as the
+// root package binds it, on a goroutine of its own: the hello waits for
+// the client's side.
+func serve(snc net.Conn, server *inproc.Channel, maxRecv int) <-chan served {
+	bind := func(closed context.Context) grpc.ClientConnInterface {
+		return inprocconn.Bind(server, inprocconn.Conn{Encode: true, InlineUnary: true, Closed: closed})
+	}
+	sch := make(chan served, 1)
+	go func() {
+		sc, err := shm.Serve(snc, bind, maxRecv, nil, shm.Options{})
+		sch <- served{sc, err}
+	}()
+	return sch
+}
+
+// forwarding is a channel that forwards every call to cl, and its client
+// side bound as the root package binds it.
+func forwarding(cl *shm.Client) (*inproc.Channel, grpc.ClientConnInterface) {
+	client := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
+	inprocconn.Forward(client, cl.Unary, cl.Stream)
+	return client, inprocconn.Bind(client, inprocconn.Conn{Encode: true, InlineUnary: true})
 }
 
 func TestEchoCalls(t *testing.T) {
