@@ -192,9 +192,12 @@ func newShmConn(a Address, cfg clientConfig) (ClientConn, error) {
 	return c, nil
 }
 
+// alive says whether calls can begin on l: not once its connection
+// failed, though its reader has yet to finish, which at one processor
+// may wait for a caller that never yields.
 func (l *shmLink) alive() bool {
 	select {
-	case <-l.cl.Done():
+	case <-l.cl.Failed():
 		return false
 	default:
 		return true

@@ -85,6 +85,10 @@ func (cl *Client) Close() error {
 // Done is closed once the connection ended.
 func (cl *Client) Done() <-chan struct{} { return cl.c.done }
 
+// Failed is closed as the connection fails, before Done: no call begins
+// on it from then on, though its reader may still be finishing.
+func (cl *Client) Failed() <-chan struct{} { return cl.c.failed }
+
 // Err is why the connection ended, once Done is closed.
 func (cl *Client) Err() error {
 	cl.c.mu.Lock()
