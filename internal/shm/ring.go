@@ -136,7 +136,7 @@ func takeRing(uc *net.UnixConn) (*shmring.Consumer, error) {
 // write writes b, whole frames, through the ring, or when the ring cannot
 // take it on the socket, with a record saying so in its place.
 func (r *rings) write(c *conn, b []byte) error {
-	if r.outClosed {
+	if r.closed(c) {
 		return net.ErrClosed
 	}
 	if len(b)+1 <= r.out.MaxRecord() {
@@ -152,11 +152,26 @@ func (r *rings) write(c *conn, b []byte) error {
 	return err
 }
 
+// closed says whether the ring takes no more records: once the connection
+// failed, what a writer still has goes nowhere, as on a closed socket,
+// though the peer would read the ring's records before its hang-up.
+func (r *rings) closed(c *conn) bool {
+	if r.outClosed {
+		return true
+	}
+	select {
+	case <-c.failed:
+		return true
+	default:
+		return false
+	}
+}
+
 // writeParts is write for a head, payload and tail of whole frames
 // together: the payload is not copied before it reaches the ring or the
 // socket.
 func (r *rings) writeParts(c *conn, head, payload, tail []byte) error {
-	if r.outClosed {
+	if r.closed(c) {
 		return net.ErrClosed
 	}
 	n := len(head) + len(payload) + len(tail)

@@ -26,10 +26,10 @@ type ServerConn struct {
 	c       *conn
 	cc      grpc.ClientConnInterface
 	maxRecv int
-	// ctx is the parent of every call's context; it ends with the
-	// connection.
+	// ctx ends with the connection, with errConnClosed as its cause:
+	// the status the channel ends the calls in flight with.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	lastID uint32 // the highest stream id the client opened
 	goAway atomic.Bool
@@ -56,11 +56,11 @@ func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterfa
 		return nil, err
 	}
 	sc := &ServerConn{c: c, maxRecv: maxRecv, deny: deny}
-	sc.ctx, sc.cancel = context.WithCancel(context.Background())
+	sc.ctx, sc.cancel = context.WithCancelCause(context.Background())
 	sc.cc = bind(sc.ctx)
 	go func() {
 		c.readFrames(sc.onFrame)
-		sc.cancel()
+		sc.cancel(errConnClosed)
 	}()
 	go c.writeCtrl()
 	return sc, nil
@@ -73,7 +73,7 @@ func (sc *ServerConn) Done() <-chan struct{} { return sc.c.done }
 // goroutines.
 func (sc *ServerConn) Close() {
 	sc.c.fail(net.ErrClosed)
-	sc.cancel()
+	sc.cancel(errConnClosed)
 	<-sc.c.done
 	sc.calls.Wait()
 }
@@ -219,6 +219,10 @@ func (sc *ServerConn) serve(ctx context.Context, cancel context.CancelFunc, s *s
 	}
 	sc.serveStream(ctx, s, req.Method, opts, &header, &trailer, later)
 }
+
+// errConnClosed ends a call whose connection closed, as grpc-go's
+// "transport is closing" does.
+var errConnClosed = status.Error(codes.Unavailable, "shm: the connection closed")
 
 var noRecvLimit = grpc.MaxCallRecvMsgSize(math.MaxInt32)
 
