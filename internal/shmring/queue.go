@@ -5,8 +5,10 @@ package shmring
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -184,8 +186,13 @@ type Consumer struct {
 	head  uint64   // what we took: never read back from the memory
 	max   int
 	buf   []byte
-	// hungUp is set by Hangup.
+	// hungUp is set by Hangup; closed by Close.
 	hungUp atomic.Bool
+	closed atomic.Bool
+	// dataConn waits for data to be signalled without reading it (see
+	// Read); looked is the test it applies, made once.
+	dataConn syscall.RawConn
+	looked   func(uintptr) bool
 	// Spin, if above 0, is how many times Read looks for a record before
 	// it sleeps: for machines with idle cores, where a spinning reader
 	// starves no one.
@@ -221,7 +228,21 @@ func OpenConsumer(fds Fds, size uint64) (*Consumer, error) {
 		unix.Close(fds.Space)
 		return nil, err
 	}
-	return &Consumer{seg: seg, data: data, space: space, max: int(size / 4)}, nil
+	rc, err := data.SyscallConn()
+	if err != nil {
+		seg.unmap()
+		data.Close()
+		space.Close()
+		return nil, fmt.Errorf("shmring: the peer's eventfd: %w", err)
+	}
+	c := &Consumer{seg: seg, data: data, space: space, max: int(size / 4), dataConn: rc}
+	c.looked = func(uintptr) bool { return c.hasRecord() || c.hungUp.Load() }
+	return c, nil
+}
+
+// hasRecord says whether the producer published something unread.
+func (c *Consumer) hasRecord() bool {
+	return load64(c.seg.word64(offTail)) != c.head
 }
 
 // ErrHungUp is returned by Read once Hangup was called and every record
@@ -257,13 +278,18 @@ func (c *Consumer) Read() ([]byte, error) {
 			spun++
 			continue
 		}
+		// The producer signals only a consumer that said it sleeps, and
+		// looks for that after it published: the ring is looked at after
+		// saying so, and again each time the eventfd becomes readable.
+		// Its counter is never read: each write wakes the netpoller
+		// (edge-triggered) whatever the count, and a read would cost two
+		// system calls a wake-up. An honest producer cannot fill it (2^64
+		// wake-ups).
 		atomic.StoreUint32(s.word32(offSleeping), 1)
-		if load64(s.word64(offTail)) != c.head {
-			atomic.StoreUint32(s.word32(offSleeping), 0)
-			continue
-		}
-		if err := wait(c.data); err != nil {
-			if errors.Is(err, os.ErrClosed) {
+		err := c.dataConn.Read(c.looked)
+		atomic.StoreUint32(s.word32(offSleeping), 0)
+		if err != nil {
+			if c.closed.Load() {
 				return nil, ErrClosed
 			}
 			return nil, err
@@ -310,6 +336,7 @@ func (c *Consumer) get(b []byte) {
 // Close ends a Read in progress, which returns ErrClosed, and any later
 // one. The goroutine that reads calls Release once it stopped.
 func (c *Consumer) Close() error {
+	c.closed.Store(true)
 	c.space.Close()
 	return c.data.Close()
 }
