@@ -34,9 +34,11 @@ type ServerConn struct {
 	lastID uint32 // the highest stream id the client opened
 	goAway atomic.Bool
 	calls  sync.WaitGroup
-	deny   error
-	mu     sync.Mutex
-	active int
+	// workers run the calls, and the goroutines their streams need.
+	workers *workers
+	deny    error
+	mu      sync.Mutex
+	active  int
 }
 
 // Serve speaks the framing's hello on nc and serves the client's calls
@@ -58,6 +60,7 @@ func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterfa
 	sc := &ServerConn{c: c, maxRecv: maxRecv, deny: deny}
 	sc.ctx, sc.cancel = context.WithCancelCause(context.Background())
 	sc.cc = bind(sc.ctx)
+	sc.workers = newWorkers(sc.ctx.Done())
 	go func() {
 		c.readFrames(sc.onFrame)
 		sc.cancel(errConnClosed)
@@ -76,6 +79,7 @@ func (sc *ServerConn) Close() {
 	sc.cancel(errConnClosed)
 	<-sc.c.done
 	sc.calls.Wait()
+	sc.workers.wait()
 }
 
 // GoAway tells the client that no new call is taken; the calls in flight
@@ -164,7 +168,7 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 	sc.active++
 	sc.mu.Unlock()
 	sc.calls.Add(1)
-	go sc.serve(ctx, cancel, s, req, later)
+	sc.workers.run(func() { sc.serve(ctx, cancel, s, req, later) })
 	return nil
 }
 
@@ -278,10 +282,10 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 		return
 	}
 	received := make(chan struct{})
-	go func() {
+	sc.workers.run(func() {
 		defer close(received)
 		sc.receiveAll(ctx, s, cs)
-	}()
+	})
 	defer func() { <-received }()
 	if md, err := cs.Header(); err == nil && md != nil {
 		if sc.c.write(headersFrame(nil, s.id, md)) != nil {
