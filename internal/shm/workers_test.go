@@ -7,8 +7,8 @@ import (
 )
 
 // TestWorkersKeepFewIdle: a burst of blocked calls gets a worker each;
-// once they return, at most maxIdleWorkers stay, the next call reuses
-// one of them, and all end once stop closes.
+// once they return, at most maxIdleWorkers stay, the next calls reuse
+// them, and all end once stop closes.
 func TestWorkersKeepFewIdle(t *testing.T) {
 	stop := make(chan struct{})
 	w := newWorkers(stop)
@@ -34,15 +34,20 @@ func TestWorkersKeepFewIdle(t *testing.T) {
 	if n := w.idle.Load(); n != maxIdleWorkers {
 		t.Fatalf("%d idle workers after a burst of %d calls, want %d", n, burst, maxIdleWorkers)
 	}
-	done := make(chan struct{})
-	w.run(func() { close(done) })
-	<-done
-	for w.idle.Load() != maxIdleWorkers && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// As many calls again as wait idle: each goes to an idle worker.
+	hold := make(chan struct{})
+	started.Add(maxIdleWorkers)
+	for range maxIdleWorkers {
+		w.run(func() {
+			started.Done()
+			<-hold
+		})
 	}
-	if n := w.idle.Load(); n != maxIdleWorkers {
-		t.Fatalf("%d idle workers after one more call, want %d: it did not reuse an idle one", n, maxIdleWorkers)
+	started.Wait()
+	if n := w.idle.Load(); n != 0 {
+		t.Fatalf("%d workers idle while %d calls run, want 0: the calls did not reuse them", n, maxIdleWorkers)
 	}
+	close(hold)
 	close(stop)
 	w.wait()
 }
