@@ -1,6 +1,7 @@
 package shm
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,10 @@ func TestWorkersKeepFewIdle(t *testing.T) {
 	if n := w.idle.Load(); n != maxIdleWorkers {
 		t.Fatalf("%d idle workers after a burst of %d calls, want %d", n, burst, maxIdleWorkers)
 	}
-	// As many calls again as wait idle: each goes to an idle worker.
+	// As many calls again as wait idle: they go to the idle workers (a
+	// worker counted idle may not wait yet: a few may get new ones).
+	time.Sleep(10 * time.Millisecond)
+	before := runtime.NumGoroutine()
 	hold := make(chan struct{})
 	started.Add(maxIdleWorkers)
 	for range maxIdleWorkers {
@@ -44,8 +48,8 @@ func TestWorkersKeepFewIdle(t *testing.T) {
 		})
 	}
 	started.Wait()
-	if n := w.idle.Load(); n != 0 {
-		t.Fatalf("%d workers idle while %d calls run, want 0: the calls did not reuse them", n, maxIdleWorkers)
+	if n := runtime.NumGoroutine() - before; n >= maxIdleWorkers/2 {
+		t.Fatalf("%d more goroutines for %d calls with as many workers idle: the calls did not reuse them", n, maxIdleWorkers)
 	}
 	close(hold)
 	close(stop)
