@@ -186,9 +186,11 @@ type Consumer struct {
 	head  uint64   // what we took: never read back from the memory
 	max   int
 	buf   []byte
-	// hungUp is set by Hangup; closed by Close.
-	hungUp atomic.Bool
-	closed atomic.Bool
+	// hungUp is set by Hangup; closed by Close; interrupted by Interrupt
+	// until a Read returns ErrInterrupted.
+	hungUp      atomic.Bool
+	closed      atomic.Bool
+	interrupted atomic.Bool
 	// dataConn waits for data to be signalled without reading it (see
 	// Read); looked is the test it applies, made once.
 	dataConn syscall.RawConn
@@ -236,9 +238,23 @@ func OpenConsumer(fds Fds, size uint64) (*Consumer, error) {
 		return nil, fmt.Errorf("shmring: the peer's eventfd: %w", err)
 	}
 	c := &Consumer{seg: seg, data: data, space: space, max: int(size / 4), dataConn: rc}
-	c.looked = func(uintptr) bool { return c.hasRecord() || c.hungUp.Load() }
+	c.looked = func(uintptr) bool { return c.hasRecord() || c.hungUp.Load() || c.interrupted.Load() }
 	return c, nil
 }
+
+// ErrInterrupted is returned by a Read that Interrupt ended with no record.
+var ErrInterrupted = errors.New("shmring: the read was interrupted")
+
+// Interrupt ends a Read that waits, or the next one, with ErrInterrupted
+// unless it finds a record. It may be called from any goroutine.
+func (c *Consumer) Interrupt() {
+	c.interrupted.Store(true)
+	signal(c.data)
+}
+
+// HasRecord says whether a Read would return a record without waiting.
+// It is for the goroutine that reads.
+func (c *Consumer) HasRecord() bool { return c.hasRecord() }
 
 // hasRecord says whether the producer published something unread.
 func (c *Consumer) hasRecord() bool {
@@ -273,6 +289,9 @@ func (c *Consumer) Read() ([]byte, error) {
 		// Hung up: the tail loaded after the flag was set is the last.
 		if c.hungUp.Load() && load64(s.word64(offTail)) == c.head {
 			return nil, ErrHungUp
+		}
+		if c.interrupted.Swap(false) {
+			return nil, ErrInterrupted
 		}
 		if spun < c.Spin {
 			spun++

@@ -155,6 +155,37 @@ func TestCloseEndsRead(t *testing.T) {
 	c.Release()
 }
 
+// TestInterruptEndsRead: Interrupt ends a Read that waits with
+// ErrInterrupted, once; a record written before a Read comes first.
+func TestInterruptEndsRead(t *testing.T) {
+	p, c := pair(t, 4096)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Read()
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.Interrupt()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("a Read ended by Interrupt: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Interrupt did not end a waiting Read")
+	}
+	if err := p.Write([]byte("r"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Interrupt()
+	if rec, err := c.Read(); err != nil || string(rec) != "r" {
+		t.Fatalf("Read after a record and an Interrupt: %q, %v; want the record", rec, err)
+	}
+	if _, err := c.Read(); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("the next Read: %v, want ErrInterrupted", err)
+	}
+}
+
 // TestRefusesWhatIsNotARing: a memfd without seals, or of another size,
 // and a descriptor that is not an eventfd are refused.
 func TestRefusesWhatIsNotARing(t *testing.T) {
