@@ -42,6 +42,7 @@ func NewClient(nc net.Conn, o Options) (*Client, error) {
 		return nil, err
 	}
 	cl := &Client{c: c, nextID: 1, closingCh: make(chan struct{})}
+	c.pumpOn = cl.onFrame
 	go c.readFrames(cl.onFrame)
 	go c.writeCtrl()
 	return cl, nil
@@ -55,6 +56,9 @@ func (cl *Client) Closing() {
 	if !cl.closing {
 		cl.closing = true
 		close(cl.closingCh)
+		if cl.c.pump != nil {
+			cl.c.pump.interrupt() // a caller reading the ring stops
+		}
 	}
 	cl.mu.Unlock()
 }
@@ -102,6 +106,7 @@ func (cl *Client) Err() error {
 // sees ids rise, as HTTP/2's rule is.
 func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, sent bool, err error) {
 	c := cl.c
+	c.pumpReady()
 	s = newStream(c, 0, 1<<31-1) // the call's own limit is checked by the channel
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

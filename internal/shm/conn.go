@@ -55,6 +55,10 @@ type conn struct {
 	rings *rings
 	// server is set on a server's side of a connection.
 	server bool
+	// pump, on a client's side with rings, has the callers read the ring
+	// (see pump); pumpOn is what they hand its frames to.
+	pump   *pump
+	pumpOn func(frame) error
 
 	mu      sync.Mutex
 	streams map[uint32]*stream
@@ -103,6 +107,9 @@ func setup(nc net.Conn, client bool, o Options) (*conn, error) {
 			return nil, err
 		}
 		c.rings.in.Spin = o.spin()
+		if client {
+			c.pump = newPump(c.rings.in.Interrupt)
+		}
 	}
 	return c, nil
 }
@@ -223,7 +230,11 @@ func (c *conn) writeParts(head, payload, tail []byte) error {
 // connection fails; then it closes done.
 func (c *conn) readFrames(on func(frame) error) {
 	defer close(c.done)
-	if c.rings != nil {
+	switch {
+	case c.pump != nil:
+		c.rings.watch(c, on)
+		return
+	case c.rings != nil:
 		c.rings.readFrames(c, on)
 		return
 	}

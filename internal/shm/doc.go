@@ -19,6 +19,14 @@
 // liveness channel: its end hangs up the ring's reader, which takes what
 // the peer wrote before it went, then ends the connection.
 //
+// No goroutine stands between a client's call and its ring: a call that
+// waits reads the ring itself when no other one does, and hands out what
+// it reads (see pump). A goroutine woken by the netpoller that then wakes
+// another wakes a second thread too; between two processes on two CPUs
+// that cost a unary call more than the rest of its path. The server
+// keeps one reader, which passes each call to a worker whose stack has
+// grown already.
+//
 // Flow control is per stream: a receiver credits a sender back once it
 // took a quarter of its window, and the bytes of a message still
 // arriving at once, so that a message larger than the window passes. The

@@ -202,29 +202,62 @@ func (r *rings) readFrames(c *conn, on func(frame) error) {
 	}()
 	defer func() {
 		<-sockDone
-		r.in.Release()
-		c.wmu.Lock()
-		r.out.Close()
-		r.outClosed = true
-		c.wmu.Unlock()
+		r.release(c)
 	}()
 	for {
-		rec, err := r.in.Read()
-		if err == nil {
-			err = r.onRecord(c, rec, on)
-		}
-		if err != nil {
-			switch {
-			case errors.Is(err, shmring.ErrClosed):
-				err = net.ErrClosed
-			case errors.Is(err, shmring.ErrHungUp):
-				err = r.sockErr // set before the hang-up
-			}
+		if err := r.readOne(c, on); err != nil {
 			c.fail(err)
 			return
 		}
 	}
 }
+
+// watch is readFrames for a connection whose callers read the ring
+// themselves (see pump): it reads the socket until it fails, then takes
+// the pump's tok for good and reads what the peer wrote to the ring
+// before it left, until the connection fails.
+func (r *rings) watch(c *conn, on func(frame) error) {
+	r.readSocket(c)
+	c.pump.tok <- struct{}{} // a caller reading sees the hang-up, or the failure, and lets go
+	defer r.release(c)
+	for {
+		if err := r.readOne(c, on); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+}
+
+// release unmaps the rings once nothing reads them.
+func (r *rings) release(c *conn) {
+	r.in.Release()
+	c.wmu.Lock()
+	r.out.Close()
+	r.outClosed = true
+	c.wmu.Unlock()
+}
+
+// readOne reads a record and hands its frames to on. A read that
+// Interrupt ended is no error. Any error ends the connection.
+func (r *rings) readOne(c *conn, on func(frame) error) error {
+	rec, err := r.in.Read()
+	if err == nil {
+		err = r.onRecord(c, rec, on)
+	}
+	switch {
+	case err == nil, errors.Is(err, shmring.ErrInterrupted):
+		return nil
+	case errors.Is(err, shmring.ErrClosed):
+		return net.ErrClosed
+	case errors.Is(err, shmring.ErrHungUp):
+		return r.sockErr // set before the hang-up
+	}
+	return err
+}
+
+// hasRecord says whether the ring holds a record not read yet; for the
+// goroutine that may read.
+func (r *rings) hasRecord() bool { return r.in.HasRecord() }
 
 // readSocket reads the frames the peer sent on the socket until it fails,
 // which ends the connection: the socket says when the peer left. A peer

@@ -21,4 +21,12 @@ func (*rings) readFrames(*conn, func(frame) error) {
 	panic("shm: no rings on this system")
 }
 
+func (*rings) watch(*conn, func(frame) error) { panic("shm: no rings on this system") }
+
+func (*rings) readOne(*conn, func(frame) error) error { panic("shm: no rings on this system") }
+
+func (*rings) hasRecord() bool { panic("shm: no rings on this system") }
+
+func (*noRing) Interrupt() {}
+
 func (*rings) writeParts(*conn, []byte, []byte, []byte) error { panic("shm: no rings on this system") }

@@ -164,12 +164,8 @@ func (s *stream) nextUntil(ctx context.Context, stop <-chan struct{}) (event, er
 			return e, nil
 		}
 		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
-			return event{}, ctx.Err()
-		case <-stop:
-			return event{}, errStopped
+		if err := s.c.await(ctx, stop, s.wake); err != nil {
+			return event{}, err
 		}
 	}
 }
@@ -283,12 +279,9 @@ func (s *stream) window(ctx context.Context, want int) (int, error) {
 		}
 		credited := s.credited
 		s.mu.Unlock()
-		select {
-		case <-credited:
-		case <-s.c.done:
-			return 0, errStreamOver
-		case <-ctx.Done():
-			return 0, ctx.Err()
+		// The connection's failure ends the stream, which credited says.
+		if err := s.c.await(ctx, nil, credited); err != nil {
+			return 0, err
 		}
 	}
 }
