@@ -238,7 +238,21 @@ func OpenConsumer(fds Fds, size uint64) (*Consumer, error) {
 		return nil, fmt.Errorf("shmring: the peer's eventfd: %w", err)
 	}
 	c := &Consumer{seg: seg, data: data, space: space, max: int(size / 4), dataConn: rc}
-	c.looked = func(uintptr) bool { return c.hasRecord() || c.hungUp.Load() || c.interrupted.Load() }
+	// looked is RawConn.Read's test: true once there is something to
+	// return. Before a wait it drains the eventfd's counter, so that the
+	// producer's next signal is an edge for the edge-triggered netpoller:
+	// left unread, signals were lost under load. A wake-up costs one
+	// read, not the two of os.File.Read (EAGAIN, then the counter).
+	c.looked = func(fd uintptr) bool {
+		if c.hasRecord() || c.hungUp.Load() || c.interrupted.Load() {
+			return true
+		}
+		var b [8]byte
+		if n, _ := unix.Read(int(fd), b[:]); n == 8 {
+			return c.hasRecord() || c.hungUp.Load() || c.interrupted.Load()
+		}
+		return false
+	}
 	return c, nil
 }
 
@@ -299,11 +313,8 @@ func (c *Consumer) Read() ([]byte, error) {
 		}
 		// The producer signals only a consumer that said it sleeps, and
 		// looks for that after it published: the ring is looked at after
-		// saying so, and again each time the eventfd becomes readable.
-		// Its counter is never read: each write wakes the netpoller
-		// (edge-triggered) whatever the count, and a read would cost two
-		// system calls a wake-up. An honest producer cannot fill it (2^64
-		// wake-ups).
+		// saying so, and again each time the eventfd becomes readable
+		// (see looked).
 		atomic.StoreUint32(s.word32(offSleeping), 1)
 		err := c.dataConn.Read(c.looked)
 		atomic.StoreUint32(s.word32(offSleeping), 0)
