@@ -238,20 +238,19 @@ func OpenConsumer(fds Fds, size uint64) (*Consumer, error) {
 		return nil, fmt.Errorf("shmring: the peer's eventfd: %w", err)
 	}
 	c := &Consumer{seg: seg, data: data, space: space, max: int(size / 4), dataConn: rc}
-	// looked is RawConn.Read's test: true once there is something to
-	// return. Before a wait it drains the eventfd's counter, so that the
-	// producer's next signal is an edge for the edge-triggered netpoller:
-	// left unread, signals were lost under load. A wake-up costs one
-	// read, not the two of os.File.Read (EAGAIN, then the counter).
-	c.looked = func(fd uintptr) bool {
-		if c.hasRecord() || c.hungUp.Load() || c.interrupted.Load() {
-			return true
-		}
-		var b [8]byte
-		if n, _ := unix.Read(int(fd), b[:]); n == 8 {
-			return c.hasRecord() || c.hungUp.Load() || c.interrupted.Load()
-		}
-		return false
+	// looked is RawConn.Read's test, made before each wait: true once
+	// there is something to return. The producer clears offSleeping as
+	// it signals, so it is said again before each wait, then the ring
+	// looked at: a wake-up for a record already taken would otherwise
+	// leave the consumer waiting for a signal that never comes. The
+	// eventfd's counter is never read: each write wakes the
+	// edge-triggered netpoller whatever the count, where a read would
+	// cost os.File.Read's two system calls a wake-up (EAGAIN, then the
+	// count). An honest producer cannot fill it (2^64 wake-ups).
+	sleeping := seg.word32(offSleeping)
+	c.looked = func(uintptr) bool {
+		atomic.StoreUint32(sleeping, 1)
+		return c.hasRecord() || c.hungUp.Load() || c.interrupted.Load()
 	}
 	return c, nil
 }
@@ -312,10 +311,7 @@ func (c *Consumer) Read() ([]byte, error) {
 			continue
 		}
 		// The producer signals only a consumer that said it sleeps, and
-		// looks for that after it published: the ring is looked at after
-		// saying so, and again each time the eventfd becomes readable
-		// (see looked).
-		atomic.StoreUint32(s.word32(offSleeping), 1)
+		// looks for that after it published (see looked).
 		err := c.dataConn.Read(c.looked)
 		atomic.StoreUint32(s.word32(offSleeping), 0)
 		if err != nil {
