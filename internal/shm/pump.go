@@ -53,20 +53,27 @@ func (c *conn) await(ctx context.Context, stop <-chan struct{}, wake <-chan stru
 	var free chan struct{}
 	if p != nil {
 		if p.tryTake() {
-			return c.pumpOnce(ctx, stop)
+			return c.pumpOnce(ctx, stop, wake)
 		}
 		// Counted before a last try: a reader letting go after the try
 		// sees this waiter and tells it.
 		p.waiting.Add(1)
 		defer p.waiting.Add(-1)
 		if p.tryTake() {
-			return c.pumpOnce(ctx, stop)
+			return c.pumpOnce(ctx, stop, wake)
 		}
 		free = p.free
 	}
 	select {
 	case <-wake:
 	case <-free:
+		// Told that tok was let go: this goroutine's frame may have come
+		// meanwhile, and it may not read, while another waiter needs
+		// someone to. It passes the word on while nobody holds tok (a
+		// holder tells the waiters as it lets go).
+		if p.waiting.Load() > 1 && len(p.tok) == 0 {
+			signal(free)
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-stop:
@@ -77,10 +84,15 @@ func (c *conn) await(ctx context.Context, stop <-chan struct{}, wake <-chan stru
 
 // pumpOnce reads one record and hands its frames out, holding the pump's
 // tok, which it lets go; a record for someone else still ends it, so that
-// its caller looks again. It ends early when ctx ends or stop closes.
-func (c *conn) pumpOnce(ctx context.Context, stop <-chan struct{}) error {
+// its caller looks again. It ends early when ctx ends or stop closes, and
+// reads nothing if wake has a token: the reader before may have handed
+// the caller its frames between its look and the taking of tok, and
+// none may come after them.
+func (c *conn) pumpOnce(ctx context.Context, stop, wake <-chan struct{}) error {
 	defer c.pump.release()
 	select {
+	case <-wake:
+		return nil // look again
 	case <-c.failed:
 		return nil // every stream has its end: look again
 	case <-stop:
