@@ -59,6 +59,13 @@ type conn struct {
 	// (see pump); pumpOn is what they hand its frames to.
 	pump   *pump
 	pumpOn func(frame) error
+	// inline, on a server's side with rings, gives the reader a call to
+	// run itself once spawn has another goroutine read on (see
+	// rings.readOn); nil when none waits.
+	inline func() func()
+	spawn  func(func())
+	// onEnded is called once the reading ended, after done closed.
+	onEnded func()
 
 	mu      sync.Mutex
 	streams map[uint32]*stream
@@ -227,26 +234,34 @@ func (c *conn) writeParts(head, payload, tail []byte) error {
 }
 
 // readFrames hands every frame the peer sends to on, until the
-// connection fails; then it closes done.
+// connection fails; then it ends the reading (see readEnded).
 func (c *conn) readFrames(on func(frame) error) {
-	defer close(c.done)
 	switch {
 	case c.pump != nil:
 		c.rings.watch(c, on)
-		return
 	case c.rings != nil:
-		c.rings.readFrames(c, on)
+		c.rings.readFrames(c, on) // ends the reading itself
 		return
+	default:
+		for {
+			h, p, owned, err := c.r.ReadFrame()
+			if err == nil {
+				err = on(frame{h, p, owned})
+			}
+			if err != nil {
+				c.fail(err)
+				break
+			}
+		}
 	}
-	for {
-		h, p, owned, err := c.r.ReadFrame()
-		if err == nil {
-			err = on(frame{h, p, owned})
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
+	c.readEnded()
+}
+
+// readEnded closes done, then tells the connection's owner.
+func (c *conn) readEnded() {
+	close(c.done)
+	if c.onEnded != nil {
+		c.onEnded()
 	}
 }
 

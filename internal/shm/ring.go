@@ -37,6 +37,8 @@ type rings struct {
 	// with sockErr.
 	sock    chan frame
 	sockErr error
+	// sockDone is closed once the socket's reader ended.
+	sockDone chan struct{}
 }
 
 // ringsPossible says whether nc can pass a ring's descriptors.
@@ -193,21 +195,42 @@ func (r *rings) writeParts(c *conn, head, payload, tail []byte) error {
 }
 
 // readFrames reads the ring's records, and the socket's frames where a
-// record says, until the connection fails.
+// record says, until the connection fails; then it ends the reading (see
+// conn.readEnded), or the goroutine it hands the reading to does (see
+// readOn).
 func (r *rings) readFrames(c *conn, on func(frame) error) {
-	sockDone := make(chan struct{})
+	r.sockDone = make(chan struct{})
 	go func() {
-		defer close(sockDone)
+		defer close(r.sockDone)
 		r.readSocket(c)
 	}()
-	defer func() {
-		<-sockDone
-		r.release(c)
-	}()
+	r.readOn(c, on)
+}
+
+// readOn reads records until the connection fails. After a record, a
+// call that c.inline gives runs on this goroutine, once c.spawn has
+// another read on: the call's handler then runs on the goroutine the
+// netpoller woke, with no hand-off to wait for.
+func (r *rings) readOn(c *conn, on func(frame) error) {
 	for {
 		if err := r.readOne(c, on); err != nil {
 			c.fail(err)
+			if c.inline != nil {
+				for call := c.inline(); call != nil; call = c.inline() {
+					c.spawn(call) // they find the connection failed
+				}
+			}
+			<-r.sockDone
+			r.release(c)
+			c.readEnded()
 			return
+		}
+		if c.inline != nil {
+			if call := c.inline(); call != nil {
+				c.spawn(func() { r.readOn(c, on) })
+				call()
+				return
+			}
 		}
 	}
 }

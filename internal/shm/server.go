@@ -36,9 +36,12 @@ type ServerConn struct {
 	calls  sync.WaitGroup
 	// workers run the calls, and the goroutines their streams need.
 	workers *workers
-	deny    error
-	mu      sync.Mutex
-	active  int
+	// inline are the unary calls opened in the record being read, for
+	// the reader to run (see takeInline); only the reader touches it.
+	inline []func()
+	deny   error
+	mu     sync.Mutex
+	active int
 }
 
 // Serve speaks the framing's hello on nc and serves the client's calls
@@ -61,10 +64,11 @@ func Serve(nc net.Conn, bind func(closed context.Context) grpc.ClientConnInterfa
 	sc.ctx, sc.cancel = context.WithCancelCause(context.Background())
 	sc.cc = bind(sc.ctx)
 	sc.workers = newWorkers(sc.ctx.Done())
-	go func() {
-		c.readFrames(sc.onFrame)
-		sc.cancel(errConnClosed)
-	}()
+	c.onEnded = func() { sc.cancel(errConnClosed) }
+	if c.rings != nil {
+		c.inline, c.spawn = sc.takeInline, sc.workers.run
+	}
+	go c.readFrames(sc.onFrame)
 	go c.writeCtrl()
 	return sc, nil
 }
@@ -168,8 +172,29 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 	sc.active++
 	sc.mu.Unlock()
 	sc.calls.Add(1)
-	sc.workers.run(func() { sc.serve(ctx, cancel, s, req, later) })
+	call := func() { sc.serve(ctx, cancel, s, req, later) }
+	if req.Unary && sc.c.inline != nil {
+		sc.inline = append(sc.inline, call)
+		return nil
+	}
+	sc.workers.run(call)
 	return nil
+}
+
+// takeInline gives the reader the last unary call its record opened to
+// run itself, and has workers run any other.
+func (sc *ServerConn) takeInline() func() {
+	n := len(sc.inline)
+	if n == 0 {
+		return nil
+	}
+	for _, call := range sc.inline[:n-1] {
+		sc.workers.run(call)
+	}
+	last := sc.inline[n-1]
+	clear(sc.inline)
+	sc.inline = sc.inline[:0]
+	return last
 }
 
 // laterCancel holds back a cancel until the call it ends has begun.
