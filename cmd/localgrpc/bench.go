@@ -81,8 +81,15 @@ called directly (direct); the least any channel keeping inproc's contract must
 pay (floor: for ListStrings the generated Recv's new message and field copy, for
 Unary a go statement and one channel hand-off back); this project's inproc
 channel in each copy mode (clone, share) and execution mode (isolated, inline);
-and connect-go's handlers and clients (gRPC protocol, no compression) in-process
-through inprochttp (connect-inproc) and over a unix socket (connect-unix).
+connect-go's handlers and clients (gRPC protocol, no compression) in-process
+through inprochttp (connect-inproc) and over a unix socket (connect-unix); and,
+on Linux, with the server in a process of its own (this program, started again):
+grpc-go over a unix and an abstract socket (xproc-unix, xproc-abstract),
+localgrpc's shm: transport (xproc-shm), and the machine's floor between two
+processes, one round trip of the Echo text with no gRPC at all, over a unix
+socketpair (xproc-floor-socketpair) and through a shared-memory ring each way
+woken by an eventfd (xproc-floor-ring), in Unary only. The xproc impls take no
+part in FanOut, Batching and Series.
 
 Each case runs --count times, a round of every case at a time so that a noisy
 machine's drift spreads over all of them; each run is a benchmark of --benchtime,

@@ -52,6 +52,11 @@ var impls = []impl{
 	{name: "inproc-share-inline", serve: serveInproc(inproc.Share, inproc.Inline)},
 	{name: "connect-inproc", connect: connectInprocClients, skip: connectSkips},
 	{name: "connect-unix", connect: connectUnixClients, skip: connectSkips},
+	{name: "xproc-unix", serve: serveXprocUnix, skip: xprocSkips, goos: "linux"},
+	{name: "xproc-abstract", serve: serveXprocAbstract, skip: xprocSkips, goos: "linux"},
+	{name: "xproc-shm", serve: serveXprocShm, skip: xprocSkips, goos: "linux"},
+	{name: "xproc-floor-socketpair", connect: floorSocketpairClients, skip: xprocFloorSkips, goos: "linux"},
+	{name: "xproc-floor-ring", connect: floorRingClients, skip: xprocFloorSkips, goos: "linux"},
 }
 
 const (

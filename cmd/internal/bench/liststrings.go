@@ -18,6 +18,14 @@ import (
 type listServer struct {
 	listv1.UnimplementedListStringsServer
 	resps []*listv1.ListResponse
+	// shape is what newListServer made it of, for a server process to
+	// make the same (see serveChild).
+	shape listShape
+}
+
+// listShape is n strings of size bytes, perMsg to a message.
+type listShape struct {
+	N, Size, PerMsg int
 }
 
 // newListServer returns a server whose List sends n distinct strings of
@@ -30,7 +38,7 @@ func newListServer(n, size, perMsg int) *listServer {
 		s := strconv.Itoa(i)
 		all[i] = s + strings.Repeat("x", max(size-len(s), 0))
 	}
-	s := &listServer{}
+	s := &listServer{shape: listShape{n, size, perMsg}}
 	for chunk := range slices.Chunk(all, perMsg) {
 		s.resps = append(s.resps, &listv1.ListResponse{Strings: chunk})
 	}

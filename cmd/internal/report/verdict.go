@@ -24,14 +24,17 @@ import (
 type implKind int
 
 const (
-	kindOther   implKind = iota // yardsticks the verdict leaves out: direct, chan, iter, bufconn
-	kindDefault                 // inproc as inproc.New makes it: the pick within a process
-	kindMode                    // inproc's other modes, faster where their rules hold
-	kindRival                   // another in-process channel, to compare ours with (versus)
-	kindTCP                     // grpc-go over localhost TCP: the reference for sockets
-	kindSocket                  // across processes on one machine: unix and abstract sockets
-	kindFloor                   // the least a channel keeping inproc's contract pays
-	kindHTTP                    // connect-go's handlers, compared with the same over a socket (versus)
+	kindOther       implKind = iota // yardsticks the verdict leaves out: direct, chan, iter, bufconn
+	kindDefault                     // inproc as inproc.New makes it: the pick within a process
+	kindMode                        // inproc's other modes, faster where their rules hold
+	kindRival                       // another in-process channel, to compare ours with (versus)
+	kindTCP                         // grpc-go over localhost TCP: the reference for sockets
+	kindSocket                      // across processes on one machine: unix and abstract sockets
+	kindFloor                       // the least a channel keeping inproc's contract pays
+	kindHTTP                        // connect-go's handlers, compared with the same over a socket (versus)
+	kindXproc                       // shm:, with the server in another process: the pick between processes
+	kindXprocSocket                 // grpc-go over a socket, the server in another process: the reference there
+	kindXprocFloor                  // the machine's floor between two processes
 )
 
 // An implInfo is what the verdict knows of an impl: its kind, what a
@@ -63,6 +66,11 @@ var implKinds = []implInfo{
 	{"floor", kindFloor, "the least a channel keeping inproc's contract pays through generated code", nil},
 	{"connect-inproc", kindHTTP, "connect-go in-process through inprochttp", []string{"connect-unix"}},
 	{"connect-unix", kindHTTP, "connect-go over a unix socket", nil},
+	{"xproc-shm", kindXproc, "localgrpc's shm: transport, the server in another process", nil},
+	{"xproc-unix", kindXprocSocket, "grpc-go over a unix socket, the server in another process", nil},
+	{"xproc-abstract", kindXprocSocket, "grpc-go over an abstract socket, the server in another process", nil},
+	{"xproc-floor-ring", kindXprocFloor, "a shared-memory ring each way, woken by an eventfd: no gRPC", nil},
+	{"xproc-floor-socketpair", kindXprocFloor, "a unix socketpair round trip: no gRPC", nil},
 }
 
 // KnownImpl says whether the verdict knows what the impl name is for.
@@ -159,6 +167,7 @@ func (r *Report) Conclude() []string {
 	if b := r.batching(); b != "" {
 		v = append(v, b)
 	}
+	v = append(v, r.betweenProcesses()...)
 	if sockets := r.ranOf(kindSocket); len(sockets) > 0 {
 		tcp := r.ranOf(kindTCP)
 		if len(tcp) == 0 {
@@ -170,6 +179,24 @@ func (r *Report) Conclude() []string {
 			}
 			v = append(v, "Across processes, "+strings.Join(parts, "; ")+".")
 		}
+	}
+	return v
+}
+
+// betweenProcesses is the verdict on the impls whose server runs in
+// another process: shm: against grpc-go over a socket, then against the
+// machine's floors.
+func (r *Report) betweenProcesses() []string {
+	shm := r.ranOf(kindXproc)
+	if len(shm) == 0 {
+		return nil
+	}
+	var v []string
+	if sockets := r.ranOf(kindXprocSocket); len(sockets) > 0 {
+		v = append(v, fmt.Sprintf("Between processes on one machine, pick %s: it %s.", describe(shm[0]), r.against(shm, sockets[0])))
+	}
+	for _, floor := range r.ranOf(kindXprocFloor) {
+		v = append(v, fmt.Sprintf("Against the machine's floor between two processes, %s %s.", shm[0], r.against(shm, floor)))
 	}
 	return v
 }

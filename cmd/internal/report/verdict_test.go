@@ -95,6 +95,24 @@ func TestVerdictConnect(t *testing.T) {
 	})
 }
 
+// With the server in another process, shm: is compared with grpc-go over
+// a unix socket, then with each floor between two processes.
+func TestVerdictBetweenProcesses(t *testing.T) {
+	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
+		listBench:  {"xproc-unix": 100000, "xproc-abstract": 98000, "xproc-shm": 40000},
+		unaryBench: {"xproc-unix": 80000, "xproc-shm": 20000, "xproc-floor-ring": 10000, "xproc-floor-socketpair": 16000},
+	})
+	checkVerdict(t, got, []string{
+		"This run has no inproc impl, so it says nothing of calls within one process.",
+		"Between processes on one machine, pick xproc-shm (localgrpc's shm: transport, the server in another process): it is 2.5–4.0× faster than " +
+			"xproc-unix (grpc-go over a unix socket, the server in another process) in this run (ListStrings respSize=10: 2.5×, Unary: 4.0×).",
+		"Against the machine's floor between two processes, xproc-shm is 2.0× slower than xproc-floor-ring " +
+			"(a shared-memory ring each way, woken by an eventfd: no gRPC) in this run (Unary: 2.0×).",
+		"Against the machine's floor between two processes, xproc-shm is 1.2× slower than xproc-floor-socketpair " +
+			"(a unix socketpair round trip: no gRPC) in this run (Unary: 1.2×).",
+	})
+}
+
 // A run filtered to a few impls: the verdict speaks of those alone.
 func TestVerdictFiltered(t *testing.T) {
 	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
