@@ -23,6 +23,9 @@ type pump struct {
 	interrupt func()
 }
 
+// pumpBatch bounds the records one taking of tok reads past the first.
+const pumpBatch = 256
+
 func newPump(interrupt func()) *pump {
 	return &pump{tok: make(chan struct{}, 1), free: make(chan struct{}, 1), interrupt: interrupt}
 }
@@ -106,6 +109,12 @@ func (c *conn) pumpOnce(ctx context.Context, stop, wake <-chan struct{}) error {
 		unregister := context.AfterFunc(ctx, c.pump.interrupt)
 		err = c.rings.readOne(c, c.pumpOn)
 		unregister()
+	}
+	// What else arrived meanwhile goes out too, as a reader goroutine
+	// would hand it on: a stream's records then cost one taking of tok.
+	// A bound keeps a fast stream from holding its caller for long.
+	for n := 0; err == nil && n < pumpBatch && c.rings.hasRecord(); n++ {
+		err = c.rings.readOne(c, c.pumpOn)
 	}
 	if err != nil {
 		c.fail(err)
