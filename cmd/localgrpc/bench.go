@@ -45,7 +45,7 @@ type benchFlags struct {
 const maxProcsPerCPU = 64
 
 // Defaults of a full run and of --quick. A full run of every case takes
-// about 4 minutes on 2 cores, --quick about 40 seconds.
+// about 6 minutes on 2 cores, --quick about 50 seconds.
 const (
 	defaultBenchtime = "300ms"
 	quickBenchtime   = "40ms"
@@ -110,7 +110,7 @@ untested. A run cut short (Ctrl-C) is judged the same way, group by group.
 
 Flags take one dash or two, as go test's do (-count 5, --count 5).
 Interrupting a run (Ctrl-C) reports the runs that finished.`,
-		Example: `  localgrpc bench                                # everything, about 4 minutes
+		Example: `  localgrpc bench                                # everything, about 6 minutes
   localgrpc bench --quick                        # a rough picture in about 30 seconds
   localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
   localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt
