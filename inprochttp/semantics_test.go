@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -458,7 +459,16 @@ func run(t *testing.T, tr transport, c exchangeCase) outcome {
 		defer mu.Unlock()
 		o.Saw = append(o.Saw, sawValue{key, value})
 	}
-	hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.handler(w, r, saw) }))
+	// What the handler saw is read once it returned: a client may have
+	// its whole response (a declared length, say) while the handler goes
+	// on writing.
+	var started, returned sync.Once
+	handlerStarted, handlerReturned := make(chan struct{}), make(chan struct{})
+	hc, base := tr.client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Do(func() { close(handlerStarted) })
+		defer returned.Do(func() { close(handlerReturned) })
+		c.handler(w, r, saw)
+	}))
 	req, _ := http.NewRequest(http.MethodGet, base+"/x", nil)
 	if c.request != nil {
 		req = c.request(base)
@@ -480,6 +490,14 @@ func run(t *testing.T, tr transport, c exchangeCase) outcome {
 		o.Body, o.BodyErr, o.Trailer = body, errorClass(err), resp.Trailer
 	}
 	o.Informational = informational
+	select {
+	case <-handlerStarted:
+		select {
+		case <-handlerReturned:
+		case <-time.After(5 * time.Second): // one that outlives its exchange
+		}
+	default: // refused before any handler ran
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return o
