@@ -39,6 +39,9 @@ type rings struct {
 	sockErr error
 	// sockDone is closed once the socket's reader ended.
 	sockDone chan struct{}
+	// readOnNext is readOn with its arguments, made once: what a reader
+	// that runs a call hands the reading to.
+	readOnNext func()
 }
 
 // ringsPossible says whether nc can pass a ring's descriptors.
@@ -204,6 +207,7 @@ func (r *rings) readFrames(c *conn, on func(frame) error) {
 		defer close(r.sockDone)
 		r.readSocket(c)
 	}()
+	r.readOnNext = func() { r.readOn(c, on) }
 	r.readOn(c, on)
 }
 
@@ -227,7 +231,7 @@ func (r *rings) readOn(c *conn, on func(frame) error) {
 		}
 		if c.inline != nil {
 			if call := c.inline(); call != nil {
-				c.spawn(func() { r.readOn(c, on) })
+				c.spawn(r.readOnNext)
 				call()
 				return
 			}

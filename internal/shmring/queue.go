@@ -250,7 +250,7 @@ func OpenConsumer(fds Fds, size uint64) (*Consumer, error) {
 	sleeping := seg.word32(offSleeping)
 	c.looked = func(uintptr) bool {
 		atomic.StoreUint32(sleeping, 1)
-		return c.hasRecord() || c.hungUp.Load() || c.interrupted.Load()
+		return c.HasRecord() || c.hungUp.Load() || c.interrupted.Load()
 	}
 	return c, nil
 }
@@ -265,12 +265,10 @@ func (c *Consumer) Interrupt() {
 	signal(c.data)
 }
 
-// HasRecord says whether a Read would return a record without waiting.
-// It is for the goroutine that reads.
-func (c *Consumer) HasRecord() bool { return c.hasRecord() }
-
-// hasRecord says whether the producer published something unread.
-func (c *Consumer) hasRecord() bool {
+// HasRecord says whether the producer published something unread: a
+// Read would return it without waiting. It is for the goroutine that
+// reads.
+func (c *Consumer) HasRecord() bool {
 	return load64(c.seg.word64(offTail)) != c.head
 }
 

@@ -126,6 +126,27 @@ func TestAbortWhileFull(t *testing.T) {
 	}
 }
 
+// endWaitingRead has end, called what, end a Read of c that waits for a
+// record, and fails t unless the Read returns want.
+func endWaitingRead(t *testing.T, c *Consumer, what string, end func(), want error) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Read()
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	end()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, want) {
+			t.Fatalf("a Read ended by %s: %v, want %v", what, err, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not end a waiting Read", what)
+	}
+}
+
 // TestCloseEndsRead: Close ends a Read that waits for a record.
 func TestCloseEndsRead(t *testing.T) {
 	p, err := NewProducer(4096)
@@ -137,21 +158,7 @@ func TestCloseEndsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Read()
-		errc <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
-	c.Close()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
-			t.Fatalf("a Read ended by Close: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not end a waiting Read")
-	}
+	endWaitingRead(t, c, "Close", func() { c.Close() }, ErrClosed)
 	c.Release()
 }
 
@@ -159,21 +166,7 @@ func TestCloseEndsRead(t *testing.T) {
 // ErrInterrupted, once; a record written before a Read comes first.
 func TestInterruptEndsRead(t *testing.T) {
 	p, c := pair(t, 4096)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Read()
-		errc <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
-	c.Interrupt()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrInterrupted) {
-			t.Fatalf("a Read ended by Interrupt: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Interrupt did not end a waiting Read")
-	}
+	endWaitingRead(t, c, "Interrupt", c.Interrupt, ErrInterrupted)
 	if err := p.Write([]byte("r"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
