@@ -158,7 +158,10 @@ func startChild(tb testing.TB, spec childSpec, files ...*os.File) (*exec.Cmd, er
 		defer close(exited)
 		r := bufio.NewReader(stdout)
 		line, err := r.ReadString('\n')
-		if err == nil && strings.TrimSpace(line) != childReady {
+		switch {
+		case errors.Is(err, io.EOF):
+			err = errors.New("it exited before it served")
+		case err == nil && strings.TrimSpace(line) != childReady:
 			err = fmt.Errorf("it said %q", line)
 		}
 		ready <- err
@@ -176,15 +179,19 @@ func startChild(tb testing.TB, spec childSpec, files ...*os.File) (*exec.Cmd, er
 	case <-time.After(childStart):
 		err = fmt.Errorf("it did not say it serves within %v", childStart)
 	}
+	what := spec.Kind
+	if spec.Addr != "" {
+		what = spec.Addr
+	}
 	if err != nil {
 		end()
-		return nil, fmt.Errorf("a server process of %s: %w; its errors: %s", spec.Addr, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("a server process of %s: %w; its errors: %s", what, err, strings.TrimSpace(stderr.String()))
 	}
 	tb.Cleanup(func() {
 		if err := end(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || !exit.Exited() {
-				tb.Errorf("the server process of %s: %v; its errors: %s", spec.Addr, err, strings.TrimSpace(stderr.String()))
+				tb.Errorf("the server process of %s: %v; its errors: %s", what, err, strings.TrimSpace(stderr.String()))
 			}
 		}
 	})
