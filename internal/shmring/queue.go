@@ -87,7 +87,16 @@ var ErrClosed = errors.New("shmring: the ring is closed")
 // Write writes a then b as one record, waiting for room until abort is
 // closed. It is for one goroutine at a time.
 func (p *Producer) Write(a, b []byte, abort <-chan struct{}) error {
-	n := len(a) + len(b)
+	return p.WriteParts(abort, a, b)
+}
+
+// WriteParts is Write for a record of any number of parts, copied to the
+// ring from where they are.
+func (p *Producer) WriteParts(abort <-chan struct{}, parts ...[]byte) error {
+	n := 0
+	for _, b := range parts {
+		n += len(b)
+	}
 	if n > p.MaxRecord() {
 		return ErrTooLarge
 	}
@@ -117,8 +126,9 @@ func (p *Producer) Write(a, b []byte, abort <-chan struct{}) error {
 	var h [recordHeader]byte
 	binary.LittleEndian.PutUint32(h[:], uint32(n))
 	p.put(h[:])
-	p.put(a)
-	p.put(b)
+	for _, b := range parts {
+		p.put(b)
+	}
 	store64(s.word64(offTail), p.tail)
 	if atomic.LoadUint32(s.word32(offSleeping)) == 1 && atomic.CompareAndSwapUint32(s.word32(offSleeping), 1, 0) {
 		return signal(p.data)

@@ -56,8 +56,30 @@ const (
 	// End marks the last frame the sender sends on the stream: a client's
 	// CloseSend, on a Message or an empty Message frame.
 	End
-	knownFlags = More | End
+	// Sized marks the first Message frame of a message sent in several
+	// frames: its payload begins with the whole message's length (see
+	// AppendSize), so that the receiver refuses one over its limit at
+	// once and gathers the rest without growing a buffer. It needs More,
+	// and FeatureSized offered by the receiver.
+	Sized
+	knownFlags = More | End | Sized
 )
+
+// SizeLen is the bytes of the length a Sized frame begins with.
+const SizeLen = 4
+
+// AppendSize appends the length of a message sent in several frames, as
+// a Sized frame's payload begins.
+func AppendSize(b []byte, n uint32) []byte { return binary.BigEndian.AppendUint32(b, n) }
+
+// ParseSize splits a Sized frame's payload into the message's length and
+// the first of its bytes.
+func ParseSize(p []byte) (uint32, []byte, error) {
+	if len(p) < SizeLen {
+		return 0, nil, fmt.Errorf("shmwire: a sized frame of %d bytes", len(p))
+	}
+	return binary.BigEndian.Uint32(p), p[SizeLen:], nil
+}
 
 // Header is a frame's header.
 type Header struct {
@@ -94,6 +116,8 @@ func ParseHeader(b []byte, maxPayload uint32) (Header, error) {
 		return h, fmt.Errorf("shmwire: %v frame with unknown flags %#x", h.Type, h.Flags)
 	case h.Flags&More != 0 && h.Type != Message:
 		return h, fmt.Errorf("shmwire: %v frame flagged More", h.Type)
+	case h.Flags&Sized != 0 && h.Flags&More == 0:
+		return h, fmt.Errorf("shmwire: %v frame flagged Sized without More", h.Type)
 	case h.Length > maxPayload:
 		return h, fmt.Errorf("shmwire: %v frame of %d bytes, over the limit of %d", h.Type, h.Length, maxPayload)
 	case h.Stream == 0 && h.Type != Window && h.Type != GoAway:

@@ -30,6 +30,9 @@ const Version = 1
 const (
 	// FeatureRings offers shared-memory rings after the hello.
 	FeatureRings uint64 = 1 << iota
+	// FeatureSized offers to take messages sent in several frames with
+	// their length first (see Sized).
+	FeatureSized
 )
 
 // Hello is what each side sends first.

@@ -75,6 +75,8 @@ func TestParseHeaderRefuses(t *testing.T) {
 		"type 0":           {Stream: 1},
 		"unknown flag":     {Stream: 1, Type: Message, Flags: 0x80},
 		"More on headers":  {Stream: 1, Type: Headers, Flags: More},
+		"Sized alone":      {Stream: 1, Type: Message, Flags: Sized},
+		"Sized on headers": {Stream: 1, Type: Headers, Flags: Sized | More},
 		"over the limit":   {Stream: 1, Type: Message, Length: 1025},
 		"stream 0 message": {Type: Message},
 		"goaway on stream": {Stream: 3, Type: GoAway},
@@ -86,6 +88,12 @@ func TestParseHeaderRefuses(t *testing.T) {
 	ok := Header{Length: 1024, Stream: 1<<32 - 1, Type: Message, Flags: More | End}
 	if got, err := ParseHeader(ok.Append(nil), 1024); err != nil || got != ok {
 		t.Errorf("%+v: %+v, %v", ok, got, err)
+	}
+	if _, _, err := ParseSize([]byte{0, 0, 1}); err == nil {
+		t.Error("a sized frame of 3 bytes was taken")
+	}
+	if n, rest, err := ParseSize(AppendSize(nil, 1<<20)); n != 1<<20 || len(rest) != 0 || err != nil {
+		t.Errorf("ParseSize(AppendSize(1 MiB)) = %d, %q, %v", n, rest, err)
 	}
 	if _, err := ParseHeader(make([]byte, HeaderLen-1), 1024); err == nil {
 		t.Error("a short header parsed")
