@@ -131,7 +131,7 @@ func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, se
 	b := appendHeaders(c.wbuf[:0], id, r)
 	// A large message goes out from where it is (see send), not copied
 	// behind the headers.
-	if only && len(msg) < largeWrite && len(msg) <= int(c.peer.MaxFrame) && int64(len(msg)) <= s.sendWin {
+	if only && len(msg) < largeWrite && len(msg) <= c.frameMax && int64(len(msg)) <= s.sendWin {
 		s.sendWin -= int64(len(msg))
 		b = shmwire.AppendFrame(b, id, shmwire.Message, 0, msg)
 		b = shmwire.AppendFrame(b, id, shmwire.Message, shmwire.End, nil)
@@ -186,7 +186,7 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 	if f := inprocconn.Follows(ctx); f != nil {
 		wait = f
 	}
-	var resp []byte
+	var resp mem.Buffer
 	for {
 		e, err := s.nextUntil(wait, cl.closingCh)
 		if err != nil {
@@ -202,10 +202,7 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 				cl.cancel(s, codes.Internal)
 				return nil, status.Error(codes.Internal, "shm: the server sent a unary call two responses")
 			}
-			resp = e.data
-			if resp == nil {
-				resp = []byte{}
-			}
+			resp = e.msg
 		case evTrailers:
 			if len(e.md) > 0 {
 				grpc.SetTrailer(ctx, e.md)
@@ -246,7 +243,7 @@ func (cl *Client) Stream(_ any, ss grpc.ServerStream) error {
 				return cl.left(ctx, s, err)
 			}
 		case evMessage:
-			if err := ss.SendMsg(&inprocconn.Encoded{Data: encoded(e.data)}); err != nil {
+			if err := ss.SendMsg(&inprocconn.Encoded{Data: encoded(e.msg)}); err != nil {
 				return cl.left(ctx, s, err)
 			}
 		case evTrailers:

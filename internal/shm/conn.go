@@ -10,7 +10,6 @@ import (
 
 	"github.com/localgrpc/localgrpc/internal/shmwire"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 )
 
@@ -22,7 +21,7 @@ const (
 )
 
 func ourHello(nc net.Conn) shmwire.Hello {
-	h := shmwire.Hello{Version: shmwire.Version, MaxFrame: maxFrame, Window: streamWindow, ConnWin: connWindow}
+	h := shmwire.Hello{Version: shmwire.Version, Features: shmwire.FeatureSized, MaxFrame: maxFrame, Window: streamWindow, ConnWin: connWindow}
 	if ringsPossible(nc) {
 		h.Features |= shmwire.FeatureRings
 	}
@@ -48,6 +47,13 @@ type conn struct {
 	ctrlMu   sync.Mutex
 	ctrl     []byte
 	ctrlWake chan struct{}
+
+	// frameMax is the most a Message frame we send carries: the peer's
+	// limit, and with rings what a record holds beside a small frame
+	// before and after it, so that a large message crosses through the
+	// ring, not the socket. sized says the peer takes Sized frames.
+	frameMax int
+	sized    bool
 
 	// rings, when both sides offered them, carry the frames; the socket
 	// then carries only what a ring cannot take, and says when the peer
@@ -109,10 +115,14 @@ func setup(nc net.Conn, client bool, o Options) (*conn, error) {
 		done:     make(chan struct{}),
 		server:   !client,
 	}
-	if _, features := shmwire.Agree(ourHello(nc), peer); features&shmwire.FeatureRings != 0 {
+	_, features := shmwire.Agree(ourHello(nc), peer)
+	c.sized = features&shmwire.FeatureSized != 0
+	c.frameMax = int(peer.MaxFrame)
+	if features&shmwire.FeatureRings != 0 {
 		if c.rings, err = exchangeRings(nc, client); err != nil {
 			return nil, err
 		}
+		c.frameMax = min(c.frameMax, c.rings.maxRecord()-ringFrameSlack)
 		c.rings.in.Spin = o.spin()
 		if client {
 			c.pump = newPump(c.rings.in.Interrupt)
@@ -206,23 +216,28 @@ type frame struct {
 	owned bool
 }
 
-// largeWrite is the size from which a payload is written from where it
-// is rather than copied behind its frame's header first.
+// largeWrite is the size from which a payload is written to the socket
+// from where it is rather than copied behind its frame's header first.
 const largeWrite = 64 << 10
+
+// ringFrameSlack is what a ring's record holds beside a Message frame of
+// frameMax: the record's kind, a small frame before (the call's Headers)
+// and one after (its Trailers or End).
+const ringFrameSlack = 8 << 10
 
 // writeParts writes head, payload and tail, whole frames together, as
 // writeLocked writes one buffer; c.wmu is held. head is in c.wbuf.
 func (c *conn) writeParts(head, payload, tail []byte) error {
-	if len(payload) < largeWrite {
+	var err error
+	switch {
+	case c.rings != nil:
+		err = c.rings.writeParts(c, head, payload, tail)
+	case len(payload) < largeWrite:
 		b := append(append(head, payload...), tail...)
-		err := c.writeLocked(b)
+		err = c.writeLocked(b)
 		c.wbuf = b[:0]
 		return err
-	}
-	var err error
-	if c.rings != nil {
-		err = c.rings.writeParts(c, head, payload, tail)
-	} else {
+	default:
 		bufs := net.Buffers{head, payload, tail}
 		_, err = bufs.WriteTo(c.nc)
 	}
@@ -351,9 +366,4 @@ func (c *conn) refuse(s *stream, st *status.Status) {
 		c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, st.Code())))
 	}
 	s.push(event{kind: evReset, st: st, refused: true})
-}
-
-// encoded is a message as the wire carries it.
-func encoded(b []byte) mem.BufferSlice {
-	return mem.BufferSlice{mem.SliceBuffer(b)}
 }

@@ -28,6 +28,10 @@ func seedFrames() []byte {
 	b = shmwire.AppendFrame(b, 3, shmwire.Message, 0, []byte{'h', 'i'})
 	b = shmwire.AppendFrame(b, 3, shmwire.Window, 0, shmwire.AppendWindow(nil, 100))
 	b = shmwire.AppendFrame(b, 3, shmwire.Cancel, 0, shmwire.AppendCode(nil, 1))
+	b = shmwire.AppendFrame(b, 5, shmwire.Headers, 0, (&shmwire.Request{Method: "/echo.v1.Echo/Get", Unary: true}).Append(nil))
+	b = shmwire.AppendFrame(b, 5, shmwire.Message, shmwire.More|shmwire.Sized, append(shmwire.AppendSize(nil, 4), 10, 2))
+	b = shmwire.AppendFrame(b, 5, shmwire.Message, 0, []byte{'h', 'i'})
+	b = shmwire.AppendFrame(b, 5, shmwire.Message, shmwire.End, nil)
 	return b
 }
 
@@ -43,7 +47,7 @@ func FuzzServerConn(f *testing.F) {
 		cnc, snc := socketPair(t)
 		defer cnc.Close()
 		sch := serve(snc, server, 1<<20)
-		if err := shmwire.WriteHello(cnc, shmwire.Hello{Version: 1, MaxFrame: 1 << 20, Window: 1 << 20, ConnWin: 1 << 20}); err != nil {
+		if err := shmwire.WriteHello(cnc, shmwire.Hello{Version: 1, Features: shmwire.FeatureSized, MaxFrame: 1 << 20, Window: 1 << 20, ConnWin: 1 << 20}); err != nil {
 			t.Fatal(err)
 		}
 		drained := make(chan struct{})
@@ -77,6 +81,9 @@ func FuzzClient(f *testing.F) {
 	seed = shmwire.AppendFrame(seed, 1, shmwire.Trailers, 0, (&shmwire.Status{Code: 0}).Append(nil))
 	f.Add(seed)
 	f.Add(shmwire.AppendFrame(nil, 1, shmwire.Trailers, 0, (&shmwire.Status{Code: 3, Details: []byte{8, 4}}).Append(nil)))
+	seed = shmwire.AppendFrame(nil, 1, shmwire.Message, shmwire.More|shmwire.Sized, append(shmwire.AppendSize(nil, 4), 10, 2))
+	seed = shmwire.AppendFrame(seed, 1, shmwire.Message, 0, []byte{'h', 'i'})
+	f.Add(append(seed, shmwire.AppendFrame(nil, 1, shmwire.Trailers, 0, (&shmwire.Status{Code: 0}).Append(nil))...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cnc, snc := socketPair(t)
 		go func() {

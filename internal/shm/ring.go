@@ -24,13 +24,15 @@ const (
 	recordSocket             // the next N bytes of frames are on the socket
 )
 
+// kindFrames begins a record of whole frames.
+var kindFrames = []byte{recordFrames}
+
 // rings are a connection's two rings: ours to write, the peer's to read.
 type rings struct {
 	out *shmring.Producer
 	// outClosed, under the connection's wmu, says out was released: no
 	// write may touch its memory.
 	outClosed bool
-	scratch   []byte // under wmu: a record put together
 	in        *shmring.Consumer
 	// sock carries the frames the peer sent on the socket, for a
 	// recordSocket to take in order; it closes once the socket failed,
@@ -145,7 +147,7 @@ func (r *rings) write(c *conn, b []byte) error {
 		return net.ErrClosed
 	}
 	if len(b)+1 <= r.out.MaxRecord() {
-		return r.out.Write([]byte{recordFrames}, b, c.failed)
+		return r.out.Write(kindFrames, b, c.failed)
 	}
 	var marker [9]byte
 	marker[0] = recordSocket
@@ -181,10 +183,7 @@ func (r *rings) writeParts(c *conn, head, payload, tail []byte) error {
 	}
 	n := len(head) + len(payload) + len(tail)
 	if n+1 <= r.out.MaxRecord() {
-		b := append(append(append(r.scratch[:0], recordFrames), head...), payload...)
-		b = append(b, tail...)
-		r.scratch = b[:0]
-		return r.out.Write(nil, b, c.failed)
+		return r.out.WriteParts(c.failed, kindFrames, head, payload, tail)
 	}
 	var marker [9]byte
 	marker[0] = recordSocket
@@ -281,6 +280,9 @@ func (r *rings) readOne(c *conn, on func(frame) error) error {
 	}
 	return err
 }
+
+// maxRecord is the most a record we write holds, its kind included.
+func (r *rings) maxRecord() int { return r.out.MaxRecord() }
 
 // hasRecord says whether the ring holds a record not read yet; for the
 // goroutine that may read.

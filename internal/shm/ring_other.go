@@ -30,3 +30,5 @@ func (*rings) hasRecord() bool { panic("shm: no rings on this system") }
 func (*noRing) Interrupt() {}
 
 func (*rings) writeParts(*conn, []byte, []byte, []byte) error { panic("shm: no rings on this system") }
+
+func (*rings) maxRecord() int { panic("shm: no rings on this system") }

@@ -13,6 +13,7 @@ import (
 	"github.com/localgrpc/localgrpc/internal/shmwire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -266,14 +267,14 @@ func (sc *ServerConn) callDone() {
 }
 
 func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD) {
-	var msg []byte
+	var msg mem.Buffer
 	for got := false; ; {
 		e, err := s.next(ctx)
 		if err != nil {
 			return // the call ended before its request came: nobody waits
 		}
 		if e.kind == evMessage && !got {
-			msg, got = e.data, true
+			msg, got = e.msg, true
 			continue
 		}
 		if e.kind == evEnd && got {
@@ -361,7 +362,7 @@ func (sc *ServerConn) receiveAll(ctx context.Context, s *stream, cs grpc.ClientS
 		}
 		switch e.kind {
 		case evMessage:
-			if cs.SendMsg(&inprocconn.Encoded{Data: encoded(e.data)}) != nil {
+			if cs.SendMsg(&inprocconn.Encoded{Data: encoded(e.msg)}) != nil {
 				return // RecvMsg says why
 			}
 		case evEnd:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/localgrpc/localgrpc/internal/shmwire"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -25,7 +26,7 @@ const (
 type event struct {
 	kind    eventKind
 	md      metadata.MD
-	data    []byte
+	msg     mem.Buffer // a message: freed by the codec that decodes it
 	st      *status.Status
 	conn    bool // a reset because the connection ended
 	refused bool // a reset this side made, which told the peer already
@@ -49,7 +50,11 @@ type stream struct {
 	// gives up.
 	over bool
 	// partial is the message whose frames are arriving; maxRecv bounds it.
+	// size is its length where its first frame said it (else -1), and held
+	// the pool's buffer partial is in, if it is.
 	partial []byte
+	held    *[]byte
+	size    int
 	maxRecv int
 	// remoteEnd: the peer sent End, or its trailers.
 	remoteEnd bool
@@ -73,7 +78,7 @@ type stream struct {
 
 func newStream(c *conn, id uint32, maxRecv int) *stream {
 	s := &stream{
-		id: id, c: c, maxRecv: maxRecv,
+		id: id, c: c, maxRecv: maxRecv, size: -1,
 		wake:    make(chan struct{}, 1),
 		recvWin: streamWindow,
 		sendWin: int64(c.peer.Window),
@@ -159,7 +164,7 @@ func (s *stream) nextUntil(ctx context.Context, stop <-chan struct{}) (event, er
 			}
 			s.mu.Unlock()
 			if e.kind == evMessage {
-				s.took(len(e.data))
+				s.took(e.msg.Len())
 			}
 			return e, nil
 		}
@@ -206,6 +211,22 @@ func (s *stream) receive(f frame) error {
 		s.push(event{kind: evEnd})
 		return nil
 	}
+	size := -1 // the whole message's, where a Sized frame said it
+	if h.Flags&shmwire.Sized != 0 {
+		n, rest, err := shmwire.ParseSize(p)
+		switch {
+		case err != nil:
+		case s.partial != nil:
+			err = fmt.Errorf("shm: stream %d sized a message inside another", s.id)
+		case uint64(n) <= uint64(len(rest)):
+			err = fmt.Errorf("shm: stream %d sized a message of %d bytes on a first frame of %d", s.id, n, len(rest))
+		}
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		size, p = int(n), rest
+	}
 	s.recvWin -= int64(len(p))
 	if s.recvWin < 0 {
 		s.mu.Unlock()
@@ -213,15 +234,14 @@ func (s *stream) receive(f frame) error {
 	}
 	more := h.Flags&shmwire.More != 0
 	if more || s.partial != nil {
-		if len(s.partial)+len(p) > s.maxRecv {
+		if got := max(size, len(s.partial)+len(p)); got > s.maxRecv {
 			s.mu.Unlock()
-			s.c.refuse(s, status.New(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", len(s.partial)+len(p), s.maxRecv)))
+			s.c.refuse(s, status.New(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", got, s.maxRecv)))
 			return nil
 		}
-		if s.partial == nil && f.owned {
-			s.partial = p
-		} else {
-			s.partial = append(s.partial, p...)
+		if err := s.gather(p, f.owned, size); err != nil {
+			s.mu.Unlock()
+			return err
 		}
 	}
 	var credit int64
@@ -235,17 +255,39 @@ func (s *stream) receive(f frame) error {
 		s.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Window, 0, shmwire.AppendWindow(nil, uint32(credit))))
 		return nil
 	}
-	data := s.partial
+	var msg mem.Buffer
 	switch {
-	case data != nil:
+	case s.partial != nil:
+		if s.size >= 0 && len(s.partial) != s.size {
+			s.mu.Unlock()
+			return fmt.Errorf("shm: stream %d sent %d bytes of a message sized %d", s.id, len(s.partial), s.size)
+		}
+		msg = gathered(s.partial, s.held)
 	case f.owned:
-		data = p
-	case h.Length > 0:
-		data = append([]byte(nil), p...)
+		msg = mem.SliceBuffer(p)
+	default:
+		msg = mem.Copy(p, recvPool)
 	}
-	s.partial = nil
+	s.partial, s.held, s.size = nil, nil, -1
 	s.mu.Unlock()
-	s.push(event{kind: evMessage, data: data})
+	s.push(event{kind: evMessage, msg: msg})
+	return nil
+}
+
+// gather adds p, a frame of a message arriving in several, to
+// s.partial; size is the message's length where its first frame said it.
+func (s *stream) gather(p []byte, owned bool, size int) error {
+	switch {
+	case size >= 0:
+		s.size = size
+		s.partial, s.held = newMessageBuf(size)
+	case s.partial == nil && owned:
+		s.partial = p // a frame read from the socket is ours already
+		return nil
+	case s.size >= 0 && len(s.partial)+len(p) > s.size:
+		return fmt.Errorf("shm: stream %d sent more than the %d bytes it sized a message", s.id, s.size)
+	}
+	s.partial = append(s.partial, p...)
 	return nil
 }
 
@@ -291,29 +333,37 @@ var errStreamOver = status.Error(codes.Canceled, "shm: the stream ended")
 // send writes before (whole frames: a Headers frame, say), then msg as
 // Message frames, then after (whole frames: trailers, an End frame). A
 // message the window cannot take at once goes out in pieces as the peer
-// credits it.
+// credits it; where the peer takes it, the first piece says the whole
+// message's length (see shmwire.Sized).
 func (s *stream) send(ctx context.Context, before []byte, msg []byte, after []byte) error {
 	c := s.c
-	max := int(c.peer.MaxFrame)
+	total := len(msg)
 	first := true
 	for first || len(msg) > 0 {
-		n := min(len(msg), max)
+		n := min(len(msg), c.frameMax)
 		if n > 0 {
 			var err error
 			if n, err = s.window(ctx, n); err != nil {
 				return err
 			}
 		}
-		f := uint8(0)
+		f, length := uint8(0), n
 		if n < len(msg) {
 			f = shmwire.More
+			if first && c.sized {
+				f |= shmwire.Sized
+				length += shmwire.SizeLen
+			}
 		}
 		c.wmu.Lock()
 		head := c.wbuf[:0]
 		if first {
 			head = append(head, before...)
 		}
-		head = shmwire.Header{Length: uint32(n), Stream: s.id, Type: shmwire.Message, Flags: f}.Append(head)
+		head = shmwire.Header{Length: uint32(length), Stream: s.id, Type: shmwire.Message, Flags: f}.Append(head)
+		if f&shmwire.Sized != 0 {
+			head = shmwire.AppendSize(head, uint32(total))
+		}
 		var tail []byte
 		if n == len(msg) {
 			tail = after
