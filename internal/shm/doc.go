@@ -15,7 +15,11 @@
 // other a ring of its own (package shmring) over the socket, and frames
 // go through the rings: a record holds whole frames, and frames a record
 // cannot hold go on the socket behind a record that says how many bytes
-// to take from there, so that nothing is reordered. The socket stays the
+// to take from there, so that nothing is reordered. A message larger than
+// a record holds goes in several Message frames, a record each, the first
+// saying the message's size, so that the receiver refuses one over its
+// limit at once and gathers the rest in a buffer of that size, from
+// grpc's pool, which the codec gives back once it decoded the message. The socket stays the
 // liveness channel: its end hangs up the ring's reader, which takes what
 // the peer wrote before it went, then ends the connection.
 //
