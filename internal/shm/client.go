@@ -104,10 +104,9 @@ func (cl *Client) Err() error {
 // client's only message, when it fits in a frame (sent reports it). The
 // stream's id is taken as its first frame is written, so that the server
 // sees ids rise, as HTTP/2's rule is.
-func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, sent bool, err error) {
+func (cl *Client) open(s *stream, r *shmwire.Request, msg []byte, only bool) (sent bool, err error) {
 	c := cl.c
 	c.pumpReady()
-	s = newStream(c, 0, 1<<31-1) // the call's own limit is checked by the channel
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	cl.mu.Lock()
@@ -124,9 +123,9 @@ func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, se
 	c.mu.Unlock()
 	switch {
 	case err != nil:
-		return nil, false, status.Error(codes.Unavailable, connClosedMessage(err))
+		return false, status.Error(codes.Unavailable, connClosedMessage(err))
 	case away:
-		return nil, false, status.Error(codes.Unavailable, "shm: the server is going away and takes no new call")
+		return false, status.Error(codes.Unavailable, "shm: the server is going away and takes no new call")
 	}
 	b := appendHeaders(c.wbuf[:0], id, r)
 	// A large message goes out from where it is (see send), not copied
@@ -144,21 +143,28 @@ func (cl *Client) open(r *shmwire.Request, msg []byte, only bool) (s *stream, se
 	}
 	if err != nil {
 		s.end()
-		return nil, false, status.Error(codes.Unavailable, connClosedMessage(err))
+		return false, status.Error(codes.Unavailable, connClosedMessage(err))
 	}
-	return s, sent, nil
+	return sent, nil
 }
+
+// newCallStream is a stream for a call about to open; the call's own
+// receive limit is the channel's to check.
+func (cl *Client) newCallStream() *stream { return newStream(cl.c, 0, 1<<31-1) }
 
 // Unary is the forward handler of unary calls: one message each way.
 func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-	var req inprocconn.Encoded
-	if err := dec(&req); err != nil {
+	// The request, and the response below, are the stream's: one
+	// allocation for all three.
+	s := cl.newCallStream()
+	req := &s.out
+	if err := dec(req); err != nil {
 		return nil, err
 	}
 	method, _ := grpc.Method(ctx)
 	r := requestOf(ctx, method, true)
 	msg := bytesOf(req.Data)
-	s, sent, err := cl.open(&r, msg, true)
+	sent, err := cl.open(s, &r, msg, true)
 	if err == nil && !sent {
 		var end [shmwire.HeaderLen]byte
 		err = s.send(ctx, nil, msg, shmwire.AppendFrame(end[:0], s.id, shmwire.Message, shmwire.End, nil))
@@ -172,12 +178,10 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 		}
 	}
 	req.Data.Free()
-	if s != nil {
-		defer s.end()
-	}
 	if err != nil {
 		return nil, err
 	}
+	defer s.end()
 	// A handler that runs on its caller's goroutine waits on the caller's
 	// context itself, whose Done costs nothing, rather than on the
 	// handler's, whose Done the channel makes on demand; the connection's
@@ -213,7 +217,9 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 			if resp == nil {
 				return nil, status.Error(codes.Internal, "shm: the server ended a unary call with no response")
 			}
-			return &inprocconn.Encoded{Data: encoded(resp)}, nil
+			s.outData[0] = resp
+			s.out.Data = s.outData[:]
+			return &s.out, nil
 		case evReset:
 			return nil, e.st.Err()
 		}
@@ -226,7 +232,8 @@ func (cl *Client) Stream(_ any, ss grpc.ServerStream) error {
 	ctx := ss.Context()
 	method, _ := grpc.MethodFromServerStream(ss)
 	r := requestOf(ctx, method, false)
-	s, _, err := cl.open(&r, nil, false)
+	s := cl.newCallStream()
+	_, err := cl.open(s, &r, nil, false)
 	if err != nil {
 		return err
 	}

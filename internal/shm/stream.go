@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"github.com/localgrpc/localgrpc/internal/shmwire"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
@@ -41,7 +42,7 @@ type stream struct {
 	mu     sync.Mutex
 	events []event // from head on: not taken yet
 	head   int
-	first  [2]event // events' first array: most calls have few at once
+	first  [3]event // events' first array: a unary call's three fit
 	// wake has a token when events were pushed since the taker last
 	// looked.
 	wake chan struct{}
@@ -74,6 +75,11 @@ type stream struct {
 	// grows or the stream is over.
 	sendWin  int64
 	credited chan struct{}
+
+	// out is a unary call's request as the channel encoded it, then its
+	// response for the channel to decode, in outData.
+	out     inprocconn.Encoded
+	outData [1]mem.Buffer
 }
 
 func newStream(c *conn, id uint32, maxRecv int) *stream {
