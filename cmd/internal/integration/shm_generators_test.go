@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
@@ -119,6 +120,17 @@ var genCases = []genCase{
 	}, newReq: func() any { return new(open3.Leaf) }, newResp: func() any { return new(open3.Tree) }},
 
 	// Refusals.
+	// A proto3 string of invalid UTF-8: the client refuses to marshal it.
+	// grpc-go's client has opened the stream by then, unary or not, so
+	// its server runs the handler, whose Recv fails with Canceled.
+	{name: "refused/protoc-gen-go/client-marshal-utf8", req: func() any { return &flat3.Flat{S: "ok", Names: []string{"\xff"}} }},
+	{name: "refused/dynamicpb/client-marshal-utf8", req: func() any {
+		m := dynamicTree()
+		m.Set(m.Descriptor().Fields().ByName("s"), protoreflect.ValueOfString("\xc3"))
+		return m
+	}, newReq: newDynamicTree},
+	// A proto2 message without its required field.
+	{name: "refused/proto2/client-marshal-required", req: func() any { return &proto2.Record{D: proto.Float64(1)} }},
 	// Invalid UTF-8 the sender does not validate, into a field the handler
 	// validates: the server refuses to unmarshal it.
 	{name: "refused/protoc-gen-go/server-unmarshal-utf8", req: func() any { return &editionsutf8.Unchecked{S: "a\xffb"} }, newReq: func() any { return new(flat3.Flat) }},
@@ -132,12 +144,20 @@ var genCases = []genCase{
 	// A message without a required field, unmarshaled: refused as well.
 	{name: "refused/proto2/server-unmarshal-required", req: func() any { return &flat3.Leaf{D: 1} }, newReq: func() any { return new(proto2.Record) }},
 	// Size limits: the client's receive limit, the server's receive
-	// limit.
+	// limit, the client's send limit.
 	{name: "refused/gogoproto/client-recv-limit", req: func() any { return seriesResponse(2000) }, opts: []grpc.CallOption{grpc.MaxCallRecvMsgSize(1000)}},
 	{name: "refused/opaque/client-recv-limit", req: func() any { return opaqueNode() }, resp: func(any) any {
 		return opaque.Node_builder{Data: make([]byte, 5000)}.Build()
 	}, newResp: func() any { return new(opaque.Node) }, opts: []grpc.CallOption{grpc.MaxCallRecvMsgSize(1000)}},
 	{name: "refused/gogoproto/server-recv-limit", req: func() any { return seriesResponse(2000) }, serverMaxRecv: 1000},
+	// A request over the server's limit that shm: carries in several
+	// frames: grpc-go's handler runs, and its Recv refuses the message.
+	{name: "refused/vtprotobuf/server-recv-limit-large", req: func() any {
+		return &vtzoo.Tree{Leaf: &vtzoo.Leaf{B: make([]byte, genServerMaxRecv+1)}}
+	}, opts: []grpc.CallOption{grpc.CallContentSubtype(vtprotoCodec{}.Name())}},
+	// The client's send limit refuses the request once it is marshaled:
+	// grpc-go's handler runs, and its Recv fails with Canceled.
+	{name: "refused/dynamicpb/client-send-limit", req: func() any { return dynamicTree() }, newReq: newDynamicTree, opts: []grpc.CallOption{grpc.MaxCallSendMsgSize(10)}},
 }
 
 func open3Tree() *open3.Tree {
