@@ -11,14 +11,15 @@ package cmd
 // module's gen/.
 //go:generate go tool buf generate ..
 
-// The handover's test messages (inproc/internal/zoo: every shape and Go
-// API protoc-gen-go makes), beside their .proto files.
-//go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.zoo.yaml
+// The test messages of every shape and Go API protoc-gen-go makes
+// (internal/zoo, importable by the tests of both modules: inproc's
+// handover, shm:'s oracle), beside their .proto files.
+//go:generate go tool buf generate ../internal/zoo --template buf.gen.zoo.yaml
 
 // vtprotobuf's CloneVT alone for the zoo's vtclone package, which imports
 // nothing beyond google.golang.org/protobuf, so that the library's own
 // tests can use it.
-//go:generate go tool buf generate ../inproc/internal/zoo --template buf.gen.vtclone.yaml --path ../inproc/internal/zoo/vtclone
+//go:generate go tool buf generate ../internal/zoo --template buf.gen.vtclone.yaml --path ../internal/zoo/vtclone
 
 // Messages with vtprotobuf's fast paths, for inproc's tests of them.
 //go:generate go tool buf generate internal/vtzoo --template buf.gen.vtzoo.yaml

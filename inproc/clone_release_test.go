@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/localgrpc/localgrpc/inproc"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"

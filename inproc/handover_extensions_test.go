@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/proto2"
+	"github.com/localgrpc/localgrpc/internal/zoo/proto2"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"

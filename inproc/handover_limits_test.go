@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/localgrpc/localgrpc/inproc"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/opaque"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/proto2"
+	"github.com/localgrpc/localgrpc/internal/zoo/opaque"
+	"github.com/localgrpc/localgrpc/internal/zoo/open3"
+	"github.com/localgrpc/localgrpc/internal/zoo/proto2"
 	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"

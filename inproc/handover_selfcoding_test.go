@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/proto2"
+	"github.com/localgrpc/localgrpc/internal/zoo/proto2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/opaque"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/proto2"
+	"github.com/localgrpc/localgrpc/internal/zoo/opaque"
+	"github.com/localgrpc/localgrpc/internal/zoo/open3"
+	"github.com/localgrpc/localgrpc/internal/zoo/proto2"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"

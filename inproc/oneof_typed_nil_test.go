@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/vtclone"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/open3"
+	"github.com/localgrpc/localgrpc/internal/zoo/vtclone"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/opaqueimplicit"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/opaqueimplicit"
+	"github.com/localgrpc/localgrpc/internal/zoo/open3"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/open3"
+	"github.com/localgrpc/localgrpc/internal/zoo/open3"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"

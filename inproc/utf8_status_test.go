@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/editionsutf8"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/editionsutf8"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"

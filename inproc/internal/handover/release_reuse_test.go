@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
 	"google.golang.org/protobuf/proto"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
 	"google.golang.org/protobuf/proto"
 )
 

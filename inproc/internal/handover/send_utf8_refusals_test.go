@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/editionsutf8"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/editionsutf8none"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/flat3"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/opaqueimplicit"
-	"github.com/localgrpc/localgrpc/inproc/internal/zoo/vtclone"
+	"github.com/localgrpc/localgrpc/internal/zoo/editionsutf8"
+	"github.com/localgrpc/localgrpc/internal/zoo/editionsutf8none"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
+	"github.com/localgrpc/localgrpc/internal/zoo/opaqueimplicit"
+	"github.com/localgrpc/localgrpc/internal/zoo/vtclone"
 	"google.golang.org/protobuf/proto"
 )
 
