@@ -280,7 +280,7 @@ func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
 	// The channel's own server side is the forward handlers: the server's
 	// limits apply at the server, and the client's in its call options.
 	ch := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
-	inprocconn.Forward(ch, cl.Unary, cl.Stream)
+	inprocconn.Forward(ch, cl.Unary, cl.Stream, cl.Open)
 	// The connection's Close closes the link as grpc-go's closes its
 	// transport: the calls end with Canceled here and the socket closes,
 	// with no cancel sent per call, so the server's handlers find a closed

@@ -43,6 +43,9 @@ type call struct {
 	parentValues bool
 
 	stats *serverStats // nil unless the channel has server stats handlers
+	// opened is what a forwarding channel's open returned for the call
+	// (see inprocconn.OpenFunc).
+	opened any
 }
 
 // serverStats is what a call's server stats handlers need: the handlers,
@@ -108,10 +111,13 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 // the header before it encodes the request (newClientStream, then
 // SendMsg), and then resets the stream: its server begins the call, and
 // the handler, waiting for its request, fails with its context before
-// any of the handler's own code runs. Its stats handlers hear the header,
-// the begin and the end, with Canceled; nothing else can tell.
+// the code a generated handler runs before it decodes its request. Its
+// stats handlers hear the header, the begin and the end, with Canceled,
+// and the method's handler runs with a decoder that fails so, as
+// grpc-go's runs: a generated one returns at once, a hand-written one
+// (or a transport's forward handler) sees the call begin and fail.
 func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md metadata.MD) {
-	if statsHandlers(ch.cfg.serverStats) == nil || !ch.begin() {
+	if !ch.begin() {
 		return
 	}
 	defer ch.end()
@@ -119,7 +125,9 @@ func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md m
 	c := &call{ch: ch, method: m, info: ci, md: md}
 	c.startServer(parent, true)
 	cancel() // the reset
-	c.endServer(status.FromContextError(context.Canceled).Err(), nil, nil, false)
+	lost := status.FromContextError(context.Canceled).Err()
+	m.unary(m.service.impl, c.ctx, func(any) error { return lost }, ch.unaryInt)
+	c.endServer(lost, nil, nil, false)
 }
 
 // serverParent is the parent of the handler's context of a call whose

@@ -19,6 +19,7 @@ type forwarder struct {
 	service service // no description, no implementation
 	unary   grpc.MethodHandler
 	stream  grpc.StreamDesc
+	open    inprocconn.OpenFunc
 	// methods holds a method per name and kind, up to maxForwarded of
 	// them: a call's method keeps the handover's slots and the stats'
 	// name. Past the bound a call gets a method of its own.
@@ -58,10 +59,17 @@ func init() {
 		}
 		return nil
 	}
-	inprocconn.Forward = func(cc grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler) {
+	inprocconn.Forward = func(cc grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler, open inprocconn.OpenFunc) {
 		ch := cc.(*Channel)
-		f := &forwarder{unary: unary, stream: grpc.StreamDesc{Handler: stream, ClientStreams: true, ServerStreams: true}}
+		f := &forwarder{unary: unary, stream: grpc.StreamDesc{Handler: stream, ClientStreams: true, ServerStreams: true}, open: open}
 		ch.forward = f
+	}
+	inprocconn.Opened = func(ctx context.Context) any {
+		ts, _ := grpc.ServerTransportStreamFromContext(ctx).(*transportStream)
+		if ts == nil {
+			return nil
+		}
+		return (*call)(ts).opened
 	}
 }
 
@@ -86,4 +94,10 @@ func (f *forwarder) method(name string, unary bool) *method {
 	}
 	f.count.Add(1)
 	return m
+}
+
+// opens reports whether a stream to m must be opened by the forwarder's
+// open before it returns (see inprocconn.OpenFunc).
+func (f *forwarder) opens(m *method) bool {
+	return f != nil && f.open != nil && m.service == &f.service
 }

@@ -134,6 +134,9 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 	}
 	s.startServer(parent, true)
 	s.handlerDone = s.ctx.Done()
+	if ch.forward.opens(m) {
+		s.opened = ch.forward.open(s.ctx)
+	}
 	// Before anything that may end the call can run: ending it ends the
 	// handler, which must have started.
 	s.run.start()

@@ -46,7 +46,21 @@ type Conn struct {
 // method with grpc.Method or grpc.MethodFromServerStream. It is called
 // before ch takes a call. Package inproc sets Forward when it is
 // initialized.
-var Forward func(ch grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler)
+var Forward func(ch grpc.ClientConnInterface, unary grpc.MethodHandler, stream grpc.StreamHandler, open OpenFunc)
+
+// OpenFunc, when a transport gives one to Forward, is called for each
+// stream the channel forwards, with the handler's context, on the
+// caller's goroutine before NewStream returns: a transport opens the call
+// on its wire there, as grpc-go's client sends a stream's header before
+// its first message, so that the server hears of the call however soon
+// the client ends it. The stream handler finds what it returned with
+// Opened.
+type OpenFunc func(ctx context.Context) any
+
+// Opened returns what the forwarding channel's OpenFunc returned for the
+// stream whose handler has ctx, or nil. Package inproc sets Opened when
+// it is initialized.
+var Opened func(ctx context.Context) any
 
 // Request returns the request metadata of the call whose handler has ctx,
 // as its client sent it, and its content subtype: what a forward handler
@@ -66,6 +80,14 @@ var Follows func(ctx context.Context) context.Context
 // receives on a connection bound with Encode.
 type Encoded struct {
 	Data mem.BufferSlice
+	// Oversize, when above 0, stands for a message of that many bytes
+	// that the transport did not gather, being over Limit, the receiver's
+	// limit: the channel refuses it as a receiver over its limit does.
+	Oversize, Limit int
+	// Lost, when set, stands for a request that never arrived: the
+	// client reset the call before it came. The channel sends it as a
+	// request its client refused to send, which fails with Lost.
+	Lost error
 }
 
 // Bind returns the client side of ch, an *inproc.Channel, bound to c: a

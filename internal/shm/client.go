@@ -159,6 +159,7 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 	s := cl.newCallStream()
 	req := &s.out
 	if err := dec(req); err != nil {
+		cl.lost(ctx, s)
 		return nil, err
 	}
 	method, _ := grpc.Method(ctx)
@@ -226,17 +227,52 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 	}
 }
 
+// lost opens the call of a unary request its client refused to send
+// (see inproc's requestLost) and resets it at once, as grpc-go's client
+// sends the header before it encodes the request: the server begins the
+// call, and its handler fails to receive the request.
+func (cl *Client) lost(ctx context.Context, s *stream) {
+	method, _ := grpc.Method(ctx)
+	r := requestOf(ctx, method, true)
+	if _, err := cl.open(s, &r, nil, false); err == nil {
+		// Written here, not queued: the client may close the connection
+		// as soon as the call returns, and the server must read the
+		// reset before the close.
+		cl.c.write(shmwire.AppendFrame(nil, s.id, shmwire.Cancel, 0, shmwire.AppendCode(nil, codes.Canceled)))
+		s.end()
+	}
+}
+
+// opened is a stream Open opened, or why it did not.
+type opened struct {
+	s   *stream
+	err error
+}
+
+// Open is the forwarding channel's OpenFunc (see inprocconn.Forward): it
+// opens a streaming call on the wire before the client's NewStream
+// returns, as grpc-go's client sends the header first, so that the
+// server hears of the call however soon the client ends it.
+func (cl *Client) Open(ctx context.Context) any {
+	method, _ := grpc.Method(ctx)
+	r := requestOf(ctx, method, false)
+	s := cl.newCallStream()
+	_, err := cl.open(s, &r, nil, false)
+	return &opened{s, err}
+}
+
 // Stream is the forward handler of streaming calls. The client's messages
 // go out from a goroutine of the call's, which ends with it.
 func (cl *Client) Stream(_ any, ss grpc.ServerStream) error {
 	ctx := ss.Context()
-	method, _ := grpc.MethodFromServerStream(ss)
-	r := requestOf(ctx, method, false)
-	s := cl.newCallStream()
-	_, err := cl.open(s, &r, nil, false)
-	if err != nil {
-		return err
+	o, _ := inprocconn.Opened(ctx).(*opened)
+	if o == nil {
+		o = cl.Open(ctx).(*opened)
 	}
+	if o.err != nil {
+		return o.err
+	}
+	s := o.s
 	defer s.end()
 	go cl.sendAll(ctx, s, ss)
 	for {
@@ -250,7 +286,7 @@ func (cl *Client) Stream(_ any, ss grpc.ServerStream) error {
 				return cl.left(ctx, s, err)
 			}
 		case evMessage:
-			if err := ss.SendMsg(&inprocconn.Encoded{Data: encoded(e.msg)}); err != nil {
+			if err := ss.SendMsg(s.encodedOf(e)); err != nil {
 				return cl.left(ctx, s, err)
 			}
 		case evTrailers:

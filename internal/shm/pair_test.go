@@ -96,7 +96,7 @@ func serve(snc net.Conn, server *inproc.Channel, maxRecv int) <-chan served {
 // side bound as the root package binds it.
 func forwarding(cl *shm.Client) (*inproc.Channel, grpc.ClientConnInterface) {
 	client := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
-	inprocconn.Forward(client, cl.Unary, cl.Stream)
+	inprocconn.Forward(client, cl.Unary, cl.Stream, cl.Open)
 	return client, inprocconn.Bind(client, inprocconn.Conn{Encode: true, InlineUnary: true})
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/localgrpc/localgrpc/internal/shmwire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -256,6 +255,10 @@ var errConnClosed = status.Error(codes.Unavailable, "shm: the connection closed"
 
 var noRecvLimit = grpc.MaxCallRecvMsgSize(math.MaxInt32)
 
+// errLost is what a handler whose client reset the call before its
+// request came fails to receive, as grpc-go's does.
+var errLost = status.FromContextError(context.Canceled).Err()
+
 func (sc *ServerConn) callDone() {
 	sc.mu.Lock()
 	sc.active--
@@ -267,26 +270,40 @@ func (sc *ServerConn) callDone() {
 }
 
 func (sc *ServerConn) serveUnary(ctx context.Context, s *stream, method string, opts []grpc.CallOption, header, trailer *metadata.MD) {
-	var msg mem.Buffer
+	var msg *inprocconn.Encoded
 	for got := false; ; {
-		e, err := s.next(ctx)
+		// Every end of the call before its request comes is an event (a
+		// reset: the client's cancel, the connection's end), which the
+		// call's context, ended with it, would race.
+		e, err := s.next(sc.ctx)
 		if err != nil {
-			return // the call ended before its request came: nobody waits
+			return // the connection ended: nobody waits
+		}
+		if e.kind == evMessage && e.oversize > 0 {
+			msg = s.encodedOf(e) // refused at once, as grpc-go's receiver does
+			break
 		}
 		if e.kind == evMessage && !got {
-			msg, got = e.msg, true
+			msg, got = s.encodedOf(e), true
 			continue
 		}
 		if e.kind == evEnd && got {
 			break
 		}
-		if e.kind != evReset {
+		switch {
+		case e.kind == evReset && !e.conn && !e.refused && !got && e.st.Code() == codes.Canceled:
+			// The client reset the call before its request: the handler's
+			// side hears of it as over a socket (see inproc's
+			// requestLost), in a context the reset has not ended yet.
+			var reply inprocconn.Encoded
+			sc.cc.Invoke(context.WithoutCancel(ctx), method, &inprocconn.Encoded{Lost: errLost}, &reply, opts...)
+		case e.kind != evReset:
 			sc.c.queueCtrl(trailersFrame(s.id, status.Error(codes.Internal, "shm: a unary call's request must be one message"), nil))
 		}
 		return
 	}
 	var reply inprocconn.Encoded
-	err := sc.cc.Invoke(ctx, method, &inprocconn.Encoded{Data: encoded(msg)}, &reply, opts...)
+	err := sc.cc.Invoke(ctx, method, msg, &reply, opts...)
 	var head []byte
 	if *header != nil {
 		head = headersFrame(nil, s.id, *header)
@@ -362,7 +379,7 @@ func (sc *ServerConn) receiveAll(ctx context.Context, s *stream, cs grpc.ClientS
 		}
 		switch e.kind {
 		case evMessage:
-			if cs.SendMsg(&inprocconn.Encoded{Data: encoded(e.msg)}) != nil {
+			if cs.SendMsg(s.encodedOf(e)) != nil {
 				return // RecvMsg says why
 			}
 		case evEnd:

@@ -28,6 +28,9 @@ type event struct {
 	kind    eventKind
 	md      metadata.MD
 	msg     mem.Buffer // a message: freed by the codec that decodes it
+	// oversize is, for a message over the receiver's limit, its size; msg
+	// is then nil.
+	oversize int
 	st      *status.Status
 	conn    bool // a reset because the connection ended
 	refused bool // a reset this side made, which told the peer already
@@ -57,6 +60,8 @@ type stream struct {
 	held    *[]byte
 	size    int
 	maxRecv int
+	// dropping: the frames of a message over maxRecv are arriving.
+	dropping bool
 	// remoteEnd: the peer sent End, or its trailers.
 	remoteEnd bool
 	// onOver, when set, is called once the peer ended the stream: the
@@ -169,7 +174,7 @@ func (s *stream) nextUntil(ctx context.Context, stop <-chan struct{}) (event, er
 				s.events, s.head = s.events[:0], 0
 			}
 			s.mu.Unlock()
-			if e.kind == evMessage {
+			if e.msg != nil {
 				s.took(e.msg.Len())
 			}
 			return e, nil
@@ -222,7 +227,7 @@ func (s *stream) receive(f frame) error {
 		n, rest, err := shmwire.ParseSize(p)
 		switch {
 		case err != nil:
-		case s.partial != nil:
+		case s.partial != nil || s.dropping:
 			err = fmt.Errorf("shm: stream %d sized a message inside another", s.id)
 		case uint64(n) <= uint64(len(rest)):
 			err = fmt.Errorf("shm: stream %d sized a message of %d bytes on a first frame of %d", s.id, n, len(rest))
@@ -239,10 +244,28 @@ func (s *stream) receive(f frame) error {
 		return fmt.Errorf("shm: stream %d sent past its flow-control window", s.id)
 	}
 	more := h.Flags&shmwire.More != 0
+	if s.dropping {
+		// The rest of a message over the limit: dropped, its window
+		// given back at once.
+		s.dropping = more
+		s.recvWin += int64(len(p))
+		s.mu.Unlock()
+		s.creditNow(len(p))
+		return nil
+	}
 	if more || s.partial != nil {
 		if got := max(size, len(s.partial)+len(p)); got > s.maxRecv {
+			// Over the limit: not gathered, the rest of its frames
+			// dropped. The call gets its size, which the channel refuses
+			// as grpc-go's receiver refuses a message over its limit:
+			// the handler runs, and its stats handlers hear of the call.
+			s.ack += int64(len(s.partial)) // credited as it came, never taken
+			s.partial, s.held, s.size = nil, nil, -1
+			s.dropping = more
+			s.recvWin += int64(len(p))
 			s.mu.Unlock()
-			s.c.refuse(s, status.New(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", got, s.maxRecv)))
+			s.creditNow(len(p))
+			s.push(event{kind: evMessage, oversize: got})
 			return nil
 		}
 		if err := s.gather(p, f.owned, size); err != nil {
@@ -258,7 +281,7 @@ func (s *stream) receive(f frame) error {
 		s.recvWin += credit
 		s.ack -= credit // taking the whole message credits it once
 		s.mu.Unlock()
-		s.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Window, 0, shmwire.AppendWindow(nil, uint32(credit))))
+		s.creditNow(len(p))
 		return nil
 	}
 	var msg mem.Buffer
@@ -280,6 +303,13 @@ func (s *stream) receive(f frame) error {
 	return nil
 }
 
+// creditNow gives the peer back n bytes of window, from the reader.
+func (s *stream) creditNow(n int) {
+	if n > 0 {
+		s.c.queueCtrl(shmwire.AppendFrame(nil, s.id, shmwire.Window, 0, shmwire.AppendWindow(nil, uint32(n))))
+	}
+}
+
 // gather adds p, a frame of a message arriving in several, to
 // s.partial; size is the message's length where its first frame said it.
 func (s *stream) gather(p []byte, owned bool, size int) error {
@@ -295,6 +325,14 @@ func (s *stream) gather(p []byte, owned bool, size int) error {
 	}
 	s.partial = append(s.partial, p...)
 	return nil
+}
+
+// encodedOf is the message of an evMessage, for a channel to take.
+func (s *stream) encodedOf(e event) *inprocconn.Encoded {
+	if e.oversize > 0 {
+		return &inprocconn.Encoded{Oversize: e.oversize, Limit: s.maxRecv}
+	}
+	return &inprocconn.Encoded{Data: encoded(e.msg)}
 }
 
 // credit adds n to what the stream may send.

@@ -130,6 +130,12 @@ func lookup(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
 // does. A message a transport received encoded is sent as it came.
 func sendEncoded(m any, codec encoding.CodecV2, dir Direction) (any, int, error) {
 	if e, ok := m.(*inprocconn.Encoded); ok {
+		if e.Lost != nil {
+			return nil, 0, e.Lost
+		}
+		if e.Oversize > 0 {
+			return &tooLarge{size: e.Oversize, limit: e.Limit}, e.Oversize, nil
+		}
 		n := e.Data.Len()
 		if v, err := checkLimits(n, dir); v != nil || err != nil {
 			return v, n, err
