@@ -25,15 +25,15 @@ const (
 )
 
 type event struct {
-	kind    eventKind
-	md      metadata.MD
-	msg     mem.Buffer // a message: freed by the codec that decodes it
+	kind eventKind
+	md   metadata.MD
+	msg  mem.Buffer // a message: freed by the codec that decodes it
 	// oversize is, for a message over the receiver's limit, its size; msg
 	// is then nil.
 	oversize int
-	st      *status.Status
-	conn    bool // a reset because the connection ended
-	refused bool // a reset this side made, which told the peer already
+	st       *status.Status
+	conn     bool // a reset because the connection ended
+	refused  bool // a reset this side made, which told the peer already
 }
 
 // stream is one call's state on one side of a connection. The connection's
