@@ -43,6 +43,7 @@ func NewClient(nc net.Conn, o Options) (*Client, error) {
 	}
 	cl := &Client{c: c, nextID: 1, closingCh: make(chan struct{})}
 	c.pumpOn = cl.onFrame
+	c.aside = cl.aside
 	go c.readFrames(cl.onFrame)
 	go c.writeCtrl()
 	return cl, nil
@@ -386,11 +387,36 @@ func (cl *Client) onFrame(f frame) error {
 		if _, err := shmwire.ParseAway(p); err != nil {
 			return err
 		}
-		cl.mu.Lock()
-		cl.away = true
-		cl.mu.Unlock()
+		cl.goingAway()
 	}
 	return nil
+}
+
+// aside sees the frames the server writes on the socket as they are read,
+// before their turn: a GoAway, written so, is answered at once though no
+// call reads the ring.
+func (cl *Client) aside(f frame) {
+	if f.h.Type == shmwire.GoAway && f.h.Stream == 0 {
+		if _, err := shmwire.ParseAway(f.p); err == nil {
+			cl.goingAway()
+		}
+	}
+}
+
+// goingAway takes no new call from now on, and answers the server's
+// GoAway once.
+func (cl *Client) goingAway() {
+	// The answer goes behind the Headers of every call opened before away
+	// was set (open writes them holding wmu, which the control writer
+	// takes too): the server serves those, then closes.
+	cl.mu.Lock()
+	answered := cl.away
+	cl.away = true
+	last := cl.nextID - 2
+	cl.mu.Unlock()
+	if !answered {
+		cl.c.queueCtrl(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: last, Reason: "client draining"}).Append(nil)))
+	}
 }
 
 // requestOf is the Headers payload of a call of method from the forward

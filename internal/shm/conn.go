@@ -70,6 +70,9 @@ type conn struct {
 	// rings.readOn); nil when none waits.
 	inline func() func()
 	spawn  func(func())
+	// aside, when set, sees each frame read from the socket as it is
+	// read, before its turn comes (see Client.aside).
+	aside func(frame)
 	// onEnded is called once the reading ended, after done closed.
 	onEnded func()
 
@@ -185,6 +188,22 @@ func connClosedMessage(err error) string {
 		return "shm: the connection closed"
 	}
 	return "shm: the connection failed: " + err.Error()
+}
+
+// writeAside writes b, whole frames, as write does, but with rings on the
+// socket behind a record that says so: a client's socket reader sees
+// them even while no call reads the ring (see Client.aside).
+func (c *conn) writeAside(b []byte) error {
+	if c.rings == nil {
+		return c.write(b)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	err := c.rings.writeAside(c, b)
+	if err != nil {
+		c.fail(err)
+	}
+	return err
 }
 
 // write writes b, whole frames, to the socket.

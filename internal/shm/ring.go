@@ -149,6 +149,15 @@ func (r *rings) write(c *conn, b []byte) error {
 	if len(b)+1 <= r.out.MaxRecord() {
 		return r.out.Write(kindFrames, b, c.failed)
 	}
+	return r.writeAside(c, b)
+}
+
+// writeAside writes b, whole frames, on the socket, behind a record that
+// says how many bytes to take from there.
+func (r *rings) writeAside(c *conn, b []byte) error {
+	if r.closed(c) {
+		return net.ErrClosed
+	}
 	var marker [9]byte
 	marker[0] = recordSocket
 	binary.BigEndian.PutUint64(marker[1:], uint64(len(b)))
@@ -308,6 +317,9 @@ func (r *rings) readSocket(c *conn) {
 		}
 		if !owned {
 			p = append([]byte(nil), p...)
+		}
+		if c.aside != nil {
+			c.aside(frame{h, p, true})
 		}
 		select {
 		case r.sock <- frame{h, p, true}:

@@ -32,3 +32,5 @@ func (*noRing) Interrupt() {}
 func (*rings) writeParts(*conn, []byte, []byte, []byte) error { panic("shm: no rings on this system") }
 
 func (*rings) maxRecord() int { panic("shm: no rings on this system") }
+
+func (*rings) writeAside(*conn, []byte) error { panic("shm: no rings on this system") }

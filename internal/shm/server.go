@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"github.com/localgrpc/localgrpc/internal/shmwire"
@@ -42,6 +43,9 @@ type ServerConn struct {
 	deny   error
 	mu     sync.Mutex
 	active int
+	// drain: the client opens no more calls after a GoAway (it said so,
+	// or did not answer in time); the connection closes once idle.
+	drain bool
 }
 
 // Serve speaks the framing's hello on nc and serves the client's calls
@@ -87,17 +91,36 @@ func (sc *ServerConn) Close() {
 }
 
 // GoAway tells the client that no new call is taken; the calls in flight
-// go on. The connection closes once they are done.
+// go on, those the client opened before it heard included. The client
+// answers with a GoAway of its own once it opens no more, behind every
+// call it opened; the connection closes once those calls are done.
 func (sc *ServerConn) GoAway() {
 	if sc.goAway.Swap(true) {
 		return
 	}
 	sc.mu.Lock()
-	last, idle := sc.lastID, sc.active == 0
+	last := sc.lastID
 	sc.mu.Unlock()
-	sc.c.write(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: last, Reason: "server stopping"}).Append(nil)))
+	// Aside: a client's calls that wait read the ring, and an idle
+	// client's socket reader answers it at once.
+	sc.c.writeAside(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: last, Reason: "server stopping"}).Append(nil)))
+	// A client that never answers (it is stuck, or a peer of another
+	// make) is taken to have opened all it did by then.
+	time.AfterFunc(goAwayAnswer, sc.drained)
+}
+
+// goAwayAnswer bounds the wait for the client's answer to a GoAway.
+const goAwayAnswer = time.Second
+
+// drained says the client opens no more calls: the connection closes as
+// soon as none is in flight.
+func (sc *ServerConn) drained() {
+	sc.mu.Lock()
+	sc.drain = true
+	idle := sc.active == 0
+	sc.mu.Unlock()
 	if idle {
-		sc.Close()
+		go sc.Close()
 	}
 }
 
@@ -120,8 +143,13 @@ func (sc *ServerConn) onFrame(f frame) error {
 		}
 		return nil
 	case shmwire.GoAway:
-		_, err := shmwire.ParseAway(p)
-		return err
+		if _, err := shmwire.ParseAway(p); err != nil {
+			return err
+		}
+		if sc.goAway.Load() {
+			sc.drained() // the client's answer: every call it opened came before
+		}
+		return nil
 	}
 	return errFrom("a client does not send %v frames", h.Type)
 }
@@ -143,7 +171,10 @@ func (sc *ServerConn) open(id uint32, p []byte) error {
 		sc.c.queueCtrl(trailersFrame(id, sc.deny, nil))
 		return nil
 	}
-	if sc.goAway.Load() {
+	sc.mu.Lock()
+	drain := sc.drain
+	sc.mu.Unlock()
+	if drain {
 		sc.c.queueCtrl(trailersFrame(id, status.Error(codes.Unavailable, "shm: the server is stopping and takes no new call"), nil))
 		return nil
 	}
@@ -255,6 +286,9 @@ var errConnClosed = status.Error(codes.Unavailable, "shm: the connection closed"
 
 var noRecvLimit = grpc.MaxCallRecvMsgSize(math.MaxInt32)
 
+// errCallOver ends the receiving of a call whose handler's side ended.
+var errCallOver = status.New(codes.Canceled, "shm: the call ended")
+
 // errLost is what a handler whose client reset the call before its
 // request came fails to receive, as grpc-go's does.
 var errLost = status.FromContextError(context.Canceled).Err()
@@ -262,9 +296,9 @@ var errLost = status.FromContextError(context.Canceled).Err()
 func (sc *ServerConn) callDone() {
 	sc.mu.Lock()
 	sc.active--
-	idle := sc.active == 0
+	idle := sc.active == 0 && sc.drain
 	sc.mu.Unlock()
-	if idle && sc.goAway.Load() {
+	if idle {
 		go sc.Close()
 	}
 }
@@ -329,7 +363,13 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 		defer close(received)
 		sc.receiveAll(ctx, s, cs)
 	})
-	defer func() { <-received }()
+	// Once the handler's side ended, what the client still sends goes
+	// nowhere, as grpc-go's server resets a stream it answered: the
+	// receiving ends too.
+	defer func() {
+		s.reset(errCallOver)
+		<-received
+	}()
 	if md, err := cs.Header(); err == nil && md != nil {
 		if sc.c.write(headersFrame(nil, s.id, md)) != nil {
 			drain(cs)
