@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -187,10 +188,17 @@ func (s *Server) stop(graceful bool) {
 		s.health.Shutdown()
 	}
 	if graceful {
+		// In-process calls are refused at once; a shm: connection's calls
+		// come in until its client heard of the drain, as a socket's
+		// streams sent before a GOAWAY reach grpc-go's handlers.
+		inprocconn.Drain(s.channel)
 		s.shm.stop(true)
 		var wg sync.WaitGroup
 		wg.Go(s.grpc.GracefulStop)
-		wg.Go(s.channel.GracefulStop)
+		wg.Go(func() {
+			s.shm.wait()
+			s.channel.GracefulStop()
+		})
 		wg.Wait()
 	} else {
 		// With a drain in progress (prev == draining), this ends it; the

@@ -41,9 +41,11 @@ func WithClientShmSpin(spin int) ClientOption {
 // shmConns are the shm: connections a Server serves, for its stops to
 // end.
 type shmConns struct {
-	mu      sync.Mutex
-	conns   map[*shm.ServerConn]bool
-	stopped bool
+	mu       sync.Mutex
+	conns    map[*shm.ServerConn]bool
+	stopped  bool
+	graceful bool           // how stop stopped
+	open     sync.WaitGroup // a count per connection reserved
 }
 
 // shmHandshake bounds how long a client may take to say its hello.
@@ -87,8 +89,14 @@ func (s *Server) serveShmConn(nc net.Conn) {
 	info.CommonAuthInfo = credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}
 	p := &peer.Peer{Addr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), AuthInfo: info}
 	bind := func(closed context.Context) grpc.ClientConnInterface {
-		return inprocconn.Bind(s.channel, inprocconn.Conn{Peer: p, Encode: true, InlineUnary: true, Closed: closed})
+		return inprocconn.Bind(s.channel, inprocconn.Conn{Peer: p, Encode: true, InlineUnary: true, Drains: true, Closed: closed})
 	}
+	// Counted before its first call can come: a drain waits for it.
+	if !s.shm.reserve() {
+		nc.Close()
+		return
+	}
+	defer s.shm.open.Done()
 	nc.SetDeadline(time.Now().Add(shmHandshake))
 	sc, err := shm.Serve(nc, bind, s.shmMaxRecv(), info.denial(), shm.Options{Spin: s.cfg.shmSpin})
 	if err != nil {
@@ -96,7 +104,10 @@ func (s *Server) serveShmConn(nc net.Conn) {
 		return
 	}
 	nc.SetDeadline(time.Time{})
-	if !s.shm.add(sc) {
+	switch stopped, graceful := s.shm.add(sc); {
+	case stopped && graceful:
+		sc.GoAway()
+	case stopped:
 		sc.Close()
 		return
 	}
@@ -117,17 +128,30 @@ func (s *Server) shmMaxRecv() int {
 	return max(n, 0)
 }
 
-func (c *shmConns) add(sc *shm.ServerConn) bool {
+// reserve counts a connection in, unless the server stopped.
+func (c *shmConns) reserve() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
 		return false
 	}
+	c.open.Add(1)
+	return true
+}
+
+// add keeps sc for stop to reach, unless stop came first: it says so,
+// and whether it was graceful.
+func (c *shmConns) add(sc *shm.ServerConn) (stopped, graceful bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return true, c.graceful
+	}
 	if c.conns == nil {
 		c.conns = map[*shm.ServerConn]bool{}
 	}
 	c.conns[sc] = true
-	return true
+	return false, false
 }
 
 func (c *shmConns) remove(sc *shm.ServerConn) {
@@ -136,10 +160,17 @@ func (c *shmConns) remove(sc *shm.ServerConn) {
 	c.mu.Unlock()
 }
 
+// wait waits until every connection reserved has ended, once stop was
+// called.
+func (c *shmConns) wait() { c.open.Wait() }
+
 // stop tells every connection that no new call is taken (graceful), or
 // closes them all; connections accepted later are closed at once.
 func (c *shmConns) stop(graceful bool) {
 	c.mu.Lock()
+	if !c.stopped {
+		c.graceful = graceful
+	}
 	c.stopped = true
 	conns := make([]*shm.ServerConn, 0, len(c.conns))
 	for sc := range c.conns {

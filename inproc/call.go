@@ -117,7 +117,7 @@ func (ch *Channel) refuse(ctx context.Context, ci callInfo, fullMethod string, m
 // grpc-go's runs: a generated one returns at once, a hand-written one
 // (or a transport's forward handler) sees the call begin and fail.
 func (ch *Channel) requestLost(ctx context.Context, ci callInfo, m *method, md metadata.MD) {
-	if !ch.begin() {
+	if !ch.begin(ci.client) {
 		return
 	}
 	defer ch.end()

@@ -180,9 +180,9 @@ func splitMethod(fullMethod string) (service, method string, ok bool) {
 var errStopped = status.Error(codes.Unavailable, "inproc: the channel is stopped")
 
 // begin counts a call in, unless the channel no longer takes calls.
-func (ch *Channel) begin() bool {
+func (ch *Channel) begin(cl *client) bool {
 	ch.active.Add(1)
-	if ch.state.Load() != serving {
+	if st := ch.state.Load(); st != serving && (st != draining || cl == nil || !cl.drains) {
 		ch.end()
 		return false
 	}
@@ -223,15 +223,21 @@ func (ch *Channel) Stop() {
 	close(ch.quit)
 }
 
-// GracefulStop refuses new calls and waits until every call in flight has
-// finished, or until Stop is called, then stops the channel. As with
-// grpc.Server, Stop is how a drain is cut short.
-func (ch *Channel) GracefulStop() {
+// drain refuses new calls, but those of bindings that drain on their
+// own.
+func (ch *Channel) drain() {
 	ch.mu.Lock()
 	if ch.state.Load() == serving {
 		ch.state.Store(draining)
 	}
 	ch.mu.Unlock()
+}
+
+// GracefulStop refuses new calls and waits until every call in flight has
+// finished, or until Stop is called, then stops the channel. As with
+// grpc.Server, Stop is how a drain is cut short.
+func (ch *Channel) GracefulStop() {
+	ch.drain()
 	if ch.active.Load() == 0 {
 		ch.markDrained()
 	}

@@ -33,12 +33,16 @@ type client struct {
 	// peer is the other end of its calls, nil for the channel's own
 	// in-process one.
 	peer *peer.Peer
+	// drains: its calls are taken while the channel drains (see
+	// inprocconn.Conn.Drains).
+	drains bool
 }
 
 func init() {
 	inprocconn.Bind = func(ch grpc.ClientConnInterface, c inprocconn.Conn) grpc.ClientConnInterface {
 		return ch.(*Channel).bind(c)
 	}
+	inprocconn.Drain = func(ch grpc.ClientConnInterface) { ch.(*Channel).drain() }
 	inprocconn.Refuses = func(ctx context.Context, opts []grpc.CallOption) error {
 		if _, err := newCallInfo(nil, Clone, opts); err != nil {
 			return err
@@ -54,7 +58,7 @@ func (ch *Channel) bind(c inprocconn.Conn) *client {
 	if len(c.Stats) > 0 {
 		hs = append(slices.Clip(hs), c.Stats...)
 	}
-	cl := &client{ch: ch, stats: hs, closed: c.Closed, copy: ch.cfg.copy, unaryExec: ch.exec, peer: c.Peer}
+	cl := &client{ch: ch, stats: hs, closed: c.Closed, copy: ch.cfg.copy, unaryExec: ch.exec, peer: c.Peer, drains: c.Drains}
 	if c.Encode {
 		cl.copy = encode
 	}

@@ -100,7 +100,7 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 	if err := ci.left(ctx); err != nil {
 		return nil, s.finishClient(err)
 	}
-	if !ch.begin() {
+	if !ch.begin(ci.client) {
 		return nil, s.finishClient(errStopped)
 	}
 	if s.cstats.hs != nil {

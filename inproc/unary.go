@@ -113,7 +113,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	if err := ci.left(ctx); err != nil {
 		return err
 	}
-	if !ch.begin() {
+	if !ch.begin(ci.client) {
 		return errStopped
 	}
 	if lookupErr != nil {

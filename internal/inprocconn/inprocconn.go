@@ -34,6 +34,11 @@ type Conn struct {
 	// by the call's codec, as over a network; a transport then sends and
 	// receives *Encoded in place of typed messages.
 	Encode bool
+	// Drains says the calls are a transport's that stops taking calls on
+	// its own when its server drains (it tells its peer, and waits for
+	// the calls the peer sent before it heard): the channel takes them
+	// while it drains, from Drain until GracefulStop.
+	Drains bool
 	// InlineUnary runs the handlers of unary calls on their callers'
 	// goroutines, whatever the channel's execution mode: a transport's
 	// goroutine that serves one call then is the handler's.
@@ -94,6 +99,12 @@ type Encoded struct {
 // connection's interceptor chains end on it. Package inproc sets Bind
 // when it is initialized; Bind panics if ch is no *inproc.Channel.
 var Bind func(ch grpc.ClientConnInterface, c Conn) grpc.ClientConnInterface
+
+// Drain has ch, an *inproc.Channel, refuse new calls but those of
+// bindings that drain on their own (see Conn.Drains), without waiting:
+// its GracefulStop then waits for what is in flight. Package inproc sets
+// Drain when it is initialized.
+var Drain func(ch grpc.ClientConnInterface)
 
 // Refuses returns the error a channel fails a call with before the call
 // begins, for its call options and its context's outgoing metadata (a
