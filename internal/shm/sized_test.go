@@ -12,6 +12,7 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/servertest"
+	"github.com/localgrpc/localgrpc/internal/shm"
 	"github.com/localgrpc/localgrpc/internal/shmwire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -62,8 +63,8 @@ func patterned(n int) string {
 
 // rawClient is a client that spoke the hello, offering Sized frames but
 // no rings, to a server's side whose limit is maxRecv; it returns the
-// socket and a reader of the server's frames.
-func rawClient(t *testing.T, maxRecv int) (net.Conn, *shmwire.Reader) {
+// socket, a reader of the server's frames, and the server's side.
+func rawClient(t *testing.T, maxRecv int) (net.Conn, *shmwire.Reader, *shm.ServerConn) {
 	t.Helper()
 	cnc, snc := socketPair(t)
 	server := inproc.New()
@@ -84,7 +85,7 @@ func rawClient(t *testing.T, maxRecv int) (net.Conn, *shmwire.Reader) {
 		s.sc.Close()
 		server.Stop()
 	})
-	return cnc, shmwire.NewReader(cnc, 1<<20)
+	return cnc, shmwire.NewReader(cnc, 1<<20), s.sc
 }
 
 // callStatus reads the server's frames until the Trailers of stream id,
@@ -116,7 +117,7 @@ func getHeaders(id uint32) []byte {
 // with ResourceExhausted without waiting for the rest, as grpc-go's
 // refuses a message whose length prefix is over its limit.
 func TestSizedOverTheLimitRefusedAtOnce(t *testing.T) {
-	nc, r := rawClient(t, 1<<20)
+	nc, r, _ := rawClient(t, 1<<20)
 	b := getHeaders(1)
 	b = shmwire.AppendFrame(b, 1, shmwire.Message, shmwire.More|shmwire.Sized, append(shmwire.AppendSize(nil, 64<<20), "first bytes"...))
 	if _, err := nc.Write(b); err != nil {
@@ -131,7 +132,7 @@ func TestSizedOverTheLimitRefusedAtOnce(t *testing.T) {
 // add up to the size it gave: the call fails with Internal, and the
 // connection serves the next call.
 func TestSizedBrokenRefused(t *testing.T) {
-	nc, r := rawClient(t, 1<<20)
+	nc, r, _ := rawClient(t, 1<<20)
 	sized := func(id uint32, size uint32, first string) []byte {
 		return shmwire.AppendFrame(nil, id, shmwire.Message, shmwire.More|shmwire.Sized, append(shmwire.AppendSize(nil, size), first...))
 	}
