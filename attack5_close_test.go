@@ -123,7 +123,7 @@ func a5CompareSides(t *testing.T, sides []struct {
 // connection closes: grpc-go's Recv still returns them, then Canceled.
 func TestAttack5CloseWithReceivedMessagesUnread(t *testing.T) {
 	a5CompareSides(t, a5NotInline(t), 5, func(t *testing.T, conn func(*a5Echo) a5Conn) string {
-		sent := make(chan struct{})
+		sent, ended := make(chan struct{}), make(chan struct{})
 		cc := conn(&a5Echo{expand: func(r *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
 			for i := range 3 {
 				if err := s.Send(&echov1.EchoResponse{Text: fmt.Sprint(i)}); err != nil {
@@ -132,6 +132,7 @@ func TestAttack5CloseWithReceivedMessagesUnread(t *testing.T) {
 			}
 			close(sent)
 			<-s.Context().Done()
+			close(ended)
 			return nil
 		}})
 		st, err := echov1.NewEchoClient(cc).Expand(timeoutCtx(t), &echov1.EchoRequest{})
@@ -148,6 +149,13 @@ func TestAttack5CloseWithReceivedMessagesUnread(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // what was sent has arrived
 		cc.Close()
+		// The close has reached the call (its handler's context ended)
+		// before the client receives again.
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			return "the handler's context did not end after Close"
+		}
 		var got []string
 		for {
 			m, err := st.Recv()

@@ -196,6 +196,22 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 	return p, true, false
 }
 
+// take pops the next message without waiting, if one was pushed before
+// tail stood at upTo.
+func (q *queue) take(upTo uint64) (parcel, bool) {
+	h := q.head.Load()
+	if h >= upTo || h >= q.tail.Load() {
+		return parcel{}, false
+	}
+	p := q.slots[h&q.mask]
+	q.slots[h&q.mask] = parcel{}
+	if p.n > 0 {
+		q.recvdBytes.Store(q.recvdBytes.Load() + p.n)
+	}
+	q.head.Store(h + 1)
+	return p, true
+}
+
 // enter claims the side of q that sending (or receiving) is, for one call.
 // gRPC allows one goroutine at a time on each side of a stream; a second
 // one is refused, so that the mistake fails the stream instead of

@@ -32,6 +32,9 @@ type stream struct {
 	serverDesc *grpc.StreamDesc
 	toServer   queue // closed by CloseSend; abandoned when the handler returns
 	toClient   queue // closed once statusOut is raised; abandoned when the client's side ends
+	// keptUpTo, once the client's connection closed, counts the messages
+	// the handler sent before: the client still receives them (see kept).
+	keptUpTo uint64
 
 	// statusOut is raised, under mu, with the status's error once the
 	// handler's side sent its status with sentTrailer, the trailer as it
@@ -290,7 +293,25 @@ func (s *stream) connClosed() {
 		// (stream.go clientStream.Header).
 		s.reportEnd(status.Error(codes.Unavailable, err.Error()))
 	}
+	if s.desc != nil && s.desc.ServerStreams && !s.statusOut.isRaised() {
+		// grpc-go's transport puts its error behind the messages its
+		// stream's buffer holds: the client still receives what the
+		// handler sent before the close, and nothing after it.
+		s.toClient.abandon()
+		s.keptUpTo = s.toClient.tail.Load()
+	}
 	s.clientLeft(err)
+}
+
+// kept is what the handler sent before the client's connection closed
+// that the client has not received yet, one message at a time; false
+// when none is left.
+func (s *stream) kept() (parcel, bool) {
+	if s.keptUpTo == 0 || !s.toClient.enter(false) {
+		return parcel{}, false
+	}
+	defer s.toClient.leave(false)
+	return s.toClient.take(s.keptUpTo)
 }
 
 // clientLeft ends the client's side with err because the client left. A
@@ -560,6 +581,9 @@ func (c *clientStream) sendUnrouted(m any) error {
 func (c *clientStream) RecvMsg(m any) error {
 	s := (*stream)(c)
 	if s.clientDone.isRaised() {
+		if p, ok := s.kept(); ok {
+			return s.take(m, p)
+		}
 		return s.clientDone.cause()
 	}
 	if s.clientCtx.Err() != nil && !s.statusOut.isRaised() {
@@ -606,15 +630,23 @@ func (c *clientStream) RecvMsg(m any) error {
 			return s.finishClient(err)
 		}
 	}
+	if err := s.take(m, p); err != nil {
+		return err
+	}
+	if !s.desc.ServerStreams {
+		s.finishClient(io.EOF)
+	}
+	return nil
+}
+
+// take gives m the message of p.
+func (s *stream) take(m any, p parcel) error {
 	if err := handover.Receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
 		return s.finishClient(err)
 	}
 	handover.Release(p.v, s.info.copy.mode(), &s.method.responses)
 	if s.cstats.hs != nil {
 		s.cstats.inPayload(s.clientCtx, m, int(p.n))
-	}
-	if !s.desc.ServerStreams {
-		s.finishClient(io.EOF)
 	}
 	return nil
 }
