@@ -148,7 +148,8 @@
 // connection (the server in the handler's context serves none: the
 // transport reads none of its fields, calls neither its BaseContext nor
 // its ConnContext, and its Shutdown and Close stop nothing here), a Date
-// response header, transparent compression, and the deprecated
+// response header (though the client's limit on a response head counts
+// the one net/http's server would add), transparent compression, and the deprecated
 // Request.Cancel channel. Requests cross as net/http's HTTP/2 client sends
 // them and its server reads them: what that client refuses (an Upgrade, a
 // Transfer-Encoding but chunked, an invalid Host) is refused, a "TE" but

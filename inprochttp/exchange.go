@@ -317,7 +317,15 @@ func (ex *exchange) response() (*http.Response, error) {
 // reads as it came, the "Trailer" field in it: it is over the client's
 // limit. nil if it is not.
 func (ex *exchange) headErrLocked() error {
-	size := fieldSize(":status", 3) + headerListSize(ex.header, false)
+	h := ex.header
+	size := fieldSize(":status", 3) + headerListSize(h, false)
+	_, dated := h["Date"]
+	if !dated {
+		// net/http's server adds a Date to a head without one, last,
+		// which its client counts; this transport sends none, but
+		// counts it so that a head refused over a socket is refused here.
+		size += fieldSize("date", len(http.TimeFormat))
+	}
 	if size <= ex.t.maxResponseList {
 		return nil
 	}
@@ -327,7 +335,12 @@ func (ex *exchange) headErrLocked() error {
 	if ex.sniff {
 		last = []string{"Content-Type", "Content-Length"}
 	}
-	return ex.t.headTooLarge("response header list", ex.status, ex.header, size, last...)
+	if !dated {
+		h = h.Clone()
+		h["Date"] = []string{http.TimeFormat}
+		last = append(last, "Date")
+	}
+	return ex.t.headTooLarge("response header list", ex.status, h, size, last...)
 }
 
 // clientCtxErr is the error of the client's context if it has ended, or
