@@ -34,6 +34,11 @@ type runner interface {
 	awaitHeader() error
 	// abandon ends a handler whose client left before it returned.
 	abandon()
+	// refused tells that the client refused a message it took (over its
+	// receive limit, say) and leaves: a handler the client drives goes on
+	// until it would wait, as a socket's server, which does not wait for
+	// its client, runs on (to its return and trailer, often).
+	refused()
 }
 
 // want is what a handler just gave, and what a client that waits for it

@@ -279,6 +279,8 @@ func (r *inlineRun) awaitHeader() error {
 	return nil
 }
 
+func (r *inlineRun) refused() { r.step(wantProgress) }
+
 // abandon ends a handler the client no longer waits for: its pending Send
 // or Recv returns an error. A handler that never ran is finished here.
 func (r *inlineRun) abandon() {

@@ -52,6 +52,7 @@ func (r *isolatedRun) handed(want) bool   { return true }
 func (r *isolatedRun) fed()               {}
 func (r *isolatedRun) awaitHeader() error { return nil }
 func (r *isolatedRun) abandon()           {}
+func (r *isolatedRun) refused()           {}
 
 // parkFor waits until q may satisfy n, or w's call ended.
 //

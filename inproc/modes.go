@@ -150,6 +150,9 @@ const (
 	// the cancel, however much the handler would still send, and a stream
 	// handler whose client leaves before first driving it never runs
 	// (over a socket it would start and find its context cancelled). A
+	// client that refuses a message it took (over its receive limit, say)
+	// drives the handler once more, until it would wait: as a socket's
+	// server runs on, a handler that then returns sends its trailer. A
 	// handler's panic reaches the caller, whose goroutine ran it; the call
 	// still ends, with Internal, and is counted out, so a caller that
 	// recovers it can still GracefulStop.

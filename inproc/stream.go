@@ -642,6 +642,7 @@ func (c *clientStream) RecvMsg(m any) error {
 // take gives m the message of p.
 func (s *stream) take(m any, p parcel) error {
 	if err := handover.Receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
+		s.run.refused()
 		return s.finishClient(err)
 	}
 	handover.Release(p.v, s.info.copy.mode(), &s.method.responses)
