@@ -12,7 +12,10 @@
 // (its response metadata), and Trailers from the server (status, details,
 // trailer metadata), which end it. Cancel ends a call from either side.
 // Window frames return flow-control credit, per stream and for the
-// connection. GoAway says no new call is taken.
+// connection. A message may span Message frames (More), the first of them
+// Sized with the whole message's length where the receiver offered
+// FeatureSized. GoAway from the server says no new call is taken; the
+// client answers with a GoAway of its own behind every call it opened.
 //
 // Everything a peer wrote is untrusted: lengths, counts and ids are
 // checked against the bytes at hand and the limits agreed in the hello
