@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/status"
 )
@@ -52,7 +53,26 @@ func (r *isolatedRun) handed(want) bool   { return true }
 func (r *isolatedRun) fed()               {}
 func (r *isolatedRun) awaitHeader() error { return nil }
 func (r *isolatedRun) abandon()           {}
-func (r *isolatedRun) refused()           {}
+
+// refused lets a handler that is about to return do so before its client
+// leaves: over a socket its trailer, written at once, most often reaches
+// the client before the client's reset reaches it. It waits, for
+// refusedWait at most, until the handler's status is out or the handler
+// waits on its stream.
+func (r *isolatedRun) refused() {
+	s := r.s
+	deadline := time.Now().Add(refusedWait)
+	for pause := time.Duration(0); !s.statusOut.isRaised() && !s.toClient.sender.parked.Load() && !s.toServer.receiver.parked.Load() && time.Now().Before(deadline); pause = min(2*pause+time.Microsecond, 500*time.Microsecond) {
+		if pause < 8*time.Microsecond {
+			runtime.Gosched()
+		} else {
+			time.Sleep(pause)
+		}
+	}
+}
+
+// refusedWait bounds how long a refusing client lets its handler run.
+const refusedWait = 10 * time.Millisecond
 
 // parkFor waits until q may satisfy n, or w's call ended.
 //

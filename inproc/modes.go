@@ -131,7 +131,10 @@ type Execution uint8
 const (
 	// Isolated runs each handler on a goroutine of its own. A client whose
 	// context ends returns at once even if the handler ignores its context,
-	// exactly as over a socket.
+	// exactly as over a socket. A client that refuses a message it took
+	// (over its receive limit, say) first lets its handler return, for
+	// 10 ms at most, as a socket's server's trailer most often reaches its
+	// client before the client's reset reaches the server.
 	Isolated Execution = iota
 	// Inline runs unary handlers on the caller's goroutine and stream
 	// handlers as coroutines driven by the caller: function-call speed. A
