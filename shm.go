@@ -231,12 +231,44 @@ func (l *shmLink) alive() bool {
 	case <-l.cl.Failed():
 		return false
 	default:
-		return true
+		return !l.cl.Away() // the server drains it: new calls connect anew
 	}
 }
 
 func (l *shmLink) rebind(hs []stats.Handler) grpc.ClientConnInterface {
-	return inprocconn.Bind(l.ch, inprocconn.Conn{Stats: hs, Closed: l.closed, Peer: l.peer, Encode: true, InlineUnary: true})
+	return shmCalls{l.cl, inprocconn.Bind(l.ch, inprocconn.Conn{Stats: hs, Closed: l.closed, Peer: l.peer, Encode: true, InlineUnary: true})}
+}
+
+// shmCalls counts each call in on its link's Client while the channel
+// begins it (see shm.Client.Enter): a call that chose the link before
+// the server's GoAway came opens on it, as grpc-go serves the streams a
+// client created before its GOAWAY arrived.
+type shmCalls struct {
+	cl *shm.Client
+	cc grpc.ClientConnInterface
+}
+
+// errShmGoingAway fails a call that chose a link its server drains once
+// the link opens no more calls: rare, since such a link is no longer
+// chosen.
+var errShmGoingAway = status.Error(codes.Unavailable, "localgrpc: the shm: server is going away and takes no new call")
+
+func (c shmCalls) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if !c.cl.Enter() {
+		return errShmGoingAway
+	}
+	defer c.cl.Leave()
+	return c.cc.Invoke(ctx, method, args, reply, opts...)
+}
+
+func (c shmCalls) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if !c.cl.Enter() {
+		return nil, errShmGoingAway
+	}
+	// The stream opened on the connection before NewStream returned
+	// (see shm.Client.Open).
+	defer c.cl.Leave()
+	return c.cc.NewStream(ctx, desc, method, opts...)
 }
 
 func (r *shmRoute) now() grpc.ClientConnInterface {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
@@ -27,6 +28,13 @@ type Client struct {
 	mu      sync.Mutex
 	nextID  uint32
 	away    bool // the server said it takes no new call
+	// pending counts the calls that chose the connection (see Enter) and
+	// are not done; answered says the client answered the server's
+	// GoAway, which it does once away and no call is pending: no call
+	// opens from then on.
+	pending  int
+	answered bool
+	awayNow  atomic.Bool // away, for Away to read without the lock
 	closing bool // the connection is closing: calls that end send no cancel
 	// closingCh is closed with closing set: a unary call waiting on its
 	// caller's context (see Unary) stops waiting.
@@ -113,7 +121,7 @@ func (cl *Client) open(s *stream, r *shmwire.Request, msg []byte, only bool) (se
 	cl.mu.Lock()
 	id := cl.nextID
 	cl.nextID += 2
-	away := cl.away || id < 1 // an id that wrapped around
+	away := cl.answered || id < 1 // an id that wrapped around
 	cl.mu.Unlock()
 	s.id = id
 	c.mu.Lock()
@@ -403,21 +411,55 @@ func (cl *Client) aside(f frame) {
 	}
 }
 
-// goingAway takes no new call from now on, and answers the server's
-// GoAway once.
+// goingAway takes note of the server's GoAway: calls that chose the
+// connection before still open on it, and the client answers once none
+// is pending.
 func (cl *Client) goingAway() {
-	// The answer goes behind the Headers of every call opened before away
-	// was set (open writes them holding wmu, which the control writer
-	// takes too): the server serves those, then closes.
 	cl.mu.Lock()
-	answered := cl.away
 	cl.away = true
-	last := cl.nextID - 2
+	cl.answerLocked()
 	cl.mu.Unlock()
-	if !answered {
-		cl.c.queueCtrl(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: last, Reason: "client draining"}).Append(nil)))
-	}
+	cl.awayNow.Store(true)
 }
+
+// answerLocked answers the server's GoAway once no call is pending; cl.mu
+// is held. The answer goes behind the Headers of every call opened (open
+// writes them holding wmu, which the control writer takes too): the
+// server serves those, then closes.
+func (cl *Client) answerLocked() {
+	if !cl.away || cl.answered || cl.pending > 0 {
+		return
+	}
+	cl.answered = true
+	cl.c.queueCtrl(shmwire.AppendFrame(nil, 0, shmwire.GoAway, 0, (&shmwire.Away{Last: cl.nextID - 2, Reason: "client draining"}).Append(nil)))
+}
+
+// Enter counts in a call that chose the connection, before its channel
+// begins it: it opens on the connection even if the server's GoAway
+// comes meanwhile, as grpc-go serves the streams a client created before
+// its GOAWAY arrived. It returns false once the client answered a
+// GoAway: the call must choose another connection.
+func (cl *Client) Enter() bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.answered {
+		return false
+	}
+	cl.pending++
+	return true
+}
+
+// Leave counts out a call Enter counted in, once it opened on the
+// connection or failed.
+func (cl *Client) Leave() {
+	cl.mu.Lock()
+	cl.pending--
+	cl.answerLocked()
+	cl.mu.Unlock()
+}
+
+// Away says the server said GoAway: new calls choose another connection.
+func (cl *Client) Away() bool { return cl.awayNow.Load() }
 
 // requestOf is the Headers payload of a call of method from the forward
 // handler's ctx: the caller's metadata, deadline and content subtype.
