@@ -234,8 +234,10 @@ func (ch *Channel) drain() {
 }
 
 // GracefulStop refuses new calls and waits until every call in flight has
-// finished, or until Stop is called, then stops the channel. As with
-// grpc.Server, Stop is how a drain is cut short.
+// finished, then stops the channel. As with grpc.Server, Stop is how a
+// drain is cut short: the calls end at once, and GracefulStop returns
+// once their handlers returned, which those that honour their context do
+// at once.
 func (ch *Channel) GracefulStop() {
 	ch.drain()
 	if ch.active.Load() == 0 {
@@ -244,6 +246,7 @@ func (ch *Channel) GracefulStop() {
 	select {
 	case <-ch.drained:
 	case <-ch.quit:
+		<-ch.drained // the handlers of the calls Stop ended
 	}
 	ch.Stop()
 }

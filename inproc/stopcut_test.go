@@ -3,6 +3,7 @@ package inproc_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
@@ -26,7 +27,8 @@ func (s stuckGet) Get(context.Context, *echov1.EchoRequest) (*echov1.EchoRespons
 
 // TestStopCutsGracefulStop checks that Stop cuts short a GracefulStop
 // waiting for a handler that ignores its context, as grpc.Server's Stop
-// does: GracefulStop returns and the caller gets its status at once.
+// does: the caller gets its status at once, and GracefulStop returns once
+// the handler has (grpc-go's stop waits for its handlers when graceful).
 func TestStopCutsGracefulStop(t *testing.T) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	returned := make(chan struct{})
@@ -43,13 +45,23 @@ func TestStopCutsGracefulStop(t *testing.T) {
 		defer close(graceful)
 		ch.GracefulStop()
 	}()
+	released := false
 	t.Cleanup(func() {
-		close(release)
+		if !released {
+			close(release)
+		}
 		<-returned
 	})
 	ch.Stop()
-	receiveWithin(t, graceful, waitLimit, "GracefulStop to return after Stop")
 	if err := receiveWithin(t, call, waitLimit, "the call to end after Stop"); status.Code(err) != codes.Unavailable {
 		t.Errorf("the call in flight: %v, want Unavailable", err)
 	}
+	select {
+	case <-graceful:
+		t.Fatal("GracefulStop returned while the handler Stop cut short still ran")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	released = true
+	receiveWithin(t, graceful, waitLimit, "GracefulStop to return once the handler did")
 }
