@@ -95,6 +95,7 @@ type exchange struct {
 	trailer http.Header // set with writeEnd io.EOF
 	head    bool        // the request is HEAD: the body is discarded
 	sniff   bool        // Content-Type is to be detected from the body
+	dated   bool        // the handler's header has a Date key: net/http's server adds none
 	ended   bool        // the head was sent at the end: no body, no trailers
 	// uncounted: the handler's Content-Length has an empty first value,
 	// which net/http's server sends as it is, and counts no length.
@@ -319,8 +320,7 @@ func (ex *exchange) response() (*http.Response, error) {
 func (ex *exchange) headErrLocked() error {
 	h := ex.header
 	size := fieldSize(":status", 3) + headerListSize(h, false)
-	_, dated := h["Date"]
-	if !dated {
+	if !ex.dated {
 		// net/http's server adds a Date to a head without one, last,
 		// which its client counts; this transport sends none, but
 		// counts it so that a head refused over a socket is refused here.
@@ -335,7 +335,7 @@ func (ex *exchange) headErrLocked() error {
 	if ex.sniff {
 		last = []string{"Content-Type", "Content-Length"}
 	}
-	if !dated {
+	if !ex.dated {
 		h = h.Clone()
 		h["Date"] = []string{http.TimeFormat}
 		last = append(last, "Date")

@@ -423,6 +423,9 @@ func (ex *exchange) writeHeaderLocked(code int) {
 	_, hasType := h["Content-Type"]
 	ex.sniff = !hasType && h.Get("Content-Encoding") == "" && bodyAllowed(code)
 	ex.header, ex.spare, _ = cloneHeader(h, 2, responseHead)
+	// net/http's server adds a Date unless the handler's header has the
+	// key, even with no value (its documented way to send none).
+	_, ex.dated = h["Date"]
 	// The handler's "Trailer" field, not the client's, declares the
 	// trailers the server sends. The field stays in the head until the
 	// client reads it.
