@@ -25,9 +25,9 @@ import (
 type Client struct {
 	c *conn
 
-	mu      sync.Mutex
-	nextID  uint32
-	away    bool // the server said it takes no new call
+	mu     sync.Mutex
+	nextID uint32
+	away   bool // the server said it takes no new call
 	// pending counts the calls that chose the connection (see Enter) and
 	// are not done; answered says the client answered the server's
 	// GoAway, which it does once away and no call is pending: no call
@@ -35,7 +35,7 @@ type Client struct {
 	pending  int
 	answered bool
 	awayNow  atomic.Bool // away, for Away to read without the lock
-	closing bool // the connection is closing: calls that end send no cancel
+	closing  bool        // the connection is closing: calls that end send no cancel
 	// closingCh is closed with closing set: a unary call waiting on its
 	// caller's context (see Unary) stops waiting.
 	closingCh chan struct{}
