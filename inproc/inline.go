@@ -5,6 +5,7 @@ import (
 	"iter"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/localgrpc/localgrpc/internal/goroutine"
 	"google.golang.org/grpc/codes"
@@ -279,7 +280,23 @@ func (r *inlineRun) awaitHeader() error {
 	return nil
 }
 
-func (r *inlineRun) refused() { r.step(wantProgress) }
+// refused drives the handler until it would wait on its stream, as a
+// socket's server runs on beside a client that refused a message: a
+// handler that returns at once sends its trailer. One that waits on
+// something else (its context, say) gets, after refusedWait, what a
+// socket's server gets once the client's reset came: its context ends,
+// what it sends fails, and its trailer is lost.
+func (r *inlineRun) refused() {
+	s := r.s
+	reset := time.AfterFunc(refusedWait, func() {
+		s.resetByClient.Store(true)
+		if s.cancel != nil {
+			cancelForClient(s.clientCtx, s.cancel)
+		}
+	})
+	r.step(wantProgress)
+	reset.Stop()
+}
 
 // abandon ends a handler the client no longer waits for: its pending Send
 // or Recv returns an error. A handler that never ran is finished here.

@@ -155,7 +155,9 @@ const (
 	// (over a socket it would start and find its context cancelled). A
 	// client that refuses a message it took (over its receive limit, say)
 	// drives the handler once more, until it would wait: as a socket's
-	// server runs on, a handler that then returns sends its trailer. A
+	// server runs on, a handler that then returns sends its trailer; one
+	// that waits on anything but its stream finds its context ended after
+	// 10 ms, as the client's reset would end it, and its trailer lost. A
 	// handler's panic reaches the caller, whose goroutine ran it; the call
 	// still ends, with Internal, and is counted out, so a caller that
 	// recovers it can still GracefulStop.

@@ -32,6 +32,10 @@ type stream struct {
 	serverDesc *grpc.StreamDesc
 	toServer   queue // closed by CloseSend; abandoned when the handler returns
 	toClient   queue // closed once statusOut is raised; abandoned when the client's side ends
+	// resetByClient says the client left, refusing a message, while an
+	// Inline handler it drove waited (see inlineRun.refused): its status
+	// no longer reaches the client.
+	resetByClient atomic.Bool
 	// keptUpTo, once the client's connection closed, counts the messages
 	// the handler sent before: the client still receives them (see kept).
 	keptUpTo uint64
@@ -229,7 +233,7 @@ func (s *stream) sendStatus(err error) {
 	}
 	// A client that left first never hears of the end: no header, no
 	// trailer, as over a socket the stream was reset before they came.
-	lost := s.clientDone.isRaised()
+	lost := s.clientDone.isRaised() || s.resetByClient.Load()
 	s.headerBeforeStatus(!lost)
 	s.mu.Lock()
 	first := !s.statusOut.isRaised()
