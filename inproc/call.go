@@ -34,6 +34,10 @@ type call struct {
 	// that the client fails at it (see headerError). Set under mu before
 	// headerOut is raised.
 	headerBad bool
+	// headerUnheard says the header went out only after the client left,
+	// so that it never reaches the client. Set under mu before headerOut
+	// is raised.
+	headerUnheard bool
 	// reset says the server's transport reset the stream before the
 	// call began (see refusedRequest): no header or trailer comes.
 	reset      bool
@@ -246,6 +250,7 @@ func (c *call) headerBeforeStatus(heard bool) {
 		if heard && !c.trailersOnly {
 			c.publishHeader()
 		} else {
+			c.headerUnheard = !heard
 			c.headerOut.raise()
 		}
 	}

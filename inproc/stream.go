@@ -36,6 +36,8 @@ type stream struct {
 	// Inline handler it drove waited (see inlineRun.refused): its status
 	// no longer reaches the client.
 	resetByClient atomic.Bool
+	// sentLast says the client called CloseSend.
+	sentLast atomic.Bool
 	// keptUpTo, once the client's connection closed, counts the messages
 	// the handler sent before: the client still receives them (see kept).
 	keptUpTo uint64
@@ -469,8 +471,11 @@ func (c *clientStream) Header() (metadata.MD, error) {
 		}
 	}
 	s.mu.Lock()
-	trailersOnly := s.trailersOnly
+	trailersOnly, unheard := s.trailersOnly, s.headerUnheard
 	s.mu.Unlock()
+	if unheard {
+		return nil, nil // the client left before it came: the call's end says why
+	}
 	if trailersOnly {
 		// headerBeforeStatus set it before raising headerOut, and
 		// statusOut follows at once.
@@ -510,6 +515,8 @@ func (c *clientStream) Trailer() metadata.MD {
 // finds its call over, never a clean end of input, which would pass a
 // truncated request for a whole one.
 func (c *clientStream) CloseSend() error {
+	// As grpc-go's, a SendMsg after it says so, whatever ended the call.
+	c.sentLast.Store(true)
 	if c.clientCtx.Err() != nil {
 		// The AfterFunc that tells the handler may not have run yet; an
 		// end of input must not reach it first.
@@ -529,7 +536,7 @@ func (c *clientStream) CloseSend() error {
 func (c *clientStream) SendMsg(m any) error {
 	s := (*stream)(c)
 	switch {
-	case s.toServer.closed.Load():
+	case s.toServer.closed.Load() || s.sentLast.Load():
 		// As grpc-go, this ends the stream, if it has not ended:
 		// RecvMsg says so too. Either way SendMsg says what went wrong.
 		s.finishClient(errSendAfterCloseSend)
