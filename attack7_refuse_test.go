@@ -1,0 +1,165 @@
+package localgrpc_test
+
+// attack7: a client that refuses a message (over its MaxCallRecvMsgSize,
+// or one it cannot unmarshal) in every inproc mode, against grpc-go over
+// bufconn: client streams, and handlers that block on a channel or on
+// time.Sleep rather than their context after the refused message.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// a7InprocSides are grpc-go over bufconn and inproc in every mode.
+func a7InprocSides() []a6Side {
+	var out []a6Side
+	for _, s := range a6Sides(true) {
+		if s.name == "unix" || s.name == "shm" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// a7Fast says whether d is short next to a handler that blocks 120ms.
+func a7Fast(d time.Duration) string {
+	if d < 60*time.Millisecond {
+		return "fast"
+	}
+	return "slow(>=60ms)"
+}
+
+// A client stream whose response is over the client's limit.
+func TestAttack7RefusedClientStream(t *testing.T) {
+	a6Compare(t, a7InprocSides(), 1, func(t *testing.T, conn func(*a5Echo, a6Opts) a5Conn) string {
+		cs, ss := &a5Rec{}, &a5Rec{}
+		hs := make(chan string, 1)
+		cc := conn(&a5Echo{collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+			n := 0
+			for {
+				if _, err := s.Recv(); err != nil {
+					break
+				}
+				n++
+			}
+			s.SetTrailer(metadata.Pairs("t", "x"))
+			hs <- fmt.Sprintf("handler got %d", n)
+			return s.SendAndClose(&echov1.EchoResponse{Text: a6BigText})
+		}}, a6Opts{ss: ss, cs: cs})
+		st, err := echov1.NewEchoClient(cc).Collect(timeoutCtx(t), grpc.MaxCallRecvMsgSize(1000))
+		if err != nil {
+			return a6Err(err)
+		}
+		st.Send(&echov1.EchoRequest{Text: "a"})
+		st.Send(&echov1.EchoRequest{Text: "b"})
+		start := time.Now()
+		r, err := st.CloseAndRecv()
+		d := time.Since(start)
+		return fmt.Sprintf("client: %q %s %s trailer %v\n  %s%s", r.GetText(), a6Err(err), a7Fast(d), mdString(st.Trailer()),
+			receiveOr(hs, "handler did not report"), a6Settled(cs, ss))
+	})
+}
+
+// A client stream whose response the client cannot unmarshal.
+func TestAttack7UnmarshalRefusedClientStream(t *testing.T) {
+	a6Compare(t, a7InprocSides(), 1, func(t *testing.T, conn func(*a5Echo, a6Opts) a5Conn) string {
+		cs, ss := &a5Rec{}, &a5Rec{}
+		cc := conn(&a5Echo{collect: func(s grpc.ClientStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+			for {
+				if _, err := s.Recv(); err != nil {
+					break
+				}
+			}
+			return s.SendAndClose(&echov1.EchoResponse{Text: "text"})
+		}}, a6Opts{ss: ss, cs: cs})
+		s, err := cc.NewStream(timeoutCtx(t), &grpc.StreamDesc{ClientStreams: true}, "/echo.v1.Echo/Collect")
+		if err != nil {
+			return a6Err(err)
+		}
+		s.SendMsg(&echov1.EchoRequest{Text: "x"})
+		s.CloseSend()
+		reply := &structpb.ListValue{}
+		e1 := s.RecvMsg(reply)
+		return fmt.Sprintf("client: %s", a6Err(e1)) + a6Settled(cs, ss)
+	})
+}
+
+// After the refused message the handler blocks on a channel (closed
+// 120ms later) or on time.Sleep(120ms), not on its context: grpc-go's
+// client fails at once; what the handler then sees.
+func TestAttack7RefusedHandlerBlocksElsewhere(t *testing.T) {
+	for _, how := range []string{"channel", "sleep"} {
+		for _, kind := range []string{"server-stream", "bidi"} {
+			if how == "sleep" && kind == "bidi" {
+				continue // as channel/bidi; kept out for the file's time
+			}
+			t.Run(how+"/"+kind, func(t *testing.T) {
+				a6Compare(t, a7InprocSides(), 1, func(t *testing.T, conn func(*a5Echo, a6Opts) a5Conn) string {
+					cs, ss := &a5Rec{}, &a5Rec{}
+					hs := make(chan string, 1)
+					release := make(chan struct{})
+					block := func() {
+						if how == "sleep" {
+							time.Sleep(300 * time.Millisecond)
+						} else {
+							<-release
+						}
+					}
+					timer := time.AfterFunc(120*time.Millisecond, func() { close(release) })
+					defer timer.Stop()
+					cc := conn(&a5Echo{
+						expand: func(r *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+							e1 := s.Send(&echov1.EchoResponse{Text: a6BigText})
+							block()
+							c := s.Context().Err()
+							e2 := s.Send(&echov1.EchoResponse{Text: "after"})
+							hs <- fmt.Sprintf("handler: Send %s; ctx after block %v; Send after %s", a6Err(e1), c, a6Err(e2))
+							return status.Error(10, "handler")
+						},
+						update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+							_, e0 := s.Recv()
+							e1 := s.Send(&echov1.EchoResponse{Text: a6BigText})
+							block()
+							c := s.Context().Err()
+							_, e2 := s.Recv()
+							e3 := s.Send(&echov1.EchoResponse{Text: "after"})
+							hs <- fmt.Sprintf("handler: Recv %s; Send %s; ctx after block %v; Recv after %s; Send after %s", a6Err(e0), a6Err(e1), c, a6Err(e2), a6Err(e3))
+							return nil
+						},
+					}, a6Opts{ss: ss, cs: cs, dflt: []grpc.CallOption{grpc.MaxCallRecvMsgSize(1000)}})
+					c := echov1.NewEchoClient(cc)
+					var rerr error
+					var d time.Duration
+					if kind == "server-stream" {
+						st, err := c.Expand(timeoutCtx(t), &echov1.EchoRequest{})
+						if err != nil {
+							return a6Err(err)
+						}
+						start := time.Now()
+						_, rerr = st.Recv()
+						d = time.Since(start)
+					} else {
+						st, err := c.Update(timeoutCtx(t))
+						if err != nil {
+							return a6Err(err)
+						}
+						st.Send(&echov1.EchoRequest{Text: "ping"})
+						start := time.Now()
+						_, rerr = st.Recv()
+						d = time.Since(start)
+					}
+					h := receiveOr(hs, "handler did not report")
+					return fmt.Sprintf("client: Recv %s (%s)\n  %s%s", a6Err(rerr), a7Fast(d), h, a6Settled(cs, ss))
+				})
+			})
+		}
+	}
+}
