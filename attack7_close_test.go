@@ -269,8 +269,12 @@ func TestAttack7CallsAfterClose(t *testing.T) {
 		for len(ran) > 0 {
 			handlers = append(handlers, <-ran)
 		}
+		time.Sleep(20 * time.Millisecond)
+		cs.mu.Lock()
+		events := fmt.Sprint(cs.events)
+		cs.mu.Unlock()
 		return fmt.Sprintf("Close %v, again %s; Get %s; Expand %s; Collect %s; Update %s; unknown %s; handlers ran %v; client stats %v",
-			cerr, a6Err(cerr2), a6Err(e1), a6Err(e2), a6Err(e3), a6Err(e4), a6Err(e5), handlers, cs.settle())
+			cerr, a6Err(cerr2), a6Err(e1), a6Err(e2), a6Err(e3), a6Err(e4), a6Err(e5), handlers, events)
 	})
 }
 
