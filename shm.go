@@ -108,11 +108,14 @@ func (s *Server) serveShmConn(nc net.Conn) {
 	case stopped && graceful:
 		sc.GoAway()
 	case stopped:
-		sc.Close()
+		sc.Abort()
 		return
 	}
 	<-sc.Done()
-	sc.Close()
+	// The handlers still running end on their own, their contexts
+	// cancelled: Stop waits for none, and GracefulStop for all, through
+	// the server's channel.
+	sc.Abort()
 	s.shm.remove(sc)
 }
 
@@ -181,7 +184,7 @@ func (c *shmConns) stop(graceful bool) {
 		if graceful {
 			sc.GoAway()
 		} else {
-			sc.Close()
+			sc.Abort()
 		}
 	}
 }
@@ -342,7 +345,7 @@ func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
 	nc.SetDeadline(time.Time{})
 	// The channel's own server side is the forward handlers: the server's
 	// limits apply at the server, and the client's in its call options.
-	ch := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32))
+	ch := inproc.New(inproc.WithServerMaxRecvMsgSize(math.MaxInt32), inproc.WithServerMaxSendMsgSize(math.MaxInt32), inproc.WithWindow(shmForwardWindow), inproc.WithWindowBytes(shmForwardWindowBytes))
 	inprocconn.Forward(ch, cl.Unary, cl.Stream, cl.Open)
 	// The connection's Close closes the link as grpc-go's closes its
 	// transport: the calls end with Canceled here and the socket closes,
@@ -360,3 +363,16 @@ func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
 	r.cur.Store(l)
 	return l, nil
 }
+
+// The window of a link's channel, between its forward handler and the
+// caller: what arrived on a stream waits there once the forward handler
+// took it from the connection, whose own window (1 MiB a stream) bounds
+// what the server sends ahead. Counted in bytes far more than in
+// messages, so that a closed connection still gives its caller every
+// small message that had arrived, as grpc-go's transport does, while a
+// caller that reads nothing holds little more than the connection's
+// window.
+const (
+	shmForwardWindow      = 1 << 12
+	shmForwardWindowBytes = 64 << 10
+)

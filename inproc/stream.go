@@ -302,8 +302,9 @@ func (s *stream) connClosed() {
 	if s.desc != nil && s.desc.ServerStreams && !s.statusOut.isRaised() {
 		// grpc-go's transport puts its error behind the messages its
 		// stream's buffer holds: the client still receives what the
-		// handler sent before the close, and nothing after it.
-		s.toClient.abandon()
+		// handler sent before the close, and nothing after it. The
+		// handler's context ends (clientLeft) before its blocked Send
+		// fails, as a closed connection's does.
 		s.keptUpTo = s.toClient.tail.Load()
 	}
 	s.clientLeft(err)

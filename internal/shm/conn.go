@@ -16,7 +16,7 @@ import (
 // Limits a side grants its peer in its hello.
 const (
 	maxFrame     = 1 << 20   // the largest payload a frame may carry to us
-	streamWindow = 2 << 20   // the bytes a stream may send us ahead of our reading
+	streamWindow = 1 << 20   // the bytes a stream may send us ahead of our reading
 	connWindow   = 1<<31 - 1 // not enforced yet: streams bound what we hold
 )
 

@@ -90,6 +90,13 @@ func (sc *ServerConn) Close() {
 	sc.workers.wait()
 }
 
+// Abort ends the connection and every call on it, as Close does, without
+// waiting for their handlers: a server's Stop does not wait for them.
+func (sc *ServerConn) Abort() {
+	sc.c.fail(net.ErrClosed)
+	sc.cancel(errConnClosed)
+}
+
 // GoAway tells the client that no new call is taken; the calls in flight
 // go on, those the client opened before it heard included. The client
 // answers with a GoAway of its own once it opens no more, behind every
