@@ -159,7 +159,14 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	}
 	ex.mu.Lock()
 	err := ex.inEnd
-	if err == nil && ex.readEnd != nil {
+	switch {
+	case err != nil:
+	case ex.writeEnd == io.EOF:
+		// The handler returned, its response whole, before the client
+		// ended its side (handlerDone has yet to say so): net/http's
+		// server reset the stream first, with NO_ERROR.
+		err = errReadAfterReturn
+	case ex.readEnd != nil:
 		err = clientReset(ex.readEnd)
 	}
 	ex.mu.Unlock()
