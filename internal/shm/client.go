@@ -27,15 +27,14 @@ type Client struct {
 
 	mu     sync.Mutex
 	nextID uint32
-	away   bool // the server said it takes no new call
-	// pending counts the calls that chose the connection (see Enter) and
-	// are not done; answered says the client answered the server's
-	// GoAway, which it does once away and no call is pending: no call
-	// opens from then on.
+	// away: the server said it takes no new call. pending counts the
+	// calls that chose the connection (see Enter) and are not done;
+	// answered says the client answered the server's GoAway, which it
+	// does once away and no call is pending: no call opens from then on.
+	away     atomic.Bool
 	pending  int
 	answered bool
-	awayNow  atomic.Bool // away, for Away to read without the lock
-	closing  bool        // the connection is closing: calls that end send no cancel
+	closing  bool // the connection is closing: calls that end send no cancel
 	// closingCh is closed with closing set: a unary call waiting on its
 	// caller's context (see Unary) stops waiting.
 	closingCh chan struct{}
@@ -241,9 +240,7 @@ func (cl *Client) Unary(_ any, ctx context.Context, dec func(any) error, _ grpc.
 // sends the header before it encodes the request: the server begins the
 // call, and its handler fails to receive the request.
 func (cl *Client) lost(ctx context.Context, s *stream) {
-	method, _ := grpc.Method(ctx)
-	r := requestOf(ctx, method, true)
-	if _, err := cl.open(s, &r, nil, false); err == nil {
+	if cl.openBare(ctx, s, true) == nil {
 		// Written here, not queued: the client may close the connection
 		// as soon as the call returns, and the server must read the
 		// reset before the close.
@@ -263,11 +260,17 @@ type opened struct {
 // returns, as grpc-go's client sends the header first, so that the
 // server hears of the call however soon the client ends it.
 func (cl *Client) Open(ctx context.Context) any {
-	method, _ := grpc.Method(ctx)
-	r := requestOf(ctx, method, false)
 	s := cl.newCallStream()
+	return &opened{s, cl.openBare(ctx, s, false)}
+}
+
+// openBare opens s for the call whose handler has ctx with its Headers
+// frame alone.
+func (cl *Client) openBare(ctx context.Context, s *stream, unary bool) error {
+	method, _ := grpc.Method(ctx)
+	r := requestOf(ctx, method, unary)
 	_, err := cl.open(s, &r, nil, false)
-	return &opened{s, err}
+	return err
 }
 
 // Stream is the forward handler of streaming calls. The client's messages
@@ -416,10 +419,9 @@ func (cl *Client) aside(f frame) {
 // is pending.
 func (cl *Client) goingAway() {
 	cl.mu.Lock()
-	cl.away = true
+	cl.away.Store(true)
 	cl.answerLocked()
 	cl.mu.Unlock()
-	cl.awayNow.Store(true)
 }
 
 // answerLocked answers the server's GoAway once no call is pending; cl.mu
@@ -427,7 +429,7 @@ func (cl *Client) goingAway() {
 // writes them holding wmu, which the control writer takes too): the
 // server serves those, then closes.
 func (cl *Client) answerLocked() {
-	if !cl.away || cl.answered || cl.pending > 0 {
+	if !cl.away.Load() || cl.answered || cl.pending > 0 {
 		return
 	}
 	cl.answered = true
@@ -459,7 +461,7 @@ func (cl *Client) Leave() {
 }
 
 // Away says the server said GoAway: new calls choose another connection.
-func (cl *Client) Away() bool { return cl.awayNow.Load() }
+func (cl *Client) Away() bool { return cl.away.Load() }
 
 // requestOf is the Headers payload of a call of method from the forward
 // handler's ctx: the caller's metadata, deadline and content subtype.
