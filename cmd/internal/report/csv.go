@@ -26,7 +26,8 @@ var csvHeader = []string{
 //
 // An interval bound is empty when there were too few runs for it; ratio, p
 // and significant are empty in a group without the baseline; noisy is
-// true where the interval is wider than ±25% of the median or unbounded.
+// true where the row's interval overlaps the baseline's or a neighbouring
+// row's, as [Row.Noisy] says.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
@@ -52,7 +53,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				g.Workload, g.Params, strconv.Itoa(g.GOMAXPROCS), row.Impl, strconv.Itoa(row.Runs),
 				num(row.Time.Median), low, high,
 				num(row.Bytes), num(row.Allocs), ratio, p, significant, strconv.FormatBool(row.IsBaseline),
-				strconv.FormatBool(row.Noisy()), orEmpty(row.P50), orEmpty(row.P99),
+				strconv.FormatBool(row.Noisy), orEmpty(row.P50), orEmpty(row.P99),
 			})
 		}
 	}
@@ -69,6 +70,7 @@ const (
 	csvSetting     = "setting"
 	csvEnvironment = "environment"
 	csvNote        = "note"
+	csvNoise       = "noise"
 )
 
 // WriteCSVContext writes what WriteCSV's table leaves out, as a CSV file
@@ -77,7 +79,8 @@ const (
 // "verdict", key its number from 1), per setting ("setting", the
 // setting's key and value), per fact of the environment ("environment":
 // go, goos, goarch, cpu, numcpu, gomaxprocs, baseline, confidence and
-// each module's version) and per note ("note", its number). Every record
+// each module's version), for the share of noisy rows ("noise", key
+// "rows") and per note ("note", its number). Every record
 // has three fields and no line break inside one.
 func (r *Report) WriteCSVContext(w io.Writer) error {
 	cw := csv.NewWriter(w)
@@ -107,6 +110,9 @@ func (r *Report) WriteCSVContext(w io.Writer) error {
 	}
 	for _, m := range e.Modules {
 		record(csvEnvironment, m.Name, m.Version)
+	}
+	if n := r.NoiseLine(); n != "" {
+		record(csvNoise, "rows", n)
 	}
 	for i, n := range r.Notes {
 		record(csvNote, strconv.Itoa(i+1), n)

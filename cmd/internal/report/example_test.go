@@ -71,6 +71,6 @@ BenchmarkUnary/impl=inproc-clone-isolated-2	500000	 1720 ns/op	664 B/op	8 allocs
 	// environment,gomaxprocs,2
 	// environment,baseline,localhost
 	// environment,confidence,0.9
+	// noise,rows,"Noise: 3 of 3 rows (100%) have an interval overlapping those they are compared with (marked !); to narrow the intervals, rerun with a higher --count, on a quieter machine, or with a --cpu below the machine's CPUs so that other work has a CPU of its own."
 	// note,1,need >= 5 samples for confidence interval at level 0.9
-	// note,2,"! : interval wider than ±25% of the median, or unbounded: noisy; rerun with more --count or on a quiet machine"
 }

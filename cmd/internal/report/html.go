@@ -80,9 +80,10 @@ a.top { font-size: 13px; }
 <h2>Overview</h2>
 {{.Overview}}</section>
 {{end}}<h2 id="workloads">Workloads</h2>
-<p>{{.Legend}} Each workload has a chart of time per op, with its interval, and one of memory per op: B/op and allocations side by side.</p>
+{{if .Noise}}<p class="noise">{{.Noise}}</p>
+{{end}}<p>{{.Legend}} Each workload has a chart of time per op, with its interval, and one of memory per op: B/op and allocations side by side.</p>
 {{range .Groups}}<section id="{{.ID}}">
-<h3>{{.Title}}, {{.Runs}} runs</h3>
+<h3>{{.Title}}, {{.Runs}}</h3>
 {{range .Charts}}{{.}}{{end}}<table>
 <tr>{{range $i, $h := $.Header}}<th{{if index $.Numeric $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr>
 {{range .Rows}}<tr{{if .Baseline}} class="baseline"{{end}}>{{range $i, $c := .Cells}}<td{{if index $.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
@@ -123,7 +124,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	type htmlGroup struct {
 		ID     string
 		Title  string
-		Runs   int
+		Runs   string
 		Charts []template.HTML
 		Rows   []htmlRow
 	}
@@ -132,12 +133,13 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Overview template.HTML
 		Settings string
 		Env      Environment
+		Noise    string
 		Legend   string
 		Header   []string
 		Numeric  []bool
 		Groups   []htmlGroup
 		Notes    []string
-	}{r.verdictItems(), "", r.settingsLine(), r.Environment, r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
+	}{r.verdictItems(), "", r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
 	ids := groupIDs(r.Groups)
 	if ov := r.overview(); ov.drawn() {
 		var svg strings.Builder
@@ -149,7 +151,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		data.Overview = template.HTML(svg.String()) // built with escapeXML
 	}
 	for i, g := range r.Groups {
-		hg := htmlGroup{ID: ids[i], Title: g.Title(), Runs: maxRuns(g)}
+		hg := htmlGroup{ID: ids[i], Title: g.Title(), Runs: runsTitle(g)}
 		for _, c := range r.charts(g) {
 			var svg strings.Builder
 			c.write(&svg, 0)

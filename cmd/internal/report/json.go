@@ -15,6 +15,7 @@ type (
 		Environment jsonEnvironment `json:"environment"`
 		Baseline    string          `json:"baseline"`
 		Confidence  float64         `json:"confidence"`
+		Noise       string          `json:"noise"` // the share of noisy rows, in a sentence
 		Groups      []jsonGroup     `json:"groups"`
 		Notes       []string        `json:"notes"`
 	}
@@ -55,7 +56,7 @@ type (
 		P           *float64 `json:"p"`
 		Significant bool     `json:"significant"`
 		Baseline    bool     `json:"baseline"`
-		Noisy       bool     `json:"noisy"` // interval wider than ±25% of the median, or unbounded
+		Noisy       bool     `json:"noisy"` // the interval overlaps the baseline's or a neighbour's
 		// The latency of one call, with several callers.
 		P50SecPerCall *float64 `json:"p50SecPerCall,omitempty"`
 		P99SecPerCall *float64 `json:"p99SecPerCall,omitempty"`
@@ -74,6 +75,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		},
 		Baseline:   r.Baseline,
 		Confidence: r.Confidence,
+		Noise:      r.NoiseLine(),
 		Groups:     []jsonGroup{},
 		Notes:      append([]string{}, r.Notes...),
 	}
@@ -89,7 +91,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			jr := jsonRow{
 				Impl: row.Impl, Runs: row.Runs, SecPerOp: row.Time.Median,
 				BytesPerOp: row.Bytes, AllocsPerOp: row.Allocs,
-				Significant: row.Significant, Baseline: row.IsBaseline, Noisy: row.Noisy(),
+				Significant: row.Significant, Baseline: row.IsBaseline, Noisy: row.Noisy,
 			}
 			if row.Time.Bounded() {
 				jr.SecPerOpLow, jr.SecPerOpHi = &row.Time.Low, &row.Time.High

@@ -22,9 +22,13 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "Settings: %s.\n\n", EscapeMarkdown(s))
 	}
-	fmt.Fprintf(w, "Environment: %s.\n\n%s\n", EscapeMarkdown(r.Environment.Summary()), EscapeMarkdown(r.legend()))
+	fmt.Fprintf(w, "Environment: %s.\n\n", EscapeMarkdown(r.Environment.Summary()))
+	if n := r.NoiseLine(); n != "" {
+		fmt.Fprintf(w, "%s\n\n", EscapeMarkdown(n))
+	}
+	fmt.Fprintln(w, EscapeMarkdown(r.legend()))
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "\n### %s, %d runs\n\n", EscapeMarkdown(g.Title()), maxRuns(g))
+		fmt.Fprintf(w, "\n### %s, %s\n\n", EscapeMarkdown(g.Title()), runsTitle(g))
 		row := func(cells []string) {
 			for i := range cells {
 				cells[i] = EscapeMarkdown(cells[i])

@@ -32,9 +32,12 @@ type Report struct {
 	// Groups are the comparisons, one per workload and parameters, in
 	// the order their first results came.
 	Groups []Group
+	// FloorGap is what is left to gain against the floors, in sentences
+	// like the verdict's: for maintainers, so the terminal shows it only
+	// when asked. Build leaves it empty: FloorGap writes it.
+	FloorGap []string
 	// Notes are benchmath's warnings about the statistics, such as too
-	// few runs for an interval, each once, and the meaning of the noisy
-	// marker when a row has it.
+	// few runs for an interval, each once.
 	Notes []string
 }
 
@@ -107,15 +110,16 @@ type Row struct {
 	Significant bool
 	// IsBaseline marks the baseline's own row.
 	IsBaseline bool
+	// Noisy says whether the row's interval overlaps the interval of a
+	// row it is compared with: the baseline's, or that of the row just
+	// above or below it. The order or ratio of those two rows may then be
+	// noise. An unbounded interval overlaps every other.
+	Noisy bool
 
 	// times are the seconds per op of each run, so that Conclude can
 	// test the difference of any two rows, not only from the baseline.
 	times []float64
 }
-
-// Noisy says whether the row's interval is too wide to trust its ratios
-// much: wider than ±25% of its median, or unbounded.
-func (r Row) Noisy() bool { return r.Time.Noisy() }
 
 // An Interval is a median and its confidence interval.
 type Interval struct {
@@ -141,29 +145,13 @@ func (i Interval) Bounded() bool {
 	return !math.IsInf(i.Low, 0) && !math.IsInf(i.High, 0)
 }
 
-// noisyWidth is the half-width, as a fraction of the median, beyond which
-// an interval is noisy: at ±25% the interval alone spans a factor of 1.67
-// (0.75 to 1.25 of the median), more than many differences the tables
-// show, which is when a reader needs warning.
-const noisyWidth = 0.25
-
-// Noisy says whether the interval is unbounded or reaches further than
-// noisyWidth of the median on either side (benchstat's ± is the larger
-// side, so this agrees with the printed percentage).
-func (i Interval) Noisy() bool {
-	if !i.Bounded() {
-		return true
-	}
-	return math.Max(i.High-i.Median, i.Median-i.Low) > noisyWidth*math.Abs(i.Median)
+// Overlaps says whether the intervals i and o share any value.
+func (i Interval) Overlaps(o Interval) bool {
+	return i.Low <= o.High && o.Low <= i.High
 }
 
-// noisyMarker marks a noisy row in every table, and noisyNote explains it
-// once, among the notes.
-const (
-	noisyMarker = "!"
-	noisyNote   = noisyMarker + " : interval wider than ±25% of the median, or unbounded: noisy; " +
-		"rerun with more --count or on a quiet machine"
-)
+// noisyMarker marks a noisy row in every table; the legend explains it.
+const noisyMarker = "!"
 
 // Percent is the interval's half-width as a percentage of the median, as
 // benchstat prints it ("± 3%"), or "∞".
@@ -272,22 +260,35 @@ func Build(env Environment, results []*benchfmt.Result, baseline string, confide
 				r.P, r.Significant = c.P, c.P < c.Alpha
 			}
 		}
+		markNoisy(g.Rows)
 		rep.Groups = append(rep.Groups, *g)
-	}
-	if rep.noisy() {
-		rep.Notes = append(rep.Notes, noisyNote)
 	}
 	return rep, nil
 }
 
-// noisy says whether any row of r is noisy.
-func (r *Report) noisy() bool {
+// markNoisy sets Noisy on the rows, fastest first, whose interval
+// overlaps the baseline's or a neighbour's: the comparisons a reader
+// makes in a table are with the baseline, by the ratio column, and with
+// the next row, by the order.
+func markNoisy(rows []Row) {
+	base := slices.IndexFunc(rows, func(r Row) bool { return r.IsBaseline })
+	for i := range rows {
+		overlaps := func(j int) bool { return j >= 0 && j < len(rows) && j != i && rows[i].Time.Overlaps(rows[j].Time) }
+		rows[i].Noisy = overlaps(base) || overlaps(i-1) || overlaps(i+1)
+	}
+}
+
+// NoisyRows are how many rows of r are noisy, and how many rows r has.
+func (r *Report) NoisyRows() (noisy, rows int) {
 	for _, g := range r.Groups {
-		if slices.ContainsFunc(g.Rows, Row.Noisy) {
-			return true
+		for _, row := range g.Rows {
+			rows++
+			if row.Noisy {
+				noisy++
+			}
 		}
 	}
-	return false
+	return noisy, rows
 }
 
 // orZero is v, or 0 for the NaN that summarizing no values gives (a

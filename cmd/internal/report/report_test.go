@@ -135,30 +135,70 @@ func TestBuildTooFewRuns(t *testing.T) {
 	if row.Significant {
 		t.Errorf("2 runs against 2 are significant: p=%v", row.P)
 	}
-	if len(rep.Notes) != 3 || rep.Notes[2] != noisyNote {
-		t.Errorf("notes: %q, want one on the intervals, one on the U test and one on the noisy marker", rep.Notes)
+	if len(rep.Notes) != 2 {
+		t.Errorf("notes: %q, want one on the intervals and one on the U test", rep.Notes)
 	}
-	if !row.Noisy() {
-		t.Error("an unbounded interval is not noisy")
+	if !row.Noisy {
+		t.Error("an unbounded interval overlapping its neighbour's is not noisy")
 	}
 }
 
-func TestNoisy(t *testing.T) {
+// A row is noisy where its interval overlaps the baseline's or a
+// neighbour's, and only there: how wide it is does not matter.
+func TestNoisyRows(t *testing.T) {
 	inf := math.Inf(1)
+	row := func(median, low, high float64) Row { return Row{Time: Interval{median, low, high}} }
+	base := func(median, low, high float64) Row {
+		r := row(median, low, high)
+		r.IsBaseline = true
+		return r
+	}
 	for _, tc := range []struct {
-		i    Interval
-		want bool
+		name string
+		rows []Row
+		want []bool
 	}{
-		{Interval{100, 80, 120}, false},
-		{Interval{100, 75, 125}, false}, // exactly ±25%
-		{Interval{100, 90, 126}, true},
-		{Interval{100, 74, 101}, true},
-		{Interval{100, -inf, inf}, true},
-		{Interval{100, 90, inf}, true},
+		{"wide but apart", []Row{row(10, 1, 19), row(100, 90, 110), base(1000, 990, 1010)}, []bool{false, false, false}},
+		// The baseline is compared with every row, but the ratio column
+		// marks that comparison on the row, so the baseline's row is
+		// marked only by its neighbours, as any row.
+		{"overlaps the baseline, not its neighbour", []Row{row(10, 9, 11), row(100, 40, 500), row(200, 150, 210), row(250, 240, 260), base(300, 290, 310)},
+			[]bool{false, true, true, false, false}},
+		{"overlaps its neighbour", []Row{row(10, 9, 11), row(12, 10.5, 13), base(1000, 990, 1010)}, []bool{true, true, false}},
+		{"touching bounds overlap", []Row{row(10, 9, 11), row(12, 11, 13)}, []bool{true, true}},
+		{"unbounded", []Row{row(10, -inf, inf), base(1000, -inf, inf), row(2000, 1900, 2100)}, []bool{true, true, true}},
+		{"unbounded and alone", []Row{row(10, -inf, inf)}, []bool{false}},
 	} {
-		if got := tc.i.Noisy(); got != tc.want {
-			t.Errorf("%+v: noisy %v, want %v", tc.i, got, tc.want)
+		markNoisy(tc.rows)
+		for i, r := range tc.rows {
+			if r.Noisy != tc.want[i] {
+				t.Errorf("%s: row %d (%+v) noisy %v, want %v", tc.name, i, r.Time, r.Noisy, tc.want[i])
+			}
 		}
+	}
+}
+
+// The noise line counts the noisy rows of every group and says what to do.
+func TestNoiseLine(t *testing.T) {
+	rep := &Report{Groups: []Group{
+		{Rows: []Row{{Noisy: true}, {Noisy: true}, {}}},
+		{Rows: []Row{{}}},
+	}}
+	if n, rows := rep.NoisyRows(); n != 2 || rows != 4 {
+		t.Errorf("%d of %d rows noisy, want 2 of 4", n, rows)
+	}
+	line := rep.NoiseLine()
+	for _, want := range []string{"2 of 4 rows (50%)", "--count", "quieter machine", "--cpu", noisyMarker} {
+		if !strings.Contains(line, want) {
+			t.Errorf("noise line lacks %q: %s", want, line)
+		}
+	}
+	rep.Groups[0].Rows[0].Noisy, rep.Groups[0].Rows[1].Noisy = false, false
+	if line := rep.NoiseLine(); !strings.Contains(line, "no row of 4") {
+		t.Errorf("noise line without noisy rows: %s", line)
+	}
+	if line := (&Report{}).NoiseLine(); line != "" {
+		t.Errorf("noise line without rows: %q", line)
 	}
 }
 
@@ -224,9 +264,18 @@ func TestWriters(t *testing.T) {
 		if len(rep.Verdict) == 0 {
 			t.Fatal("no verdict")
 		}
-		// Every form has the verdict first, the settings, and the noisy
-		// marker exactly when rows are noisy (all of them with 2 runs,
-		// none with 5).
+		// Every form has the verdict first, the settings, the noise line,
+		// and the noisy marker exactly on the noisy rows: all of them with
+		// 2 runs, whose intervals are unbounded; with 5, the two of
+		// ListStrings 0.05% apart, and not localhost, 10× slower, nor
+		// Unary's, 7.5× apart.
+		noisyImpl := func(impl string) bool {
+			return runs < 5 || impl == "inproc-share-isolated" || impl == "iter"
+		}
+		noisyRows := 2
+		if runs < 5 {
+			noisyRows = 5
+		}
 		common := func(t *testing.T, form, text string, escape func(string) string) {
 			t.Helper()
 			opening := escape(strings.Join(strings.Fields(rep.Verdict[0])[:6], " "))
@@ -242,21 +291,17 @@ func TestWriters(t *testing.T) {
 					t.Errorf("%s lacks the setting %s %s", form, st.Key, st.Value)
 				}
 			}
-			if noted := strings.Contains(text, escape(noisyNote)); noted != (runs < 5) {
-				t.Errorf("%s with %d runs: noisy note %v", form, runs, noted)
+			if line := fmt.Sprintf("%d of 5 rows", noisyRows); !strings.Contains(text, line) {
+				t.Errorf("%s with %d runs lacks the noise line %q:\n%s", form, runs, line, text)
 			}
 		}
-		// markers checks that text marks every row noisy with 2 runs and
-		// none with 5: per times each, as after matches them.
+		// markers checks that text marks the noisy rows, per times each,
+		// as after matches them, after an interval or (in the charts) a
+		// percentage.
 		markers := func(t *testing.T, form, text string, after string, per int) {
 			t.Helper()
-			want := 0
-			if runs < 5 {
-				for _, g := range rep.Groups {
-					want += per * len(g.Rows)
-				}
-			}
-			marked := regexp.MustCompile(`(%|∞) ` + regexp.QuoteMeta(noisyMarker+after))
+			want := per * noisyRows
+			marked := regexp.MustCompile(`(%|∞|\]\S*s|unbounded) ` + regexp.QuoteMeta(noisyMarker+after))
 			if got := len(marked.FindAllString(text, -1)); got != want {
 				t.Errorf("%s with %d runs: %d noisy markers, want %d:\n%s", form, runs, got, want, text)
 			}
@@ -331,7 +376,7 @@ func TestWriters(t *testing.T) {
 				t.Errorf("%d records, want a header and %d rows", len(records), cells)
 			}
 			for _, rec := range records[1:] {
-				if noisy := rec[slices.Index(csvHeader, "noisy")]; noisy != strconv.FormatBool(runs < 5) {
+				if noisy := rec[slices.Index(csvHeader, "noisy")]; noisy != strconv.FormatBool(noisyImpl(rec[3])) {
 					t.Errorf("noisy %s with %d runs: %q", noisy, runs, rec)
 				}
 			}
@@ -395,13 +440,10 @@ func TestWriters(t *testing.T) {
 			}
 			for _, g := range got.Groups {
 				for _, row := range g.Rows {
-					if row.Noisy != (runs < 5) {
+					if row.Noisy != noisyImpl(row.Impl) {
 						t.Errorf("%s/%s with %d runs: noisy %v", g.Name, row.Impl, runs, row.Noisy)
 					}
 				}
-			}
-			if noted := slices.Contains(got.Notes, noisyNote); noted != (runs < 5) {
-				t.Errorf("notes %q", got.Notes)
 			}
 			if got.Environment.CPU != testEnv.CPU || len(got.Environment.Modules) != 2 || len(got.Groups) != 2 {
 				t.Errorf("decoded %+v", got)

@@ -32,9 +32,14 @@ func (r *Report) WriteText(out io.Writer) error {
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "settings: %s\n", s)
 	}
-	fmt.Fprintf(w, "environment: %s\n%s\n", r.Environment.Summary(), r.legend())
+	fmt.Fprintf(w, "environment: %s\n", r.Environment.Summary())
+	for _, line := range []string{r.NoiseLine(), r.legend()} {
+		for _, l := range wrap(line, textWidth) {
+			fmt.Fprintln(w, l)
+		}
+	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "\n%s, %d runs\n", g.Title(), maxRuns(g))
+		fmt.Fprintf(w, "\n%s, %s\n", g.Title(), runsTitle(g))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		// AlignRight pads every cell on the left; the first column, of
 		// names, is padded on the right by hand.
@@ -44,7 +49,7 @@ func (r *Report) WriteText(out io.Writer) error {
 		}
 		// With the noisy marker in a group, the other ± cells are padded
 		// as wide, so that the percentages stay aligned.
-		noisy := slices.ContainsFunc(g.Rows, Row.Noisy)
+		noisy := slices.ContainsFunc(g.Rows, func(r Row) bool { return r.Noisy })
 		line := func(cells []string) {
 			cells[0] += strings.Repeat(" ", width-len(cells[0]))
 			if noisy && !strings.HasSuffix(cells[2], noisyMarker) {
@@ -65,16 +70,6 @@ func (r *Report) WriteText(out io.Writer) error {
 		}
 	}
 	return w.err
-}
-
-// maxRuns is the most runs any impl of g has; they differ only when a
-// run was cut short.
-func maxRuns(g Group) int {
-	n := 0
-	for _, row := range g.Rows {
-		n = max(n, row.Runs)
-	}
-	return n
 }
 
 // wrap splits s into lines of at most width characters, at spaces; a
