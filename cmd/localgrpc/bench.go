@@ -30,6 +30,7 @@ type benchFlags struct {
 	baseline   string
 	confidence float64
 	untested   bool
+	floorGap   bool
 	format     string
 	outputs    []string
 	list       bool
@@ -98,8 +99,10 @@ each impl's median time per op with its confidence interval, B/op, allocs/op and
 the ratio to --baseline with a Mann-Whitney p-value, fastest first: the
 statistics of golang.org/x/perf, as benchstat computes them. It opens with a
 verdict drawn from those figures (what to pick, by how much, and where the
-difference is not significant) and the run's settings, and marks with ! the
-rows whose interval is wider than ±25% of the median.
+difference is not significant; --floor-gap adds what is left to gain against
+the floors) and the run's settings, says what share of rows is noisy, and
+marks with ! a row whose interval overlaps the baseline's or that of the row
+just above or below it: distrust that ratio or that order.
 
 --count must give the statistics runs enough: a Mann-Whitney U test (p < 0.05)
 can tell two impls apart only with 4 runs or more, and the intervals need 5 at
@@ -146,6 +149,7 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 	fl.StringVar(&f.baseline, "baseline", "localhost", "the `impl` ratios compare with; it runs even if --impl leaves it out")
 	fl.Float64Var(&f.confidence, "confidence", 0.9, "confidence `level` of the intervals; 0.95 needs --count 6 or more, 0.99 --count 8")
 	fl.BoolVar(&f.untested, "untested", false, "run even with a --count too small for the intervals (±∞) and the U test (4 runs):\nthe verdict then gives the medians' ratios marked untested")
+	fl.BoolVar(&f.floorGap, "floor-gap", false, "also say in the text verdict what is left to gain against the floors (for maintainers;\n-o FILE.html, .md, .json and .csv always say it)")
 	fl.StringVarP(&f.format, "format", "f", "text", "format of standard output: text, markdown, csv (the table alone; -o FILE.csv also writes FILE.context.csv with the verdict, settings and environment), json or benchfmt (the Go benchmark format)")
 	fl.StringArrayVarP(&f.outputs, "output", "o", nil, "also write the report to `file`, in the format its extension names:\n.html (a page with charts), .svg (the charts), .json, .csv, .md,\nor .txt (the Go benchmark format, for benchstat); repeatable")
 	fl.BoolVar(&f.list, "list", false, "list the cases the other flags select, and run nothing")
@@ -223,9 +227,18 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		rep.Settings = f.settings()
 		rep.Verdict = rep.Conclude()
+		rep.FloorGap = rep.LeftToGain()
 		// Files first: a closed pipe on stdout must not lose them.
 		errs = append(errs, outs.write(rep, rec))
-		if err := writeFormat(stdout, f.format, rep, rec); err != nil {
+		shown := rep
+		if f.format == formatText && !f.floorGap {
+			// The terminal's reader picks an impl; the floors are for
+			// whoever optimizes one.
+			short := *rep
+			short.FloorGap = nil
+			shown = &short
+		}
+		if err := writeFormat(stdout, f.format, shown, rec); err != nil {
 			errs = append(errs, fmt.Errorf("writing the report: %w", err))
 		}
 	} else {

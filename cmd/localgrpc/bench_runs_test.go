@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,5 +97,30 @@ func TestBenchHelpExamples(t *testing.T) {
 				t.Errorf("example %q gives benchstat %d runs; its 0.95 intervals need %d", strings.TrimSpace(line), count, need)
 			}
 		}
+	}
+}
+
+// What is left to gain against the floor is for maintainers: the text
+// verdict says it only with --floor-gap, and a markdown file always.
+func TestBenchFloorGap(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "report.md")
+	args := []string{"bench", "--workload", "Unary", "--impl", "^(inproc-clone-isolated|floor)$",
+		"--benchtime", "3x", "--count", "2", "--untested"}
+	code, stdout, stderr := runCLI(t.Context(), append(args, "-o", md)...)
+	if code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
+	}
+	if strings.Contains(stdout, "left to gain") {
+		t.Errorf("the default text has the floor gap:\n%s", stdout)
+	}
+	if page, err := os.ReadFile(md); err != nil || !strings.Contains(string(page), "What is left to gain") {
+		t.Errorf("the markdown file lacks the floor gap (%v):\n%s", err, page)
+	}
+	code, stdout, stderr = runCLI(t.Context(), append(args, "--floor-gap")...)
+	if code != exitOK {
+		t.Fatalf("--floor-gap: exit status %d; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "left to gain against the floors:\n  - What is left to gain: inproc-clone-isolated") {
+		t.Errorf("--floor-gap: the text lacks the floor gap:\n%s", stdout)
 	}
 }

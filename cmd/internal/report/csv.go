@@ -67,6 +67,7 @@ var csvContextHeader = []string{"kind", "key", "value"}
 // The kinds of WriteCSVContext's records.
 const (
 	csvVerdict     = "verdict"
+	csvFloorGap    = "floor-gap"
 	csvSetting     = "setting"
 	csvEnvironment = "environment"
 	csvNote        = "note"
@@ -76,7 +77,8 @@ const (
 // WriteCSVContext writes what WriteCSV's table leaves out, as a CSV file
 // of its own to keep beside it (CSVContextPath names it): a header
 // "kind,key,value", then a record per paragraph of the verdict (kind
-// "verdict", key its number from 1), per setting ("setting", the
+// "verdict", key its number from 1), per paragraph of the floor gap
+// ("floor-gap", its number), per setting ("setting", the
 // setting's key and value), per fact of the environment ("environment":
 // go, goos, goarch, cpu, numcpu, gomaxprocs, baseline, confidence and
 // each module's version), for the share of noisy rows ("noise", key
@@ -92,6 +94,9 @@ func (r *Report) WriteCSVContext(w io.Writer) error {
 	}
 	for i, v := range r.Verdict {
 		record(csvVerdict, strconv.Itoa(i+1), v)
+	}
+	for i, v := range r.FloorGap {
+		record(csvFloorGap, strconv.Itoa(i+1), v)
 	}
 	for _, s := range r.Settings {
 		record(csvSetting, s.Key, s.Value)

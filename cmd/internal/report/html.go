@@ -63,10 +63,19 @@ a.top { font-size: 13px; }
 {{end}}</li>
 {{end}}</ul>
 </section>
+{{end}}{{if .FloorGap}}<section id="floor-gap">
+<h2>Left to gain against the floors</h2>
+<ul class="verdict">
+{{range .FloorGap}}<li>{{range .Clauses}}<span class="clause">{{range .Spans}}{{if .Aside}}<span class="aside">{{.Text}}</span>{{else if .Figure}}<span class="figure">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{if .Figures}}:</span>
+<ul class="figures">{{range .Figures}}{{if .Value}}<li>{{.Label}} <b>{{.Value}}</b></li>{{else}}<li class="none" title="no significant difference">{{.Label}} ~</li>{{end}}{{end}}</ul>{{else}}</span>{{end}}
+{{end}}</li>
+{{end}}</ul>
+</section>
 {{end}}<nav id="contents">
 <h2>Contents</h2>
 <ol>
 {{if .Verdict}}<li><a href="#verdict">Verdict</a></li>
+{{end}}{{if .FloorGap}}<li><a href="#floor-gap">Left to gain against the floors</a></li>
 {{end}}{{if .Overview}}<li><a href="#overview">Overview: time per op relative to the baseline</a></li>
 {{end}}<li><a href="#workloads">Workloads</a>
 <ol>
@@ -130,6 +139,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	data := struct {
 		Verdict  []verdictItem
+		FloorGap []verdictItem
 		Overview template.HTML
 		Settings string
 		Env      Environment
@@ -139,7 +149,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Numeric  []bool
 		Groups   []htmlGroup
 		Notes    []string
-	}{r.verdictItems(), "", r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
+	}{r.verdictItems(r.Verdict), r.verdictItems(r.FloorGap), "", r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
 	ids := groupIDs(r.Groups)
 	if ov := r.overview(); ov.drawn() {
 		var svg strings.Builder

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -74,7 +75,10 @@ func parseVerdictItem(p string, workloadOf func(params string) string) verdictIt
 			s = s[loc[1]:]
 		}
 	}
-	depth, start, plain := 0, 0, 0 // plain: where the text after the last parenthesis starts
+	// plain: where the text after the last parenthesis starts; clause:
+	// where the current clause starts, whose "no significant difference"
+	// may come before an aside.
+	depth, start, plain, clause := 0, 0, 0, 0
 	for i, c := range p {
 		switch c {
 		case '(':
@@ -91,12 +95,13 @@ func parseVerdictItem(p string, workloadOf func(params string) string) verdictIt
 				continue
 			}
 			before, inner := p[plain:start], p[start+1:i]
-			noDiff := strings.Contains(before, "no significant difference")
+			noDiff := strings.Contains(p[clause:start], "no significant difference")
 			if figures, ok := parseFigures(inner, noDiff, workloadOf); ok && strings.HasSuffix(before, inThisRun) {
 				text(strings.TrimSuffix(before, " "), false)
 				cur.Figures = figures
 				f.Clauses = append(f.Clauses, cur)
 				cur = verdictClause{}
+				clause = i + 1
 			} else {
 				text(before, false)
 				text(p[start:i+1], true)
@@ -197,8 +202,9 @@ func parseFigures(s string, noDiff bool, workloadOf func(string) string) ([]work
 	return figures, len(figures) > 0
 }
 
-// verdictItems are the report's verdict paragraphs as the page shows them.
-func (r *Report) verdictItems() []verdictItem {
+// verdictItems are paragraphs of the report's verdict, or of its floor
+// gap, as the page shows them.
+func (r *Report) verdictItems(paragraphs []string) []verdictItem {
 	// The workloads that have each set of params, as the verdict writes
 	// them: "respSize=10 GOMAXPROCS 2" where GOMAXPROCS differ.
 	byParams := make(map[string][]string)
@@ -215,9 +221,37 @@ func (r *Report) verdictItems() []verdictItem {
 		}
 		return ""
 	}
-	fs := make([]verdictItem, len(r.Verdict))
-	for i, v := range r.Verdict {
+	fs := make([]verdictItem, len(paragraphs))
+	for i, v := range paragraphs {
 		fs[i] = parseVerdictItem(v, workloadOf)
 	}
 	return fs
+}
+
+// Brief is the verdict paragraph p without the figure of each workload,
+// for a terminal: "unix is 1.6× faster than localhost in this run." The
+// range it keeps spans those figures. Where some workloads showed no
+// significant difference, it says in how many. A paragraph of another
+// shape is returned as it is.
+func Brief(p string) string {
+	item := parseVerdictItem(p, nil)
+	var clauses []string
+	for _, c := range item.Clauses {
+		var b strings.Builder
+		for _, sp := range c.Spans {
+			b.WriteString(sp.Text)
+		}
+		text := strings.TrimRight(b.String(), ". ")
+		same := 0
+		for _, f := range c.Figures {
+			if f.Value == "" {
+				same++
+			}
+		}
+		if same > 0 && same < len(c.Figures) {
+			text += fmt.Sprintf(" (no significant difference in %d of %d workloads)", same, len(c.Figures))
+		}
+		clauses = append(clauses, text)
+	}
+	return strings.Join(clauses, "; ") + "."
 }

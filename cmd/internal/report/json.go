@@ -11,6 +11,7 @@ import (
 type (
 	jsonReport struct {
 		Verdict     []string        `json:"verdict"`
+		FloorGap    []string        `json:"floorGap"` // what is left to gain against the floors
 		Settings    []jsonSetting   `json:"settings"` // a list, to keep their order
 		Environment jsonEnvironment `json:"environment"`
 		Baseline    string          `json:"baseline"`
@@ -68,6 +69,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	e := r.Environment
 	out := jsonReport{
 		Verdict:  append([]string{}, r.Verdict...),
+		FloorGap: append([]string{}, r.FloorGap...),
 		Settings: []jsonSetting{},
 		Environment: jsonEnvironment{
 			GoVersion: e.GoVersion, GOOS: e.GOOS, GOARCH: e.GOARCH, CPU: e.CPU,

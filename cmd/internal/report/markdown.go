@@ -19,6 +19,14 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(r.FloorGap) > 0 {
+		fmt.Fprintln(w, "**Left to gain against the floors**")
+		fmt.Fprintln(w)
+		for _, v := range r.FloorGap {
+			fmt.Fprintf(w, "- %s\n", EscapeMarkdown(v))
+		}
+		fmt.Fprintln(w)
+	}
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "Settings: %s.\n\n", EscapeMarkdown(s))
 	}

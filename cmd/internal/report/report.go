@@ -34,7 +34,7 @@ type Report struct {
 	Groups []Group
 	// FloorGap is what is left to gain against the floors, in sentences
 	// like the verdict's: for maintainers, so the terminal shows it only
-	// when asked. Build leaves it empty: FloorGap writes it.
+	// when asked. Build leaves it empty: LeftToGain writes it.
 	FloorGap []string
 	// Notes are benchmath's warnings about the statistics, such as too
 	// few runs for an interval, each once.

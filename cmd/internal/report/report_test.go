@@ -179,6 +179,27 @@ func TestNoisyRows(t *testing.T) {
 }
 
 // The noise line counts the noisy rows of every group and says what to do.
+// A title says the runs its rows have: after an interrupted run, a range.
+func TestRunsTitle(t *testing.T) {
+	text := results("BenchmarkUnary/impl=IMPL-2", map[string]float64{"localhost": 50000, "unix": 30000}, []string{"localhost", "unix"}, 3) +
+		results("BenchmarkUnary/impl=IMPL-2", map[string]float64{"localhost": 50000}, []string{"localhost"}, 1)
+	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Unary (GOMAXPROCS 2), 3–4 runs\n") {
+		t.Errorf("the title does not say 3–4 runs:\n%s", b.String())
+	}
+	rep = testReport(t, 5)
+	if got := runsTitle(rep.Groups[0]); got != "5 runs" {
+		t.Errorf("title of rows of 5 runs each: %q", got)
+	}
+}
+
 func TestNoiseLine(t *testing.T) {
 	rep := &Report{Groups: []Group{
 		{Rows: []Row{{Noisy: true}, {Noisy: true}, {}}},
@@ -324,7 +345,8 @@ func TestWriters(t *testing.T) {
 			if !strings.HasPrefix(text, "verdict:\n  - ") {
 				t.Errorf("text does not open with the verdict:\n%s", text)
 			}
-			// Wrapped: the verdict's lines joined again are its paragraphs.
+			// Wrapped: the verdict's lines joined again are its paragraphs,
+			// brief.
 			block := text[len("verdict:\n"):strings.Index(text, "\nsettings: ")]
 			var joined []string
 			for _, line := range strings.Split(block, "\n") {
@@ -337,7 +359,11 @@ func TestWriters(t *testing.T) {
 					joined[len(joined)-1] += " " + strings.TrimSpace(line)
 				}
 			}
-			if strings.Join(joined, "\n") != strings.Join(rep.Verdict, "\n") {
+			var brief []string
+			for _, v := range rep.Verdict {
+				brief = append(brief, Brief(v))
+			}
+			if strings.Join(joined, "\n") != strings.Join(brief, "\n") {
 				t.Errorf("verdict wrapped into\n%s", block)
 			}
 			common(t, "text", text, same)

@@ -70,15 +70,15 @@ func formatPercentRange(row Row) string {
 	return row.Time.Percent()
 }
 
-// formatInterval is the interval as "[low, high]" in one unit, the
-// median's when it fits, so that it reads against the time/op column:
+// formatInterval is the interval as "[low, high]" in the median's unit,
+// so that it reads against the time/op column:
 // "[40.1, 43.0]µs". A median is positive but its interval need not be
 // symmetric, which a ± would claim. It is "unbounded" with too few runs.
 func formatInterval(i Interval) string {
 	if !i.Bounded() {
 		return "unbounded"
 	}
-	s := benchunit.CommonScale([]float64{i.Low, i.Median, i.High}, benchunit.Decimal)
+	s := benchunit.CommonScale([]float64{i.Median}, benchunit.Decimal)
 	num := func(v float64) string { return strconv.FormatFloat(v/s.Factor, 'f', s.Prec, 64) }
 	return "[" + num(i.Low) + ", " + num(i.High) + "]" + s.Prefix + "s"
 }

@@ -13,14 +13,18 @@ import (
 // a terminal's.
 const textWidth = 100
 
-// WriteText writes the report as aligned plain text, a table per group,
-// for a terminal.
+// WriteText writes the report as aligned plain text for a terminal: the
+// verdict, each paragraph in Brief, and the floor gap if the report has
+// one, then a table per group, which hold the workloads' figures.
 func (r *Report) WriteText(out io.Writer) error {
 	w := &errWriter{w: out}
-	if len(r.Verdict) > 0 {
-		fmt.Fprintln(w, "verdict:")
-		for _, v := range r.Verdict {
-			for i, line := range wrap(v, textWidth-4) {
+	list := func(title string, paragraphs []string) {
+		if len(paragraphs) == 0 {
+			return
+		}
+		fmt.Fprintln(w, title)
+		for _, v := range paragraphs {
+			for i, line := range wrap(Brief(v), textWidth-4) {
 				prefix := "    "
 				if i == 0 {
 					prefix = "  - "
@@ -29,6 +33,8 @@ func (r *Report) WriteText(out io.Writer) error {
 			}
 		}
 	}
+	list("verdict:", r.Verdict)
+	list("left to gain against the floors:", r.FloorGap)
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "settings: %s\n", s)
 	}

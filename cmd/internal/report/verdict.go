@@ -113,7 +113,8 @@ func describe(name string) string {
 // of calling within a process against calling without), inproc's other
 // modes with the default, grpchan with the inproc modes that copy or
 // share as it does, connect-go in-process with connect-go over a socket,
-// and the sockets with localhost.
+// shm: with grpc-go over a socket between processes, and the sockets with
+// localhost. What is left to gain against the floors is LeftToGain's.
 func (r *Report) Conclude() []string {
 	var v []string
 	def, modes := r.ranOf(kindDefault), r.ranOf(kindMode)
@@ -129,9 +130,6 @@ func (r *Report) Conclude() []string {
 		v = append(v, fmt.Sprintf("For calls within one process, pick %s, inproc's default "+
 			"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it %s.",
 			def[0], r.against(def, ref)))
-		if floor := r.ranOf(kindFloor); len(floor) > 0 {
-			v = append(v, fmt.Sprintf("What is left to gain: %s %s.", def[0], r.against(def, floor[0])))
-		}
 		if len(modes) > 0 {
 			v = append(v, fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
 				"the fastest of those run (%s) %s.", strings.Join(modes, ", "), r.against(modes, def[0])))
@@ -167,7 +165,9 @@ func (r *Report) Conclude() []string {
 	if b := r.batching(); b != "" {
 		v = append(v, b)
 	}
-	v = append(v, r.betweenProcesses()...)
+	if shm, sockets := r.ranOf(kindXproc), r.ranOf(kindXprocSocket); len(shm) > 0 && len(sockets) > 0 {
+		v = append(v, fmt.Sprintf("Between processes on one machine, pick %s: it %s.", describe(shm[0]), r.against(shm, sockets[0])))
+	}
 	if sockets := r.ranOf(kindSocket); len(sockets) > 0 {
 		tcp := r.ranOf(kindTCP)
 		if len(tcp) == 0 {
@@ -183,20 +183,20 @@ func (r *Report) Conclude() []string {
 	return v
 }
 
-// betweenProcesses is the verdict on the impls whose server runs in
-// another process: shm: against grpc-go over a socket, then against the
-// machine's floors.
-func (r *Report) betweenProcesses() []string {
-	shm := r.ranOf(kindXproc)
-	if len(shm) == 0 {
-		return nil
-	}
+// LeftToGain returns what is left to gain against the floors r measured,
+// in paragraphs like Conclude's: inproc's default against the least a
+// channel keeping inproc's contract pays, and shm: against the machine's
+// floors between two processes. It is for maintainers, who decide what
+// to optimize; a user choosing an impl needs Conclude alone.
+func (r *Report) LeftToGain() []string {
 	var v []string
-	if sockets := r.ranOf(kindXprocSocket); len(sockets) > 0 {
-		v = append(v, fmt.Sprintf("Between processes on one machine, pick %s: it %s.", describe(shm[0]), r.against(shm, sockets[0])))
+	if def, floor := r.ranOf(kindDefault), r.ranOf(kindFloor); len(def) > 0 && len(floor) > 0 {
+		v = append(v, fmt.Sprintf("What is left to gain: %s %s.", def[0], r.against(def, floor[0])))
 	}
-	for _, floor := range r.ranOf(kindXprocFloor) {
-		v = append(v, fmt.Sprintf("Against the machine's floor between two processes, %s %s.", shm[0], r.against(shm, floor)))
+	if shm := r.ranOf(kindXproc); len(shm) > 0 {
+		for _, floor := range r.ranOf(kindXprocFloor) {
+			v = append(v, fmt.Sprintf("Against the machine's floor between two processes, %s %s.", shm[0], r.against(shm, floor)))
+		}
 	}
 	return v
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -9,6 +10,12 @@ import (
 // verdictOf builds a report of the given workloads (benchmark name with
 // IMPL, and each impl's ns/op) over runs runs, and returns its verdict.
 func verdictOf(t *testing.T, baseline string, runs int, workloads map[string]map[string]float64) []string {
+	t.Helper()
+	return reportOf(t, baseline, runs, workloads).Conclude()
+}
+
+// reportOf builds the report verdictOf concludes from.
+func reportOf(t *testing.T, baseline string, runs int, workloads map[string]map[string]float64) *Report {
 	t.Helper()
 	var text string
 	for _, bench := range []string{"BenchmarkListStrings/impl=IMPL/respSize=10-2", "BenchmarkUnary/impl=IMPL-2", "BenchmarkUnary/impl=IMPL"} {
@@ -28,7 +35,7 @@ func verdictOf(t *testing.T, baseline string, runs int, workloads map[string]map
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep.Conclude()
+	return rep
 }
 
 // checkVerdict fails t unless got is want, paragraph by paragraph.
@@ -55,7 +62,7 @@ const (
 // medians (results makes every median 1.02 × the base), and a difference
 // within noise is said to be one.
 func TestVerdictEveryImpl(t *testing.T) {
-	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
+	rep := reportOf(t, "localhost", 5, map[string]map[string]float64{
 		listBench: {
 			"localhost": 10000, "inproc-clone-isolated": 1000, "inproc-share-isolated": 500, "inproc-share-inline": 480,
 			"grpchan": 3000, "grpchan-share": 300, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100, "floor": 400,
@@ -65,10 +72,12 @@ func TestVerdictEveryImpl(t *testing.T) {
 			"grpchan": 4000, "grpchan-share": 1500, "unix": 31250, "abstract": 30000, "direct": 10, "floor": 500,
 		},
 	})
-	checkVerdict(t, got, []string{
-		pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 10×, Unary: 25×).",
+	checkVerdict(t, rep.LeftToGain(), []string{
 		"What is left to gain: inproc-clone-isolated is 2.5–4.0× slower than floor (the least a channel keeping inproc's contract pays through generated code) " +
 			"in this run (ListStrings respSize=10: 2.5×, Unary: 4.0×).",
+	})
+	checkVerdict(t, rep.Conclude(), []string{
+		pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 10×, Unary: 25×).",
 		"Where their rules hold (see the inproc docs), inproc's other modes can go further: the fastest of those run " +
 			"(inproc-share-isolated, inproc-clone-inline, inproc-share-inline) is 2.1–4.0× faster than inproc-clone-isolated (the default) " +
 			"in this run (ListStrings respSize=10: inproc-share-inline 2.1×, Unary: inproc-share-inline 4.0×).",
@@ -98,14 +107,16 @@ func TestVerdictConnect(t *testing.T) {
 // With the server in another process, shm: is compared with grpc-go over
 // a unix socket, then with each floor between two processes.
 func TestVerdictBetweenProcesses(t *testing.T) {
-	got := verdictOf(t, "localhost", 5, map[string]map[string]float64{
+	rep := reportOf(t, "localhost", 5, map[string]map[string]float64{
 		listBench:  {"xproc-unix": 100000, "xproc-abstract": 98000, "xproc-shm": 40000},
 		unaryBench: {"xproc-unix": 80000, "xproc-shm": 20000, "xproc-floor-ring": 10000, "xproc-floor-socketpair": 16000},
 	})
-	checkVerdict(t, got, []string{
+	checkVerdict(t, rep.Conclude(), []string{
 		"This run has no inproc impl, so it says nothing of calls within one process.",
 		"Between processes on one machine, pick xproc-shm (localgrpc's shm: transport, the server in another process): it is 2.5–4.0× faster than " +
 			"xproc-unix (grpc-go over a unix socket, the server in another process) in this run (ListStrings respSize=10: 2.5×, Unary: 4.0×).",
+	})
+	checkVerdict(t, rep.LeftToGain(), []string{
 		"Against the machine's floor between two processes, xproc-shm is 2.0× slower than xproc-floor-ring " +
 			"(a shared-memory ring each way, woken by an eventfd: no gRPC) in this run (Unary: 2.0×).",
 		"Against the machine's floor between two processes, xproc-shm is 1.2× slower than xproc-floor-socketpair " +
@@ -352,5 +363,66 @@ func TestVerdictBatchingTooFewRuns(t *testing.T) {
 	}
 	if strings.Contains(got, "no significant difference") {
 		t.Errorf("claims what the runs could not test: %s", got)
+	}
+}
+
+// The terminal's verdict gives each finding's range, not every
+// workload's figure, and says where some showed no difference; what is
+// left to gain shows only when the report has it.
+func TestTextVerdict(t *testing.T) {
+	for _, tc := range []struct{ p, want string }{
+		{pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 10×, Unary: 25×).",
+			pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run."},
+		{"Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 1.6×, Unary: 1.6×); " +
+			"abstract is 1.7× faster than localhost (grpc-go over TCP) in this run (Unary: 1.7×; no significant difference in ListStrings respSize=10).",
+			"Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run; " +
+				"abstract is 1.7× faster than localhost (grpc-go over TCP) in this run (no significant difference in 1 of 2 workloads)."},
+		{"Across processes, unix shows no significant difference from localhost (grpc-go over TCP) in this run (Unary).",
+			"Across processes, unix shows no significant difference from localhost (grpc-go over TCP) in this run."},
+		{"This run has no inproc impl, so it says nothing of calls within one process.",
+			"This run has no inproc impl, so it says nothing of calls within one process."},
+	} {
+		if got := Brief(tc.p); got != tc.want {
+			t.Errorf("Brief(%q)\n got %s\nwant %s", tc.p, got, tc.want)
+		}
+	}
+
+	rep := reportOf(t, "localhost", 5, map[string]map[string]float64{
+		listBench:  {"localhost": 10000, "inproc-clone-isolated": 1000, "floor": 400, "unix": 6250},
+		unaryBench: {"localhost": 50000, "inproc-clone-isolated": 2000, "floor": 500, "unix": 31250},
+	})
+	rep.Verdict = rep.Conclude()
+	text := func() string {
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	got := text()
+	verdict := strings.Join(strings.Fields(got[:strings.Index(got, "environment: ")]), " ")
+	for _, banned := range []string{"ListStrings respSize=10: ", "Unary: ", "left to gain", "floor"} {
+		if strings.Contains(verdict, banned) {
+			t.Errorf("the default verdict has %q:\n%s", banned, verdict)
+		}
+	}
+	for _, want := range []string{"10–25× faster than localhost", "1.6× faster than localhost"} {
+		if !strings.Contains(verdict, want) {
+			t.Errorf("the default verdict lacks %q:\n%s", want, verdict)
+		}
+	}
+	rep.FloorGap = rep.LeftToGain()
+	if got := text(); !strings.Contains(got, "left to gain against the floors:\n  - What is left to gain: inproc-clone-isolated is 2.5–4.0× slower than floor") {
+		t.Errorf("the floor gap is not shown when the report has it:\n%s", got)
+	}
+	// The page and the markdown show it with its figures.
+	for name, write := range map[string]func(io.Writer) error{"html": rep.WriteHTML, "markdown": rep.WriteMarkdown} {
+		var b strings.Builder
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "What is left to gain") || !strings.Contains(b.String(), "2.5") {
+			t.Errorf("%s lacks the floor gap", name)
+		}
 	}
 }
