@@ -14,6 +14,7 @@ import (
 	"github.com/localgrpc/localgrpc/cmd/internal/bench"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // benchFlags are the flags of `localgrpc bench`.
@@ -35,6 +36,9 @@ type benchFlags struct {
 	outputs    []string
 	list       bool
 
+	// command is the command line as the flags gave it, for the line
+	// saying how a report was made.
+	command string
 	// Whether --strings and --size were given: 0 then is a value to
 	// refuse, not the default.
 	stringsSet, sizeSet bool
@@ -122,6 +126,7 @@ Interrupting a run (Ctrl-C) reports the runs that finished.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.stringsSet, f.sizeSet = cmd.Flags().Changed("strings"), cmd.Flags().Changed("size")
+			f.command = commandLine(cmd)
 			if f.quick {
 				// --quick changes only what the user did not set.
 				fl := cmd.Flags()
@@ -228,6 +233,7 @@ func (f *benchFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		rep.Settings = f.settings()
 		rep.Verdict = rep.Conclude()
 		rep.FloorGap = rep.LeftToGain()
+		rep.Made = fmt.Sprintf("Made by %s on %s, on %s.", f.command, time.Now().UTC().Format(time.DateOnly), env.Summary())
 		// Files first: a closed pipe on stdout must not lose them.
 		errs = append(errs, outs.write(rep, rec))
 		shown := rep
@@ -365,4 +371,30 @@ func benchtimeEstimate(d string) time.Duration {
 		return 0
 	}
 	return t
+}
+
+// commandLine is cmd's command line as its flags were given: "localgrpc
+// bench --quick --count 6", each value quoted where a shell would need it.
+func commandLine(cmd *cobra.Command) string {
+	parts := []string{cmd.CommandPath()}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		values := []string{fl.Value.String()}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for _, v := range values {
+			if fl.Value.Type() == "bool" {
+				parts = append(parts, "--"+fl.Name)
+				if v != "true" {
+					parts[len(parts)-1] += "=" + v
+				}
+				continue
+			}
+			if strings.ContainsAny(v, " |()[]*?$^\\'\"&;<>") {
+				v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+			}
+			parts = append(parts, "--"+fl.Name, v)
+		}
+	})
+	return strings.Join(parts, " ")
 }

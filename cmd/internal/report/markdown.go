@@ -6,27 +6,30 @@ import (
 	"strings"
 )
 
-// WriteMarkdown writes the report as GitHub-flavoured markdown: the
-// verdict, the settings and the environment, then a section with a table
-// per group.
+// WriteMarkdown writes the report as a GitHub-flavoured markdown page:
+// a title and how the report was made (Made), the verdict, the floor gap,
+// the Method, then the results: the settings, the environment, the share
+// of noisy rows, the legend and a section with a table per group, and
+// the notes last.
 func (r *Report) WriteMarkdown(out io.Writer) error {
 	w := &errWriter{w: out}
-	if len(r.Verdict) > 0 {
-		fmt.Fprintln(w, "**Verdict**")
-		fmt.Fprintln(w)
-		for _, v := range r.Verdict {
+	fmt.Fprintln(w, "# localgrpc bench")
+	if r.Made != "" {
+		fmt.Fprintf(w, "\n%s\n", EscapeMarkdown(r.Made))
+	}
+	list := func(title string, paragraphs []string) {
+		if len(paragraphs) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n## %s\n\n", title)
+		for _, v := range paragraphs {
 			fmt.Fprintf(w, "- %s\n", EscapeMarkdown(v))
 		}
-		fmt.Fprintln(w)
 	}
-	if len(r.FloorGap) > 0 {
-		fmt.Fprintln(w, "**Left to gain against the floors**")
-		fmt.Fprintln(w)
-		for _, v := range r.FloorGap {
-			fmt.Fprintf(w, "- %s\n", EscapeMarkdown(v))
-		}
-		fmt.Fprintln(w)
-	}
+	list("Verdict", r.Verdict)
+	list("Left to gain against the floors", r.FloorGap)
+	fmt.Fprintf(w, "\n%s\n\n%s\n", methodHeading, Method())
+	fmt.Fprintf(w, "\n%s\n\n", resultsHeading)
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "Settings: %s.\n\n", EscapeMarkdown(s))
 	}
@@ -56,14 +59,20 @@ func (r *Report) WriteMarkdown(out io.Writer) error {
 			row(r.tableRow(gr))
 		}
 	}
-	if len(r.Notes) > 0 {
-		fmt.Fprintln(w, "\nNotes:")
-		for _, n := range r.Notes {
-			fmt.Fprintf(w, "- %s\n", EscapeMarkdown(n))
-		}
-	}
+	list("Notes", r.Notes)
 	return w.err
 }
+
+// The headings of the page's method and results, which its readers (the
+// CLI's test of the committed page) find it by.
+const (
+	methodHeading  = "## Method"
+	resultsHeading = "## Results"
+)
+
+// MethodSection is the method as the markdown page holds it: its heading,
+// a blank line, then Method.
+func MethodSection() string { return methodHeading + "\n\n" + Method() }
 
 // markdownSpecial are the characters that would break a table cell or
 // start markup.

@@ -23,6 +23,10 @@ type Report struct {
 	// "5"), in the order to show them; every format shows them. Build
 	// leaves them empty.
 	Settings []Setting
+	// Made says how the report was made, in a sentence: the command, the
+	// date and the machine. The markdown page opens with it; Build leaves
+	// it empty.
+	Made string
 	// Environment is where the results were measured.
 	Environment Environment
 	// Baseline is the impl every ratio compares with.

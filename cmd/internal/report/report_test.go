@@ -380,8 +380,14 @@ func TestWriters(t *testing.T) {
 		t.Run(fmt.Sprintf("runs=%d/markdown", runs), func(t *testing.T) {
 			md := write(rep.WriteMarkdown)
 			everyImpl(t, rep, "markdown", md)
-			if !strings.HasPrefix(md, "**Verdict**\n\n- ") {
-				t.Errorf("markdown does not open with the verdict:\n%s", md)
+			rep.Made = "Made by `localgrpc bench` on 2025-01-02."
+			md = write(rep.WriteMarkdown)
+			rep.Made = ""
+			if !strings.HasPrefix(md, "# localgrpc bench\n\nMade by \\`localgrpc bench\\` on 2025-01-02.\n\n## Verdict\n\n- ") {
+				t.Errorf("markdown does not open with how it was made and the verdict:\n%s", md)
+			}
+			if !strings.Contains(md, "\n"+MethodSection()+"\n\n"+resultsHeading+"\n") {
+				t.Errorf("markdown lacks the method before the results:\n%s", md)
 			}
 			common(t, "markdown", md, EscapeMarkdown)
 			markers(t, "markdown", md, " |", 1)
