@@ -39,3 +39,18 @@ func TestBenchFlagsThatMeanNothing(t *testing.T) {
 		t.Errorf("--cpu %s --strings 1 --size 1: exit status %d; stderr:\n%s", most, code, stderr)
 	}
 }
+
+// The line saying how a report was made gives the command as a shell
+// would take it again: the flags given, values quoted where needed.
+func TestBenchCommandLine(t *testing.T) {
+	cmd := newBenchCmd()
+	if err := cmd.ParseFlags([]string{"--quick", "--impl", "^(unix|localhost)$", "-o", "a.md", "-o", "b.html", "--cpu", "1,2"}); err != nil {
+		t.Fatal(err)
+	}
+	got := commandLine(cmd)
+	for _, want := range []string{"bench --quick", "--impl '^(unix|localhost)$'", "--output a.md --output b.html", "--cpu 1 --cpu 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("command line %q lacks %q", got, want)
+		}
+	}
+}
