@@ -328,7 +328,9 @@ func (c chart) write(w io.Writer, y int) {
 				fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.2f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
 					left, mid-chartBarH/2.0, max(x(m.value)-left, minBarW), chartBarH, c.colors[i], tip)
 			}
-			fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle">%s</text>`+"\n", x(m.value)+barTextOffset, mid, escapeXML(m.text))
+			// A halo keeps the value legible where it crosses a grid line.
+			fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n",
+				x(m.value)+barTextOffset, mid, colorBackground, escapeXML(m.text))
 		}
 	}
 	fmt.Fprintln(w, "</svg>")
