@@ -33,8 +33,8 @@ func findChromium() (string, bool) {
 // pageCheck is injected into a copy of the page: it records every script
 // error from the start, and once the page has loaded writes what it
 // measured into the body's data-check attribute, which --dump-dom then
-// shows: each <svg>'s box and, for each chart, how many bars it has and
-// how many drew with no width or height.
+// shows: each <svg>'s box and, for each chart, how many marks (bars and
+// dots) it has and how many drew with no width or height.
 const pageCheck = `<script>
 window.__errors = [];
 window.addEventListener("error", function (e) { window.__errors.push(String(e.message || e)); });
@@ -43,7 +43,7 @@ window.addEventListener("load", function () {
   document.querySelectorAll("svg").forEach(function (svg) {
     var box = svg.getBoundingClientRect();
     var bars = 0, empty = 0;
-    svg.querySelectorAll("rect").forEach(function (r) {
+    svg.querySelectorAll("rect, circle").forEach(function (r) {
       if (!r.querySelector("title")) return;
       bars++;
       var b = r.getBBox();
@@ -57,8 +57,10 @@ window.addEventListener("load", function () {
 `
 
 // The page in a real browser: headless Chromium loads it with no script
-// error, and every chart draws, its box and each of its bars of a
-// non-zero size. Skipped where no Chromium is installed.
+// error, every chart draws, its box and each of its marks of a non-zero
+// size, and the charts as the browser parsed them read true on their
+// axes (see checkChartAxes), a log one among them. Skipped where no
+// Chromium is installed.
 func TestHTMLInBrowser(t *testing.T) {
 	chromium, ok := findChromium()
 	if !ok {
@@ -66,7 +68,18 @@ func TestHTMLInBrowser(t *testing.T) {
 			"install it, on Debian or Ubuntu with `apt-get install -y chromium` as root, to check the HTML page in a browser",
 			strings.Join(chromiumNames, ", "))
 	}
-	rep := testReport(t, 5)
+	// ListStrings spans less than linearSpan, Unary many decades: a
+	// linear time axis and a log one.
+	text := results("BenchmarkListStrings/impl=IMPL/respSize=10-2", implTimes, implOrder, 5)
+	for run := range 5 {
+		f := 1 + 0.01*float64(run)
+		text += fmtLine("direct", 45*f, 0) + fmtLine("inproc-share-inline", 300*f, 1) +
+			fmtLine("localhost", 70000*f, 149) + fmtLine("bufconn", 1e7*f, 100000)
+	}
+	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep.Settings = testSettings
 	rep.Verdict = rep.Conclude()
 	var page strings.Builder
@@ -110,27 +123,36 @@ func TestHTMLInBrowser(t *testing.T) {
 	if len(got.Errors) > 0 {
 		t.Errorf("script errors: %q", got.Errors)
 	}
-	cells := 0
+	checkChartAxes(t, rep, string(dom))
+	// A dot per impl, and a bar per positive B/op and allocs/op.
+	marks := 0
 	for _, g := range rep.Groups {
-		cells += len(g.Rows)
+		for _, row := range g.Rows {
+			marks++
+			for _, v := range []float64{row.Bytes, row.Allocs} {
+				if v > 0 {
+					marks++
+				}
+			}
+		}
 	}
 	if want := 1 + 2*len(rep.Groups); len(got.SVGs) != want {
 		t.Fatalf("%d charts drew, want the overview and 2 per group: %+v", len(got.SVGs), got.SVGs)
 	}
-	bars := 0
+	drawn := 0
 	for _, s := range got.SVGs {
 		if s.Width <= 0 || s.Height <= 0 {
 			t.Errorf("chart %q drew %v×%v px", s.Title, s.Width, s.Height)
 		}
 		if s.Bars == 0 || s.Empty > 0 {
-			t.Errorf("chart %q: %d of its %d bars drew empty", s.Title, s.Empty, s.Bars)
+			t.Errorf("chart %q: %d of its %d marks drew empty", s.Title, s.Empty, s.Bars)
 		}
 		if !strings.HasPrefix(s.Title, "Time per op relative to") {
-			bars += s.Bars
+			drawn += s.Bars
 		}
 	}
-	if bars != 3*cells {
-		t.Errorf("%d bars drew, want %d: time, B/op and allocs/op of each impl", bars, 3*cells)
+	if drawn != marks {
+		t.Errorf("%d marks drew, want %d: a dot per impl, a bar per positive B/op and allocs/op", drawn, marks)
 	}
-	t.Logf("%s drew the page %v px tall: %d charts, %d bars", chromium, got.Height, len(got.SVGs), bars)
+	t.Logf("%s drew the page %v px tall: %d charts, %d marks", chromium, got.Height, len(got.SVGs), drawn)
 }

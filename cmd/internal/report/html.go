@@ -90,7 +90,7 @@ a.top { font-size: 13px; }
 {{.Overview}}</section>
 {{end}}<h2 id="workloads">Workloads</h2>
 {{if .Noise}}<p class="noise">{{.Noise}}</p>
-{{end}}<p>{{.Legend}} Each workload has a chart of time per op, with its interval, and one of memory per op: B/op and allocations side by side.</p>
+{{end}}<p>{{.Legend}} Each workload has a chart of time per op, each median a dot and its interval a whisker, on a log scale where the times differ more than 20 times, and one of memory per op, B/op and allocations side by side as bars from 0.</p>
 {{range .Groups}}<section id="{{.ID}}">
 <h3>{{.Title}}, {{.Runs}}</h3>
 {{range .Charts}}{{.}}{{end}}<table>

@@ -157,12 +157,6 @@ func (i Interval) Overlaps(o Interval) bool {
 // noisyMarker marks a noisy row in every table; the legend explains it.
 const noisyMarker = "!"
 
-// Percent is the interval's half-width as a percentage of the median, as
-// benchstat prints it ("± 3%"), or "∞".
-func (i Interval) Percent() string {
-	return benchmath.Summary{Center: i.Median, Lo: i.Low, Hi: i.High}.PctRangeString()
-}
-
 // Units of the values Build reads, after benchfmt has tidied them.
 const (
 	unitTime   = "sec/op"

@@ -1,21 +1,36 @@
 package report
 
+// The charts are SVG written by hand rather than by gonum.org/v1/plot,
+// which draws error bars and log axes as well, because the page reads
+// better this way:
+//   - every mark carries a <title> tooltip and every overview column a
+//     link, which gonum.org/v1/plot's SVG canvas cannot write;
+//   - the text is the page's own sans-serif at its size, where
+//     gonum.org/v1/plot sets its own fonts in points on a canvas sized in
+//     inches;
+//   - the page stays small and self-contained;
+//   - gonum.org/v1/plot v0.10.1 would add 19 modules to the cmd module's
+//     go list -m all (PDF and image writers, fonts, gioui.org, glfw) for
+//     three kinds of mark.
+
 import (
 	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"golang.org/x/perf/benchunit"
 )
 
-// A bar is one impl's value in a panel of a chart.
-type bar struct {
+// A mark is one impl's value in a panel of a chart: a dot with a whisker
+// in a panel of dots, a bar in a panel of bars.
+type mark struct {
 	value     float64
 	low, high float64 // the whisker; drawn only when both are finite
-	text      string  // the value as printed beside the bar
+	text      string  // the value as printed beside the mark
 }
 
 // A panel is one measure of a chart, such as time per op, with its own
@@ -25,13 +40,19 @@ type panel struct {
 	unit  string // of the axis: "s", "B", or "" for counts
 	class benchunit.Class
 	count bool // whole numbers: an axis tick is never a fraction
-	bars  []bar
+	// dots draws each value as a dot with its interval as a whisker, on a
+	// log axis where the values span more than linearSpan times; without
+	// it, each value is a bar on a linear axis from 0, since a bar's
+	// length means nothing on a log axis.
+	dots  bool
+	marks []mark
 }
 
-// A chart is a horizontal bar chart of the impls of a group, a row per
-// impl, with one or more panels.
+// A chart is a chart of the impls of a group, a row per impl, with one or
+// more panels.
 type chart struct {
 	title  string
+	key    string   // how to read its marks, right of the legend
 	labels []string // the impls, a row each
 	colors []string
 	panels []panel
@@ -39,29 +60,24 @@ type chart struct {
 
 // Chart geometry, in pixels.
 const (
-	chartWidth   = 760
-	chartLabelW  = 170 // impl names, left of the plots
-	chartTop     = 62  // title, legend and panel names
-	chartRowH    = 20
-	chartBarH    = 12
-	chartBottom  = 30 // the axis labels
-	plotLeft     = chartLabelW + 10
-	chartPadding = 24  // between charts in one SVG file
-	zeroStubW    = 4   // the bar of a value of 0, which a log axis cannot place
-	headLineH    = 16  // a line of an SVG file's heading
-	headChars    = 100 // characters a heading line holds, at about 7 px each
-	minTickGap   = 34  // between the centres of two axis labels
+	chartWidth    = 760
+	chartLabelW   = 170 // impl names, left of the plots
+	chartTop      = 62  // title, legend and panel names
+	chartRowH     = 20
+	chartBarH     = 12
+	chartBottom   = 30 // the axis labels
+	plotLeft      = chartLabelW + 10
+	chartPadding  = 24  // between charts in one SVG file
+	dotR          = 4.5 // a median's dot
+	minBarW       = 1.0 // the bar of a positive value
+	headLineH     = 16  // a line of an SVG file's heading
+	headChars     = 100 // characters a heading line holds, at about 7 px each
+	minTickGap    = 34  // between the centres of two axis labels
+	minorTickGap  = 46  // between a 2 or 5 tick's label and any other
+	barTextW      = 84  // right of a panel of bars: "100k allocs" after the longest
+	dotsTextW     = 190 // right of a panel of dots: "41.2µs [38.1µs, 45.0µs]"
+	barTextOffset = 4   // between a bar's end and its value
 )
-
-// valueWidth is the width, in pixels, of the values printed right of each
-// plot of a chart of n panels: a time with its interval needs more than a
-// count.
-func valueWidth(n int) int {
-	if n == 1 {
-		return 130
-	}
-	return 64
-}
 
 // Colours: this project's impls stand out; the baseline is grey. The
 // background is opaque so that a viewer's dark background does not hide
@@ -76,7 +92,7 @@ const (
 	colorGrid       = "#d0d7de"
 )
 
-// implColor is the colour of an impl's bars.
+// implColor is the colour of an impl's marks.
 func implColor(row Row) string {
 	switch {
 	case row.IsBaseline:
@@ -87,13 +103,14 @@ func implColor(row Row) string {
 	return colorOther
 }
 
-// charts returns the two charts of a group: time per op with its
-// confidence interval, and memory per op, B/op and allocations side by
-// side.
+// charts returns the two charts of a group: time per op, each median a
+// dot with its confidence interval as a whisker, and memory per op, B/op
+// and allocations side by side as bars.
 func (r *Report) charts(g Group) []chart {
-	timeChart := chart{title: g.Title() + ": time per op"}
-	memChart := chart{title: g.Title() + ": memory per op"}
-	timeP := panel{name: "time/op", unit: "s", class: benchunit.Decimal}
+	level := strconv.FormatFloat(100*r.Confidence, 'g', 3, 64)
+	timeChart := chart{title: g.Title() + ": time per op", key: "dot: median; whisker: its " + level + "% interval"}
+	memChart := chart{title: g.Title() + ": memory per op", key: "bars from 0"}
+	timeP := panel{name: "time/op", unit: "s", class: benchunit.Decimal, dots: true}
 	bytesP := panel{name: "B/op", unit: "B", class: benchunit.Binary, count: true}
 	allocsP := panel{name: "allocs/op", class: benchunit.Decimal, count: true}
 	nan := math.NaN()
@@ -102,14 +119,54 @@ func (r *Report) charts(g Group) []chart {
 			c.labels = append(c.labels, row.Impl)
 			c.colors = append(c.colors, implColor(row))
 		}
-		t := formatTime(row.Time.Median) + " ± " + formatPercentRange(row)
-		timeP.bars = append(timeP.bars, bar{row.Time.Median, row.Time.Low, row.Time.High, t})
-		bytesP.bars = append(bytesP.bars, bar{row.Bytes, nan, nan, formatBytes(row.Bytes)})
-		allocsP.bars = append(allocsP.bars, bar{row.Allocs, nan, nan, formatCount(row.Allocs)})
+		timeP.marks = append(timeP.marks, mark{row.Time.Median, row.Time.Low, row.Time.High, chartTimeText(row.Time)})
+		bytesP.marks = append(bytesP.marks, mark{row.Bytes, nan, nan, chartBytes(row.Bytes)})
+		allocsP.marks = append(allocsP.marks, mark{row.Allocs, nan, nan, chartAllocs(row.Allocs)})
 	}
 	timeChart.panels = []panel{timeP}
 	memChart.panels = []panel{bytesP, allocsP}
 	return []chart{timeChart, memChart}
+}
+
+// chartTime is a time as a chart prints it: "41.2 µs".
+func chartTime(sec float64) string {
+	num, prefix := trimScaled(benchunit.Scale(sec, benchunit.Decimal))
+	return num + " " + prefix + "s"
+}
+
+// chartTimeText is a median and its interval: "41.2 µs [38.1 µs, 45 µs]",
+// or "41.2 µs, no interval" where too few runs bound it.
+func chartTimeText(i Interval) string {
+	if !i.Bounded() {
+		return chartTime(i.Median) + ", no interval"
+	}
+	return chartTime(i.Median) + " [" + chartTime(i.Low) + ", " + chartTime(i.High) + "]"
+}
+
+// chartBytes is a size: "0 B", "1.2 KiB".
+func chartBytes(b float64) string {
+	num, prefix := trimScaled(benchunit.Scale(b, benchunit.Binary))
+	return num + " " + prefix + "B"
+}
+
+// chartAllocs is a count of allocations: "0 allocs", "1 alloc", "100k allocs".
+func chartAllocs(n float64) string {
+	if n == 1 {
+		return "1 alloc"
+	}
+	num, prefix := trimScaled(benchunit.Scale(n, benchunit.Decimal))
+	return num + prefix + " allocs"
+}
+
+// trimScaled splits a number benchunit scaled into its digits, with no
+// trailing zeros, and its prefix: "1.200Ki" is "1.2" and "Ki".
+func trimScaled(s string) (num, prefix string) {
+	num = strings.TrimRightFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
+	prefix = s[len(num):]
+	if strings.Contains(num, ".") {
+		num = strings.TrimRight(strings.TrimRight(num, "0"), ".")
+	}
+	return num, prefix
 }
 
 // height is the chart's height in pixels.
@@ -223,6 +280,9 @@ func (c chart) write(w io.Writer, y int) {
 		x := i * 140
 		fmt.Fprintf(w, `<rect x="%d" y="26" width="10" height="10" fill="%s"/><text x="%d" y="35">%s</text>`+"\n", x, l.color, x+14, l.text)
 	}
+	if c.key != "" {
+		fmt.Fprintf(w, `<text x="%d" y="35" fill="%s">%s</text>`+"\n", len(legend)*140, colorMuted, escapeXML(c.key))
+	}
 	axisY := chartTop + len(c.labels)*chartRowH
 	for i, label := range c.labels {
 		mid := float64(chartTop+i*chartRowH) + chartRowH/2.0
@@ -232,82 +292,88 @@ func (c chart) write(w io.Writer, y int) {
 	panelW := (chartWidth - plotLeft) / max(n, 1)
 	for pi, p := range c.panels {
 		left := float64(plotLeft + pi*panelW)
-		plotW := float64(panelW - valueWidth(n))
+		plotW := float64(panelW - barTextW)
+		if p.dots {
+			plotW = float64(panelW - dotsTextW)
+		}
 		a := p.axis()
 		x := func(v float64) float64 { return left + a.frac(v)*plotW }
-		name := p.name
-		if a.kind != scaleLinear {
-			name += " (log scale)"
+		name := p.name + ", from 0"
+		if a.kind == scaleLog {
+			name = p.name + " (log scale)"
 		}
 		fmt.Fprintf(w, `<text x="%.1f" y="%d" font-weight="bold" fill="%s">%s</text>`+"\n", left, chartTop-8, colorMuted, escapeXML(name))
-		lastLabel := math.Inf(-1)
-		for _, t := range a.ticks {
+		labelled := a.labelled(x)
+		for ti, t := range a.ticks {
 			tx := x(t)
 			fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", tx, chartTop-4, tx, axisY, colorGrid)
-			// A label too close to the one before (1 after 0 on a count
-			// axis that spans many decades) would run into it.
-			if tx-lastLabel < minTickGap {
+			if labelled[ti] {
+				fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%s</text>`+"\n", tx, axisY+16, colorMuted, escapeXML(tickLabel(t, p.unit, p.class)))
+			}
+		}
+		for i, m := range p.marks {
+			mid := float64(chartTop+i*chartRowH) + chartRowH/2.0
+			tip := escapeXML(c.labels[i] + ": " + m.text)
+			if p.dots {
+				writeDot(w, m, x, mid, c.colors[i], tip)
+				fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle">%s</text>`+"\n", left+plotW+8, mid, escapeXML(m.text))
 				continue
 			}
-			lastLabel = tx
-			fmt.Fprintf(w, `<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%s</text>`+"\n", tx, axisY+16, colorMuted, escapeXML(tickLabel(t, p.unit, p.class)))
-		}
-		for i, b := range p.bars {
-			label, color := c.labels[i], c.colors[i]
-			mid := float64(chartTop+i*chartRowH) + chartRowH/2.0
-			switch {
-			case b.value > 0:
-				fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
-					left, mid-chartBarH/2.0, x(b.value)-left, chartBarH, color, escapeXML(label), escapeXML(b.text))
-			case b.value == 0:
-				// A stub at the axis's start, labelled: a log axis has no
-				// 0, and a bar of no width would look like a missing one.
-				fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
-					left, mid-chartBarH/2.0, zeroStubW, chartBarH, color, escapeXML(label), escapeXML(b.text))
-				fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle" fill="%s">0</text>`+"\n", left+zeroStubW+3, mid, colorMuted)
+			// A value of 0 has no bar, only its value at the axis's 0, so
+			// that it reads as 0 and not as a bar that failed to draw.
+			// A positive value too small for the axis (1 allocation
+			// beside 100,000) is a bar of minBarW, so that it does not
+			// read as 0.
+			if m.value > 0 {
+				fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.2f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
+					left, mid-chartBarH/2.0, max(x(m.value)-left, minBarW), chartBarH, c.colors[i], tip)
 			}
-			if b.value > 0 && b.low > 0 && !math.IsInf(b.low, 0) && !math.IsInf(b.high, 0) && !math.IsNaN(b.high) {
-				l, r := x(b.low), x(b.high)
-				fmt.Fprintf(w, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" stroke="%s" fill="none"/>`+"\n",
-					l, mid, r, l, mid-4, mid+4, r, mid-4, mid+4, colorText)
-			}
-			fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle">%s</text>`+"\n", left+plotW+6, mid, escapeXML(b.text))
+			// A halo keeps the value legible where it crosses a grid line.
+			fmt.Fprintf(w, `<text x="%.1f" y="%.1f" dominant-baseline="middle" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n",
+				x(m.value)+barTextOffset, mid, colorBackground, escapeXML(m.text))
 		}
 	}
 	fmt.Fprintln(w, "</svg>")
+}
+
+// writeDot writes m as a dot at its value, over a whisker from its low
+// to its high end when both are finite.
+func writeDot(w io.Writer, m mark, x func(float64) float64, mid float64, color, tip string) {
+	if m.low > 0 && !math.IsInf(m.low, 0) && !math.IsInf(m.high, 0) && !math.IsNaN(m.high) {
+		l, r := x(m.low), x(m.high)
+		fmt.Fprintf(w, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="%s"/>`, l, mid, r, mid, colorText)
+		for _, e := range []float64{l, r} {
+			fmt.Fprintf(w, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="%s"/>`, e, mid-4, e, mid+4, colorText)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, `<circle cx="%.2f" cy="%.1f" r="%.1f" fill="%s" stroke="%s"><title>%s</title></circle>`+"\n",
+		x(m.value), mid, dotR, color, colorText, tip)
 }
 
 // A scaleKind is how an axis places values.
 type scaleKind int
 
 const (
-	// scaleLinear starts at 0: values that differ by less than
-	// linearSpan times, read best as lengths.
+	// scaleLinear starts at 0: the only scale on which a bar's length
+	// is its value, and the one for dots whose values differ by less than
+	// linearSpan times.
 	scaleLinear scaleKind = iota
-	// scaleLog is a time axis over values that differ many times: whole
-	// decades, starting at least axisMargin below the smallest.
+	// scaleLog places dots whose values differ many times, from a 1, 2
+	// or 5 times a power of ten to another; it has no 0.
 	scaleLog
-	// scaleCountLog is a count axis over values that differ many times:
-	// log10(1+v), so that it starts at 0, a count of 1 has a bar, and no
-	// tick is a fraction.
-	scaleCountLog
 )
 
-// linearSpan is the most times the largest value of a panel may be of its
-// smallest positive one for a linear axis, on which the smallest bar is
-// then at least 1/linearSpan of the plot: above it, a log axis.
+// linearSpan is the most times the largest value of a panel of dots may
+// be of its smallest for a linear axis: above it, a log axis.
 const linearSpan = 20
-
-// axisMargin is how far, in decades, a log time axis starts at least below
-// the smallest value: at the smallest value itself its bar would have no
-// length.
-const axisMargin = 0.5
 
 // An axis places a panel's values.
 type axis struct {
 	kind   scaleKind
-	lo, hi float64 // the ends: decades for scaleLog, values for the others (lo 0)
+	lo, hi float64 // the values at its ends; lo is 0 on a linear axis
 	ticks  []float64
+	minor  []bool // of each tick: a 2 or 5 on a log axis, labelled only where room is left
 }
 
 // frac is where v falls on the axis, from 0 (its start) to 1 (its end),
@@ -319,22 +385,52 @@ func (a axis) frac(v float64) float64 {
 		if v <= 0 {
 			return 0
 		}
-		f = (math.Log10(v) - a.lo) / (a.hi - a.lo)
-	case scaleCountLog:
-		f = math.Log10(1+max(v, 0)) / math.Log10(1+a.hi)
+		f = math.Log(v/a.lo) / math.Log(a.hi/a.lo)
 	default:
 		f = v / a.hi
 	}
 	return math.Max(0, math.Min(1, f))
 }
 
-// axis chooses the panel's axis: linear from 0 where its values are
-// within linearSpan times of one another, else a log one, for counts one
-// that starts at 0 and has ticks at whole numbers only.
+// labelled says of each tick whether it has a label: the ends always,
+// then each other tick whose label keeps clear of those already placed,
+// the powers of ten before the 2s and 5s between them.
+func (a axis) labelled(x func(float64) float64) []bool {
+	done := make([]bool, len(a.ticks))
+	var xs []float64
+	place := func(i int, gap float64) {
+		tx := x(a.ticks[i])
+		for _, o := range xs {
+			if math.Abs(o-tx) < gap {
+				return
+			}
+		}
+		done[i], xs = true, append(xs, tx)
+	}
+	last := len(a.ticks) - 1
+	place(0, 0)
+	place(last, 0)
+	for _, minor := range []bool{false, true} {
+		gap := float64(minTickGap)
+		if minor {
+			gap = minorTickGap
+		}
+		for i := 1; i < last; i++ {
+			if a.minor[i] == minor {
+				place(i, gap)
+			}
+		}
+	}
+	return done
+}
+
+// axis chooses the panel's axis: for bars, linear from 0; for dots,
+// linear from 0 where their values and intervals are within linearSpan
+// times of one another, else a log one.
 func (p panel) axis() axis {
 	minV, maxV := math.Inf(1), 0.0
-	for _, b := range p.bars {
-		for _, v := range []float64{b.value, b.low, b.high} {
+	for _, m := range p.marks {
+		for _, v := range []float64{m.value, m.low, m.high} {
 			if v > 0 && !math.IsInf(v, 0) {
 				minV, maxV = math.Min(minV, v), math.Max(maxV, v)
 			}
@@ -342,30 +438,46 @@ func (p panel) axis() axis {
 	}
 	switch {
 	case maxV == 0: // nothing positive: a chart of zeros
-		return axis{kind: scaleLinear, hi: 1, ticks: []float64{0, 1}}
-	case maxV <= linearSpan*minV:
+		return axis{kind: scaleLinear, hi: 1, ticks: []float64{0, 1}, minor: make([]bool, 2)}
+	case !p.dots || maxV <= linearSpan*minV:
 		return linearAxis(maxV, p.count, p.class)
-	case p.count:
-		return countLogAxis(maxV, p.class)
 	}
-	lo, hi := decades(minV, maxV)
-	a := axis{kind: scaleLog, lo: float64(lo), hi: float64(hi)}
-	for d := lo; d <= hi; d++ {
-		a.ticks = append(a.ticks, math.Pow(10, float64(d)))
+	return logAxis(minV, maxV)
+}
+
+// logAxis is a scaleLog axis from the largest of 1, 2 or 5 times a power
+// of ten at or below minV to the smallest at or above maxV, with a tick at
+// each power of ten between, and at each 2 and 5 where it spans at most
+// minorDecades.
+func logAxis(minV, maxV float64) axis {
+	const eps = 1e-9 // of rounding in m×10^d
+	var ts []float64
+	// From a decade below minV's, so that some value is at or below it.
+	for d := math.Floor(math.Log10(minV)) - 1; len(ts) == 0 || ts[len(ts)-1] < maxV*(1-eps); d++ {
+		for _, m := range []float64{1, 2, 5} {
+			t := m * math.Pow(10, d)
+			if t <= minV*(1+eps) {
+				ts = ts[:0] // a later start still holds minV
+			}
+			if len(ts) == 0 || ts[len(ts)-1] < maxV*(1-eps) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	a := axis{kind: scaleLog, lo: ts[0], hi: ts[len(ts)-1]}
+	withMinor := math.Log10(a.hi/a.lo) <= minorDecades
+	for i, t := range ts {
+		decade := math.Abs(math.Log10(t)-math.Round(math.Log10(t))) < eps
+		if decade || withMinor || i == 0 || i == len(ts)-1 {
+			a.ticks, a.minor = append(a.ticks, t), append(a.minor, !decade)
+		}
 	}
 	return a
 }
 
-// decades returns the powers of ten a log axis spans: from axisMargin
-// decades, or a tenth of the values' span if more, below the smallest
-// positive value, so that the smallest bar is long enough to see, to the
-// largest, widened to whole decades.
-func decades(minV, maxV float64) (lo, hi int) {
-	minL, maxL := math.Log10(minV), math.Log10(maxV)
-	margin := math.Max(axisMargin, (maxL-minL)/10)
-	lo, hi = int(math.Floor(minL-margin)), int(math.Ceil(maxL))
-	return lo, max(hi, lo+1)
-}
+// minorDecades is the most decades a log axis spans with ticks at 2 and 5
+// times each power of ten: over more, they would crowd it.
+const minorDecades = 4
 
 // linearAxis is an axis from 0 to a round value at or above maxV, with 3
 // to 7 ticks a round step apart: 1, 2 or 5 times a power of ten, or of
@@ -395,27 +507,8 @@ func linearAxis(maxV float64, count bool, class benchunit.Class) axis {
 	a := axis{kind: scaleLinear}
 	for i := 0; ; i++ {
 		t := float64(i) * step
-		a.ticks = append(a.ticks, t)
+		a.ticks, a.minor = append(a.ticks, t), append(a.minor, false)
 		if t >= maxV*(1-1e-9) {
-			a.hi = t
-			break
-		}
-	}
-	return a
-}
-
-// countLogAxis is a scaleCountLog axis from 0 to a tick at or above maxV,
-// its ticks 0 and powers of ten (of 16 for binary units: 16 B, 256 B,
-// 4 KiB).
-func countLogAxis(maxV float64, class benchunit.Class) axis {
-	step := 10.0
-	if class == benchunit.Binary {
-		step = 16
-	}
-	a := axis{kind: scaleCountLog, ticks: []float64{0}}
-	for t := 1.0; ; t *= step {
-		a.ticks = append(a.ticks, t)
-		if t >= maxV {
 			a.hi = t
 			break
 		}
@@ -436,11 +529,6 @@ func tickLabel(v float64, unit string, class benchunit.Class) string {
 	if v == 0 {
 		return "0"
 	}
-	s := benchunit.Scale(v, class) // "10.00µ"
-	num := strings.TrimRightFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
-	suffix := s[len(num):]
-	if strings.Contains(num, ".") {
-		num = strings.TrimRight(strings.TrimRight(num, "0"), ".")
-	}
-	return num + suffix + unit
+	num, prefix := trimScaled(benchunit.Scale(v, class)) // "10.00µ"
+	return num + prefix + unit
 }

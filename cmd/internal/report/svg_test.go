@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,27 +75,11 @@ func chartBars(t *testing.T, doc string) (bars []drawnBar, texts []string) {
 	return bars, texts
 }
 
-// minBarWidth is the least width, in pixels, of the bar of any positive
-// time, and minCountBarWidth of any positive count (1 allocation on an
-// axis to 100,000): clearly visible.
-const (
-	minBarWidth      = 20
-	minCountBarWidth = 10
-)
-
-// Every measured value shows a bar, the smallest included, and a value of
-// 0 a stub labelled 0, in the SVG file and in the HTML page alike.
-func TestEveryValueShowsABar(t *testing.T) {
-	text := ""
-	for run := range 5 {
-		f := 1 + 0.01*float64(run)
-		text += fmtLine("direct", 45*f, 0) + fmtLine("inproc-share-inline", 300*f, 1) +
-			fmtLine("localhost", 70000*f, 149) + fmtLine("bufconn", 1e7*f, 100000)
-	}
-	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
-	if err != nil {
-		t.Fatal(err)
-	}
+// Every measured value shows: a time as a dot, a memory value as a bar
+// with its value written after it, and a value of 0 as its value at the
+// axis's 0 ("0 allocs"), in the SVG file and in the HTML page alike.
+func TestEveryValueShows(t *testing.T) {
+	rep := wideReport(t)
 	for _, form := range []struct {
 		name  string
 		write func(io.Writer) error
@@ -103,35 +88,30 @@ func TestEveryValueShowsABar(t *testing.T) {
 		if err := form.write(&b); err != nil {
 			t.Fatal(err)
 		}
-		bars, texts := chartBars(t, b.String())
-		if len(bars) != 3*4 {
-			t.Fatalf("%s: %d bars, want 3 panels of 4", form.name, len(bars))
+		charts := drawnCharts(t, b.String())
+		if len(charts) != 2 {
+			t.Fatalf("%s: %d charts, want 2", form.name, len(charts))
 		}
-		zeros := 0
-		for i, bar := range bars {
-			if strings.HasSuffix(bar.Title, ": "+formatCount(0)) || strings.HasSuffix(bar.Title, ": "+formatBytes(0)) {
-				zeros++
-				if bar.Width < zeroStubW {
-					t.Errorf("%s: the stub of %q is %.1f px wide", form.name, bar.Title, bar.Width)
+		rows := rep.Groups[0].Rows
+		if len(charts[0].dots) != len(rows) || len(charts[0].bars) != 0 {
+			t.Errorf("%s: time has %d dots and %d bars, want a dot per impl", form.name, len(charts[0].dots), len(charts[0].bars))
+		}
+		// A bar for each positive B/op and allocs/op: all but direct's.
+		if want := 2 * (len(rows) - 1); len(charts[1].bars) != want {
+			t.Errorf("%s: memory has %d bars, want %d", form.name, len(charts[1].bars), want)
+		}
+		_, texts := drawnBars(t, b.String())
+		for _, row := range rows {
+			for _, want := range []string{chartTimeText(row.Time), chartBytes(row.Bytes), chartAllocs(row.Allocs)} {
+				if !slices.Contains(texts, want) {
+					t.Errorf("%s: %s's %q is written nowhere", form.name, row.Impl, want)
 				}
-				// The stub is labelled: the text after it is "0".
-				for j, s := range texts {
-					if s == "[bar "+bar.Title+"]" && (j+1 == len(texts) || texts[j+1] != "0") {
-						t.Errorf("%s: the stub of %q is not labelled 0", form.name, bar.Title)
-					}
-				}
-				continue
-			}
-			least := minCountBarWidth
-			if strings.HasSuffix(bar.Title, "s ± 1%") {
-				least = minBarWidth
-			}
-			if bar.Width < float64(least) {
-				t.Errorf("%s: bar %d, %q, is %.1f px wide, want at least %d", form.name, i, bar.Title, bar.Width, least)
 			}
 		}
-		if zeros != 2 {
-			t.Errorf("%s: %d bars of 0, want direct's B/op and allocations", form.name, zeros)
+		for _, want := range []string{"0 B", "0 allocs", "1 alloc"} {
+			if !slices.Contains(texts, want) {
+				t.Errorf("%s: no %q", form.name, want)
+			}
 		}
 	}
 }
@@ -142,59 +122,75 @@ func fmtLine(impl string, ns, allocs float64) string {
 	return "BenchmarkUnary/impl=" + impl + "-2\t100\t" + ftoa(ns) + " ns/op\t" + ftoa(allocs*8) + " B/op\t" + ftoa(allocs) + " allocs/op\n"
 }
 
-// Whatever the values, a log time axis starts at least axisMargin decades
-// below the smallest, so its bar is at least that long.
-func TestDecadesLeaveRoomBelowTheSmallest(t *testing.T) {
+// Whatever the values, a log axis holds them all between its end ticks,
+// each 1, 2 or 5 times a power of ten, at most a step beyond the values,
+// and shows no 0.
+func TestLogAxis(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi float64
-		dlo    int
-		dhi    int
+		ticks  string
 	}{
-		{1, 149, -1, 3},
-		{3, 80, -1, 2},
-		{45e-9, 15e-3, -8, -1},
-		{100, 100, 1, 2},
+		{41e-6, 31e-3, "20µs 50µs 100µs 200µs 500µs 1ms 2ms 5ms 10ms 20ms 50ms"},
+		{45e-9, 10e-3, "20ns 100ns 1µs 10µs 100µs 1ms 10ms"},
+		{1e-6, 50e-6, "1µs 2µs 5µs 10µs 20µs 50µs"},
+		{3e-6, 80e-6, "2µs 5µs 10µs 20µs 50µs 100µs"},
 	} {
-		if lo, hi := decades(tc.lo, tc.hi); lo != tc.dlo || hi != tc.dhi {
-			t.Errorf("decades(%g, %g): %d to %d, want %d to %d", tc.lo, tc.hi, lo, hi, tc.dlo, tc.dhi)
+		a := logAxis(tc.lo, tc.hi)
+		var labels []string
+		for _, tick := range a.ticks {
+			labels = append(labels, tickLabel(tick, "s", benchunit.Decimal))
+		}
+		if got := strings.Join(labels, " "); got != tc.ticks {
+			t.Errorf("logAxis(%g, %g): ticks %q, want %q", tc.lo, tc.hi, got, tc.ticks)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	plotW := float64(chartWidth - plotLeft - valueWidth(1))
-	for range 1000 {
-		lo, hi := math.Pow(10, rng.Float64()*20-10), math.Pow(10, rng.Float64()*20-10)
-		dlo, dhi := decades(min(lo, hi), max(lo, hi))
-		minL, maxL := math.Log10(min(lo, hi)), math.Log10(max(lo, hi))
-		if float64(dlo) > minL-axisMargin || float64(dhi) < maxL {
-			t.Fatalf("decades of %g and %g: %d to %d", lo, hi, dlo, dhi)
+	for range 2000 {
+		x, y := math.Pow(10, rng.Float64()*20-10), math.Pow(10, rng.Float64()*20-10)
+		lo, hi := min(x, y), max(x, y)*linearSpan
+		a := logAxis(lo, hi)
+		if a.lo > lo || a.hi < hi || a.lo*2.5 < lo || a.hi > hi*2.5 {
+			t.Fatalf("logAxis(%g, %g) runs from %g to %g", lo, hi, a.lo, a.hi)
 		}
-		if width := (minL - float64(dlo)) / float64(dhi-dlo) * plotW; width < minBarWidth {
-			t.Fatalf("decades of %g and %g: %d to %d leave the smallest bar %.1f px", lo, hi, dlo, dhi, width)
+		most := max(3*minorDecades+1, int(math.Log10(a.hi/a.lo))+3)
+		if a.ticks[0] != a.lo || a.ticks[len(a.ticks)-1] != a.hi || len(a.ticks) > most {
+			t.Fatalf("logAxis(%g, %g): ticks %v from %g to %g", lo, hi, a.ticks, a.lo, a.hi)
+		}
+		for i, tick := range a.ticks {
+			m := tick / math.Pow(10, math.Floor(math.Log10(tick)+1e-9))
+			if i > 0 && tick <= a.ticks[i-1] || tick <= 0 || math.Abs(m-1) > 1e-6 && math.Abs(m-2) > 1e-6 && math.Abs(m-5) > 1e-6 {
+				t.Fatalf("logAxis(%g, %g): ticks %v", lo, hi, a.ticks)
+			}
+		}
+		if f := a.frac(lo); f < 0 || f > 1 {
+			t.Fatalf("logAxis(%g, %g) places %g at %v", lo, hi, lo, f)
 		}
 	}
 }
 
-// An axis starts at 0 unless it is a log time axis, its ticks rise and
-// reach the largest value, and a count axis has no tick between whole
-// numbers (no "100m" allocations): for any values.
+// An axis of bars is linear from 0, one of dots is log only where they
+// span more than linearSpan times, its ticks rise and reach the largest
+// value, and a count axis has no tick between whole numbers (no "100m"
+// allocations): for any values.
 func TestAxes(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		values []float64
 		count  bool
+		dots   bool
 		class  benchunit.Class
 		kind   scaleKind
 		ticks  string
 	}{
-		{"allocs close", []float64{8, 149}, true, benchunit.Decimal, scaleLinear, "0 50 100 150"},
-		{"allocs few", []float64{1, 3}, true, benchunit.Decimal, scaleLinear, "0 1 2 3"},
-		{"allocs far", []float64{0, 1, 149, 100000}, true, benchunit.Decimal, scaleCountLog, "0 1 10 100 1k 10k 100k"},
-		{"allocs zero", []float64{0, 0}, true, benchunit.Decimal, scaleLinear, "0 1"},
-		{"allocs one", []float64{1, 1}, true, benchunit.Decimal, scaleLinear, "0 1"},
-		{"bytes close", []float64{8552, 9000}, true, benchunit.Binary, scaleLinear, "0 2KiB 4KiB 6KiB 8KiB 10KiB"},
-		{"bytes far", []float64{48, 800000}, true, benchunit.Binary, scaleCountLog, "0 1B 16B 256B 4KiB 64KiB 1MiB"},
-		{"time close", []float64{2e-6, 5e-6}, false, benchunit.Decimal, scaleLinear, "0 2µs 4µs 6µs"},
-		{"time far", []float64{45e-9, 70e-6}, false, benchunit.Decimal, scaleLog, "10ns 100ns 1µs 10µs 100µs"},
+		{"allocs close", []float64{8, 149}, true, false, benchunit.Decimal, scaleLinear, "0 50 100 150"},
+		{"allocs few", []float64{1, 3}, true, false, benchunit.Decimal, scaleLinear, "0 1 2 3"},
+		{"allocs far", []float64{0, 1, 149, 100000}, true, false, benchunit.Decimal, scaleLinear, "0 20k 40k 60k 80k 100k"},
+		{"allocs zero", []float64{0, 0}, true, false, benchunit.Decimal, scaleLinear, "0 1"},
+		{"allocs one", []float64{1, 1}, true, false, benchunit.Decimal, scaleLinear, "0 1"},
+		{"bytes close", []float64{8552, 9000}, true, false, benchunit.Binary, scaleLinear, "0 2KiB 4KiB 6KiB 8KiB 10KiB"},
+		{"bytes far", []float64{48, 800000}, true, false, benchunit.Binary, scaleLinear, "0 200KiB 400KiB 600KiB 800KiB"},
+		{"time close", []float64{2e-6, 5e-6}, false, true, benchunit.Decimal, scaleLinear, "0 2µs 4µs 6µs"},
+		{"time far", []float64{45e-9, 10e-3}, false, true, benchunit.Decimal, scaleLog, "20ns 100ns 1µs 10µs 100µs 1ms 10ms"},
 	} {
 		unit := ""
 		switch {
@@ -203,9 +199,9 @@ func TestAxes(t *testing.T) {
 		case !tc.count:
 			unit = "s"
 		}
-		p := panel{unit: unit, class: tc.class, count: tc.count}
+		p := panel{unit: unit, class: tc.class, count: tc.count, dots: tc.dots}
 		for _, v := range tc.values {
-			p.bars = append(p.bars, bar{value: v, low: math.NaN(), high: math.NaN()})
+			p.marks = append(p.marks, mark{value: v, low: math.NaN(), high: math.NaN()})
 		}
 		a := p.axis()
 		var labels []string
@@ -219,7 +215,7 @@ func TestAxes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 2000 {
 		count := rng.IntN(2) == 0
-		p := panel{count: count, class: benchunit.Decimal}
+		p := panel{count: count, dots: !count, class: benchunit.Decimal}
 		var top float64
 		for range 1 + rng.IntN(5) {
 			v := math.Pow(10, rng.Float64()*8-2)
@@ -227,25 +223,28 @@ func TestAxes(t *testing.T) {
 				v = math.Round(v)
 			}
 			top = max(top, v)
-			p.bars = append(p.bars, bar{value: v, low: math.NaN(), high: math.NaN()})
+			p.marks = append(p.marks, mark{value: v, low: math.NaN(), high: math.NaN()})
 		}
 		a := p.axis()
+		if a.kind == scaleLog && (!p.dots || top <= linearSpan*a.lo) {
+			t.Fatalf("%v: a log axis for %v", p.marks, map[bool]string{true: "dots within linearSpan", false: "bars"}[p.dots])
+		}
 		if a.frac(top) < 0.999 && a.frac(top) > 0 && a.ticks[len(a.ticks)-1] < top {
-			t.Fatalf("%v: the axis ends at %v, below the largest", p.bars, a.ticks[len(a.ticks)-1])
+			t.Fatalf("%v: the axis ends at %v, below the largest", p.marks, a.ticks[len(a.ticks)-1])
 		}
 		for i, tick := range a.ticks {
 			if count && tick != math.Trunc(tick) {
-				t.Fatalf("%v: a count axis has the tick %v", p.bars, tick)
+				t.Fatalf("%v: a count axis has the tick %v", p.marks, tick)
 			}
 			if i > 0 && tick <= a.ticks[i-1] {
-				t.Fatalf("%v: ticks %v do not rise", p.bars, a.ticks)
+				t.Fatalf("%v: ticks %v do not rise", p.marks, a.ticks)
 			}
 			if a.kind != scaleLog && i == 0 && tick != 0 {
-				t.Fatalf("%v: a %v axis starts at %v", p.bars, a.kind, tick)
+				t.Fatalf("%v: a %v axis starts at %v", p.marks, a.kind, tick)
 			}
 		}
-		if len(a.ticks) > 12 {
-			t.Fatalf("%v: %d ticks", p.bars, len(a.ticks))
+		if len(a.ticks) > 22 {
+			t.Fatalf("%v: %d ticks", p.marks, len(a.ticks))
 		}
 	}
 }
@@ -287,16 +286,20 @@ func TestOpaqueBackground(t *testing.T) {
 	}
 }
 
-// Axis labels never run into one another: on a count axis over many
-// decades, 1 is too close to 0 to be labelled.
+// Axis labels never run into one another: on a log axis, a 2 or a 5 is
+// labelled only where it keeps clear of the powers of ten.
 func TestTickLabelsApart(t *testing.T) {
 	nan := math.NaN()
-	c := chart{title: "t", labels: []string{"a", "b"}, colors: []string{colorOther, colorOther}, panels: []panel{
-		{name: "allocs/op", class: benchunit.Decimal, count: true, bars: []bar{{0, nan, nan, "0"}, {100000, nan, nan, "100k"}}},
-		{name: "B/op", unit: "B", class: benchunit.Binary, count: true, bars: []bar{{0, nan, nan, "0"}, {800000, nan, nan, "781KiB"}}},
+	timeChart := chart{title: "t", labels: []string{"a", "b"}, colors: []string{colorOther, colorOther}, panels: []panel{
+		{name: "time/op", unit: "s", class: benchunit.Decimal, dots: true, marks: []mark{{41e-6, 38e-6, 45e-6, "41 µs"}, {31e-3, 30e-3, 33e-3, "31 ms"}}},
+	}}
+	memChart := chart{title: "m", labels: []string{"a", "b"}, colors: []string{colorOther, colorOther}, panels: []panel{
+		{name: "allocs/op", class: benchunit.Decimal, count: true, marks: []mark{{0, nan, nan, "0"}, {100000, nan, nan, "100k"}}},
+		{name: "B/op", unit: "B", class: benchunit.Binary, count: true, marks: []mark{{0, nan, nan, "0"}, {800000, nan, nan, "781KiB"}}},
 	}}
 	var b strings.Builder
-	c.write(&b, 0)
+	timeChart.write(&b, 0)
+	memChart.write(&b, 0)
 	labels := regexp.MustCompile(`<text x="([\d.]+)" y="(\d+)" text-anchor="middle"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1)
 	if len(labels) == 0 {
 		t.Fatal("no axis labels")

@@ -61,15 +61,6 @@ func formatBytes(b float64) string   { return benchunit.Scale(b, benchunit.Binar
 func formatCount(n float64) string   { return benchunit.Scale(n, benchunit.Decimal) }
 func formatPercent(c float64) string { return strconv.FormatFloat(100*c, 'g', -1, 64) + "%" }
 
-// formatPercentRange is the interval's half-width in percent, then the
-// noisy marker if the row is noisy, as the charts label a bar.
-func formatPercentRange(row Row) string {
-	if row.Noisy {
-		return row.Time.Percent() + " " + noisyMarker
-	}
-	return row.Time.Percent()
-}
-
 // formatInterval is the interval as "[low, high]" in the median's unit,
 // so that it reads against the time/op column:
 // "[40.1, 43.0]µs". A median is positive but its interval need not be
