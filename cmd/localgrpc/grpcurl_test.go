@@ -9,13 +9,19 @@ import (
 	"testing"
 )
 
-// grpcurl returns the path of grpcurl, a tool of this module (go.mod), which
-// `go tool` builds if it has not yet.
+// grpcurl returns the path of grpcurl, a tool of this module.
 func grpcurl(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "tool", "-n", "grpcurl").Output()
+	return goTool(t, "grpcurl")
+}
+
+// goTool returns the path of a tool of this module (go.mod's tool
+// directives), which `go tool` builds if it has not yet.
+func goTool(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "-n", name).Output()
 	if err != nil {
-		t.Fatalf("go tool -n grpcurl: %v", err)
+		t.Fatalf("go tool -n %s: %v", name, err)
 	}
 	return strings.TrimSpace(string(out))
 }

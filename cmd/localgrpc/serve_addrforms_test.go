@@ -52,18 +52,21 @@ func TestServePrintsAbstractForms(t *testing.T) {
 	}
 }
 
-// TestAbstractFormsClients checks the README's table of which form of an
-// abstract socket's address each client takes, for the clients this
-// module has: grpc-go takes both (its resolver registers the unix and
-// unix-abstract schemes), grpcurl only unix:@NAME (it dials a target
-// without "://" through passthrough, whose dialer knows unix: alone).
+// TestAbstractFormsClients checks the table of which form of an
+// abstract socket's address each client takes (docs/cli.md), for the
+// clients this module has: grpc-go takes both (its resolver registers
+// the unix and unix-abstract schemes), grpcurl only unix:@NAME (it dials
+// a target without "://" through passthrough, whose dialer knows unix:
+// alone), grpc-health-probe both (it hands -addr to grpc-go), and buf
+// curl neither (it takes a URL, and the socket in --unix-socket).
 func TestAbstractFormsClients(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("abstract sockets are Linux's")
 	}
 	name := "localgrpc-test-" + rand.Text()
 	startServe(t, 1, "unix:@"+name)
-	for _, target := range []string{"unix:@" + name, "unix-abstract:" + name} {
+	forms := []string{"unix:@" + name, "unix-abstract:" + name}
+	for _, target := range forms {
 		cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			t.Fatalf("grpc-go, %s: %v", target, err)
@@ -76,10 +79,47 @@ func TestAbstractFormsClients(t *testing.T) {
 	}
 
 	tool := grpcurl(t)
-	for target, works := range map[string]bool{"unix:@" + name: true, "unix-abstract:" + name: false} {
+	for target, works := range map[string]bool{forms[0]: true, forms[1]: false} {
 		out, err := exec.CommandContext(t.Context(), tool, "-plaintext", "-connect-timeout", "0.5", target, "list").CombinedOutput()
 		if got := err == nil && strings.Contains(string(out), "echo.v1.Echo"); got != works {
 			t.Errorf("grpcurl %s list: works %v, want %v: %v\n%s", target, got, works, err, out)
+		}
+	}
+
+	probe := goTool(t, "grpc-health-probe")
+	for _, target := range forms {
+		out, err := exec.CommandContext(t.Context(), probe, "-addr", target, "-connect-timeout", "5s", "-rpc-timeout", "5s").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "status: SERVING") {
+			t.Errorf("grpc-health-probe -addr %s: %v\n%s", target, err, out)
+		}
+	}
+}
+
+// TestBufCurl checks what docs/cli.md says of buf curl: it reaches a
+// grpc-go server (serve's default stack) on an abstract socket given in
+// --unix-socket with an http://localhost URL, in the gRPC protocol over
+// HTTP/2 without TLS (--protocol grpc --http2-prior-knowledge); without
+// them its default, the Connect protocol, finds no service through
+// reflection, which grpc-go serves in the gRPC protocol alone.
+func TestBufCurl(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("abstract sockets are Linux's")
+	}
+	name := "localgrpc-test-" + rand.Text()
+	startServe(t, 1, "unix:@"+name)
+	buf := goTool(t, "buf")
+	const url = "http://localhost/grpc.health.v1.Health/Check"
+	for _, tc := range []struct {
+		flags []string
+		works bool
+	}{
+		{[]string{"--protocol", "grpc", "--http2-prior-knowledge"}, true},
+		{[]string{"--http2-prior-knowledge"}, false},
+	} {
+		args := append(append([]string{"curl"}, tc.flags...), "--unix-socket", "@"+name, "--connect-timeout", "5", url)
+		out, err := exec.CommandContext(t.Context(), buf, args...).CombinedOutput()
+		if got := err == nil && strings.Contains(string(out), `"SERVING"`); got != tc.works {
+			t.Errorf("buf %s: works %v, want %v: %v\n%s", strings.Join(args, " "), got, tc.works, err, out)
 		}
 	}
 }

@@ -16,8 +16,10 @@ import (
 
 // A REST client that goes away mid-call cancels the handler's context,
 // on every transport: a unary handler that waits, and a stream of more
-// greetings than anyone would wait for.
+// greetings than anyone would wait for. The gateway logs the stream's
+// writes that fail once its client has gone: the test's log holds them.
 func TestDisconnectCancelsHandler(t *testing.T) {
+	routeGRPCLog(t)
 	rec := newRecorder()
 	g := newWaitingGreeter()
 	r := newRig(t, g, rec.options()...)

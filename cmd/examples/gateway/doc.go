@@ -38,6 +38,9 @@
 // protoc-gen-go, protoc-gen-go-grpc and protoc-gen-grpc-gateway pinned as
 // tools of the cmd module, so that nothing but Go is needed.
 //
-// Run it, from the repository's root: go test -v ./cmd/examples/gateway;
-// measure it: go test -bench . ./cmd/examples/gateway.
+// [Run] serves it all until its context ends, and cmd/gateway runs Run:
+// from the repository's root, go run ./cmd/examples/gateway/cmd/gateway,
+// then curl -d '{"name": "Ada"}' http://127.0.0.1:8080/v1/greet. Test it
+// with go test -v ./cmd/examples/gateway; measure it with
+// go test -bench . ./cmd/examples/gateway.
 package gateway

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The workloads of the comparison (see the README), as Case.Workload names
+// The workloads of the comparison (see docs/cli.md), as Case.Workload names
 // them.
 const (
 	// ListStrings (W1) is one server-streaming List call that returns

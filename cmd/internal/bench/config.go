@@ -3,7 +3,7 @@ package bench
 import "strings"
 
 // Config sizes the workloads. Zero fields take the defaults, so Config{}
-// is the suite the README describes.
+// is the suite docs/cli.md describes.
 type Config struct {
 	// Strings is how many strings one ListStrings call returns.
 	// The default is 10,000.

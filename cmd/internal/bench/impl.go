@@ -31,7 +31,7 @@ type impl struct {
 	goos string
 }
 
-// impls are the peers the README's comparison names, in the order
+// impls are the peers docs/cli.md's comparison names, in the order
 // the suite runs them. The hand-written clients (chan, iter) exist only for
 // streams: a unary call has no stream for a channel or a coroutine to
 // carry, so either would be direct under another name.
