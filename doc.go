@@ -21,17 +21,16 @@
 //
 // In-process addresses are served by an [inproc.Channel]: no network and no
 // serialization. Unix socket files get mode 0600 unless [WithSocketMode]
-// says otherwise, and no one reaches one before it has its mode.
+// says otherwise, and no one reaches one before it has its mode, whatever
+// the umask: each is bound in a private directory and linked into place.
+// A socket path may be anything a unix socket allows, up to 107 bytes.
+// A stale socket left by a dead server is replaced, and a live one is
+// never touched. Of servers racing for one path, exactly one wins. The
+// server removes its socket files when it stops.
 // [WithPeerCredentials] authorizes socket clients by their kernel
 // credentials, the only protection abstract sockets have; it composes with
 // the transport credentials of [WithTransportCredentials]. [WithHealth]
 // reports every registered service's health on every transport.
-//
-// shm: addresses ("shm:@NAME", "shm:PATH") carry the calls of Go clients
-// in other processes of the machine in small frames of localgrpc's own
-// over a unix socket, without HTTP/2, through the same interceptors,
-// stats handlers, limits and peer-credential policy. grpc-go clients
-// cannot dial them: serve those on a unix: address beside.
 //
 // No control you set is skipped in-process: interceptors, stats handlers
 // and size limits given as the Server's own options apply on every
@@ -48,4 +47,42 @@
 // dialer of the user's is refused before a byte is sent. Any other
 // address needs transport credentials, [WithClientTransportCredentials],
 // or NewClient returns an error.
+//
+// # Between Go processes: shm:
+//
+// shm: addresses ("shm:@NAME", "shm:PATH") carry the calls of Go clients
+// in other processes of the machine in small frames of localgrpc's own
+// over a unix socket, without HTTP/2. There is no HPACK, and each
+// message is encoded once, by the call's codec. A shm:PATH socket file
+// is made with the care of a unix: one. The server's interceptors, stats
+// handlers, limits, health, reflection and peer-credential policy apply,
+// and so do deadlines, cancellation, headers, trailers and statuses with
+// details. [PeerCredFromContext] gives a handler the client process's
+// uid, gid and pid. A peer that dies ends the calls in flight on the
+// other side at once, with Unavailable. grpc-go clients, grpcurl among
+// them, cannot dial shm: sockets: their calls fail with Unavailable and a
+// message naming the transport, so serve them on a unix: address beside.
+// Choose shm: over unix: where both ends are Go programs of yours and
+// the call rate matters.
+//
+// grpc-go's own options do not reach shm: calls, as they do not reach
+// in-process ones. A server refuses shm: addresses where it refuses
+// inproc: ones, and also where it has transport credentials, which the
+// framing does not carry. [NewClient] refuses a shm: address given any
+// [WithGRPCDialOptions] or transport credentials. Retries, service config
+// and keepalive do not apply. As in-process, nothing is compressed,
+// client interceptors get a nil *grpc.ClientConn, and a handler's
+// grpc.SetSendCompressor and grpc.ClientSupportedCompressors return an
+// error.
+//
+// On Linux, once both sides offer them, each direction has a ring of
+// 1 MiB in a sealed memfd passed over the socket. Its reader is woken
+// through an eventfd only when it sleeps, so a burst of messages costs
+// one wake-up. The socket stays the liveness channel. Flow control is per
+// stream: a stream may have 1 MiB in flight to a reader that does not
+// read, where grpc-go's HTTP/2 window starts at 64 KiB, so a sender
+// blocks later than over unix:. [WithShmSpin] and [WithClientShmSpin] let
+// a reader spin before it sleeps, which pays only on machines with idle
+// cores. [Server.GracefulStop] serves the calls a client sent before it
+// heard of the drain, as grpc-go's does.
 package localgrpc
