@@ -8,7 +8,8 @@ import (
 
 // Merge returns a channel that delivers every value received from ins, in the
 // order they arrive, and closes when every input is closed or ctx ends; by
-// then every goroutine Merge started has ended.
+// then every goroutine Merge started has ended. Values of one input keep
+// their order.
 //
 // The output is buffered (64 values), so senders are not held up by a
 // consumer that takes a moment. Values already in the buffer when ctx ends

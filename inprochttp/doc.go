@@ -196,4 +196,11 @@
 // As with any [http.RoundTripper], the client must close each response's
 // body or end its request's context: until then an unfinished handler may
 // wait for the client to read.
+//
+// The package needs net/http alone, so the library module gains no
+// dependency from it. Its tests check what the handler and the client see
+// against net/http's HTTP/2 server and client over a unix socket, side by
+// side. To reach the same handler from another process, serve it on a
+// unix socket with localgrpc.Listen and call it through
+// localgrpc.HTTPClient.
 package inprochttp
