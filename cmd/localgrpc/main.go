@@ -99,7 +99,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "localgrpc: %s\n", withoutPrefix(err))
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "localgrpc: %s\n\n%s", withoutPrefix(err), cmd.UsageString())
+	// One line that says where the usage is, as kubectl and the go command
+	// do, rather than cobra's whole usage block, which pushes the message
+	// off the screen.
+	fmt.Fprintf(stderr, "localgrpc: %s\nRun '%s --help' for usage.\n", withoutPrefix(err), cmd.CommandPath())
 	return exitUsage
 }
 

@@ -74,8 +74,14 @@ func TestUsageErrors(t *testing.T) {
 			if !strings.HasPrefix(stderr, "localgrpc: ") || !strings.Contains(stderr, tc.want) {
 				t.Errorf("stderr does not start with the error %q:\n%s", tc.want, stderr)
 			}
-			if !strings.Contains(stderr, "Usage:") {
-				t.Errorf("stderr has no usage:\n%s", stderr)
+			// The error stays on screen: one line says where the usage
+			// is, and the usage block is not printed.
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Run 'localgrpc") || !strings.HasSuffix(last, " --help' for usage.") {
+				t.Errorf("stderr does not end by saying where the usage is:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "Usage:") || strings.Contains(stderr, "Flags:") {
+				t.Errorf("stderr has the whole usage block:\n%s", stderr)
 			}
 			if stdout != "" {
 				t.Errorf("stdout is not empty:\n%s", stdout)

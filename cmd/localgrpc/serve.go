@@ -50,7 +50,9 @@ health checking and server reflection, on every ADDRESS at once:
   unix:PATH, unix://ABSPATH    a unix socket file (mode 0600)
   unix:@NAME, unix-abstract:NAME  a Linux abstract socket
   HOST:PORT, :PORT             TCP
-  inproc:NAME                  in-process (grpc stack only; for this process)
+
+An in-process address (inproc:NAME) is refused: only the process serving it
+could call it, and serve's makes no calls.
 
 --stack grpc serves with grpc-go; --stack connect with connect-go, which answers
 the Connect, gRPC and gRPC-Web protocols over HTTP/2 without TLS (and HTTP/1.1).
@@ -68,7 +70,7 @@ serving fails.`,
   localgrpc serve --stack connect -v unix:/tmp/echo.sock :8081`,
 		Args: func(cmd *cobra.Command, addrs []string) error {
 			if len(addrs) == 0 {
-				return errors.New("serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME")
+				return errors.New("serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME or HOST:PORT")
 			}
 			return nil
 		},
@@ -170,8 +172,8 @@ func checkListenAddrs(stack string, addrs []string) error {
 		switch prev, seen := first[p]; {
 		case p.Kind == localgrpc.Target:
 			bad = append(bad, fmt.Errorf("address %q: a grpc-go target names servers to dial, not an address to listen on", a))
-		case p.Kind == localgrpc.Inproc && stack != stackGRPC:
-			bad = append(bad, fmt.Errorf("address %q: an in-process address is served by --stack %s only", a, stackGRPC))
+		case p.Kind == localgrpc.Inproc:
+			bad = append(bad, fmt.Errorf("address %q: no other process can reach an in-process address, and serve's own makes no calls: serve on unix:@%s (abstract), unix:PATH or HOST:PORT", a, p.Name))
 		case seen && prev == a:
 			bad = append(bad, fmt.Errorf("address %q: given twice", a))
 		case seen:
@@ -198,7 +200,9 @@ type echoServer struct {
 }
 
 func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
-	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log)}
+	var calls inFlight
+	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log),
+		localgrpc.WithServerUnaryInterceptor(calls.grpcUnary), localgrpc.WithServerStreamInterceptor(calls.grpcStream)}
 	if f.verbose {
 		opts = append(opts, localgrpc.WithServerUnaryInterceptor(grpcUnaryLogger(log)), localgrpc.WithServerStreamInterceptor(grpcStreamLogger(log)))
 	}
@@ -217,7 +221,10 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 		drain: func() {
 			// Stop cuts the drain short; Echo's handlers honour the
 			// cancellation it brings, so GracefulStop then returns.
-			t := time.AfterFunc(f.drain, srv.Stop)
+			t := time.AfterFunc(f.drain, func() {
+				calls.logEnded(log, f.drain)
+				srv.Stop()
+			})
 			defer t.Stop()
 			srv.GracefulStop()
 		},
@@ -225,7 +232,8 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 }
 
 func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
-	var opts []connect.HandlerOption
+	var calls inFlight
+	opts := []connect.HandlerOption{connect.WithInterceptors(calls.connect())}
 	if !f.compress {
 		opts = append(opts, connect.WithCompression("gzip", nil, nil))
 	}
@@ -244,9 +252,16 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 		},
 		addrs: srv.Addrs,
 		drain: func() {
-			ctx, cancel := context.WithTimeout(context.Background(), f.drain)
-			defer cancel()
+			// The calls are counted before the timeout ends them:
+			// Shutdown closes the connections before it returns.
+			ctx, cancel := context.WithCancel(context.Background())
+			t := time.AfterFunc(f.drain, func() {
+				calls.logEnded(log, f.drain)
+				cancel()
+			})
 			srv.Shutdown(ctx)
+			t.Stop()
+			cancel()
 		},
 		handler: srv.Handler(),
 	}
