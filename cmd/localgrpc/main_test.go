@@ -19,7 +19,15 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
+// asMainEnv, set to 1, makes the test binary run main with its
+// arguments, as the built command would, signal handling included.
+const asMainEnv = "LOCALGRPC_TEST_AS_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		os.Unsetenv(asMainEnv)
+		main()
+	}
 	goleak.VerifyTestMain(m)
 }
 
