@@ -110,7 +110,7 @@ func TestOutputCannotBeCreated(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stderr, "missing/report.html") {
 		t.Errorf("exit status %d, stderr:\n%s", code, stderr)
 	}
-	if stdout != "" || strings.Contains(stderr, "run 1") {
+	if stdout != "" || strings.Contains(stderr, " runs in ") {
 		t.Errorf("it ran anyway; stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	if _, err := os.Stat(good); !errors.Is(err, os.ErrNotExist) {
@@ -171,9 +171,17 @@ func TestBench(t *testing.T) {
 
 	t.Run("progress", func(t *testing.T) {
 		total := cells * runs
-		for _, want := range []string{"[1/48] ListStrings/impl=localhost/respSize=1 run 1: ", " left\n", "[48/48] PingPong/impl=inproc-share-isolated-2 run 2: ", "ran 48 of 48 runs in "} {
-			if !strings.Contains(stderr, want) {
-				t.Errorf("stderr (of %d runs) lacks %q:\n%s", total, want, stderr)
+		// A line per workload of each round: ListStrings has 18 units
+		// (3 respSizes, 3 impls, 2 GOMAXPROCS), PingPong 6.
+		want := []string{"[18/48] ListStrings round 1: 18 runs in ", "[24/48] PingPong round 1: 6 runs in ",
+			"[42/48] ListStrings round 2: 18 runs in ", "[48/48] PingPong round 2: 6 runs in ", "ran 48 of 48 runs in "}
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if len(lines) != len(want) {
+			t.Fatalf("stderr (of %d runs) has %d lines, want %d:\n%s", total, len(lines), len(want), stderr)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("line %d: %q, want it to begin %q", i+1, lines[i], w)
 			}
 		}
 	})
@@ -390,7 +398,9 @@ func (c *cancelOnWrite) Write(p []byte) (int, error) {
 func TestBenchInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stderr := &cancelOnWrite{after: "[2/", cancel: cancel} // after the second run
+	// The first round's line is written as the second round's first run
+	// starts: that run ends, and the next is not made.
+	stderr := &cancelOnWrite{after: "[5/", cancel: cancel}
 	out := filepath.Join(t.TempDir(), "results.txt")
 	var stdout bytes.Buffer
 	code := run(ctx, []string{"bench", "--workload", "Unary", "--impl", "^inproc-", "--benchtime", "3x", "-o", out}, nil, &stdout, stderr)
@@ -398,15 +408,15 @@ func TestBenchInterrupted(t *testing.T) {
 		t.Errorf("exit status %d, want %d", code, exitFailure)
 	}
 	total := 5 * 5 // localhost and 4 inproc modes, 5 runs each
-	if want := "interrupted after 2 of 25 runs"; !strings.Contains(stderr.buf.String(), want) {
+	if want := "interrupted after 6 of 25 runs"; !strings.Contains(stderr.buf.String(), want) {
 		t.Errorf("stderr lacks %q (of %d runs):\n%s", want, total, &stderr.buf)
 	}
 	results, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(results), "\nBenchmarkUnary/"); n != 2 {
-		t.Errorf("%d results saved, want 2:\n%s", n, results)
+	if n := strings.Count(string(results), "\nBenchmarkUnary/"); n != 6 {
+		t.Errorf("%d results saved, want 6:\n%s", n, results)
 	}
 	if !strings.Contains(stdout.String(), "Unary (GOMAXPROCS") {
 		t.Errorf("no report of the runs that finished:\n%s", &stdout)
