@@ -115,9 +115,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "localgrpc: %s\n", withoutPrefix(err))
 		return exitFailure
 	}
+	if !cmd.HasParent() {
+		// No command, or one that does not exist: the usage is the list
+		// of commands, short, and what the user needs next.
+		fmt.Fprintf(stderr, "localgrpc: %s\n\n%s", withoutPrefix(err), cmd.UsageString())
+		return exitUsage
+	}
 	// One line that says where the usage is, as kubectl and the go command
-	// do, rather than cobra's whole usage block, which pushes the message
-	// off the screen.
+	// do, rather than cobra's whole usage block, whose flags push the
+	// message off the screen.
 	fmt.Fprintf(stderr, "localgrpc: %s\nRun '%s --help' for usage.\n", withoutPrefix(err), cmd.CommandPath())
 	return exitUsage
 }

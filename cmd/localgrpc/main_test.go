@@ -82,6 +82,16 @@ func TestUsageErrors(t *testing.T) {
 			if !strings.HasPrefix(stderr, "localgrpc: ") || !strings.Contains(stderr, tc.want) {
 				t.Errorf("stderr does not start with the error %q:\n%s", tc.want, stderr)
 			}
+			if tc.args[0] == "nosuch" {
+				// No command: the usage is the list of commands.
+				if stdout != "" {
+					t.Errorf("stdout is not empty:\n%s", stdout)
+				}
+				if !strings.Contains(stderr, "Available Commands:") {
+					t.Errorf("stderr does not list the commands:\n%s", stderr)
+				}
+				return
+			}
 			// The error stays on screen: one line says where the usage
 			// is, and the usage block is not printed.
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")

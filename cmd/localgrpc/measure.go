@@ -188,7 +188,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		if row.handler != nil {
 			client, err = newInprocHTTPClient(row.client, row.handler, f.compress)
 		} else {
-			client, err = newEchoClient(row.client, row.addr, f.compress)
+			client, err = newEchoClient(row.client, row.addr, f.compress, nil)
 		}
 		if err != nil {
 			return failure{err}
