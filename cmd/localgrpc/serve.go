@@ -37,6 +37,9 @@ type serveFlags struct {
 	verbose  bool
 	compress bool
 	drain    time.Duration // how long a stopping server waits for calls in flight
+	// logDrain counts the calls in flight, to log how many a drain cut
+	// short ended: serve's, not measure's, whose timings it would touch.
+	logDrain bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -97,6 +100,7 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 		return fmt.Errorf("--drain-timeout %v: want a duration of 0 or more", f.drain)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	f.logDrain = true
 	s := f.grpcServer(log)
 	if f.stack == stackConnect {
 		s = f.connectServer(log)
@@ -201,8 +205,10 @@ type echoServer struct {
 
 func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 	var calls inFlight
-	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log),
-		localgrpc.WithServerUnaryInterceptor(calls.grpcUnary), localgrpc.WithServerStreamInterceptor(calls.grpcStream)}
+	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log)}
+	if f.logDrain {
+		opts = append(opts, localgrpc.WithServerUnaryInterceptor(calls.grpcUnary), localgrpc.WithServerStreamInterceptor(calls.grpcStream))
+	}
 	if f.verbose {
 		opts = append(opts, localgrpc.WithServerUnaryInterceptor(grpcUnaryLogger(log)), localgrpc.WithServerStreamInterceptor(grpcStreamLogger(log)))
 	}
@@ -222,7 +228,9 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 			// Stop cuts the drain short; Echo's handlers honour the
 			// cancellation it brings, so GracefulStop then returns.
 			t := time.AfterFunc(f.drain, func() {
-				calls.logEnded(log, f.drain)
+				if f.logDrain {
+					calls.logEnded(log, f.drain)
+				}
 				srv.Stop()
 			})
 			defer t.Stop()
@@ -233,7 +241,10 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 
 func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 	var calls inFlight
-	opts := []connect.HandlerOption{connect.WithInterceptors(calls.connect())}
+	var opts []connect.HandlerOption
+	if f.logDrain {
+		opts = append(opts, connect.WithInterceptors(calls.connect()))
+	}
 	if !f.compress {
 		opts = append(opts, connect.WithCompression("gzip", nil, nil))
 	}
@@ -256,7 +267,9 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 			// Shutdown closes the connections before it returns.
 			ctx, cancel := context.WithCancel(context.Background())
 			t := time.AfterFunc(f.drain, func() {
-				calls.logEnded(log, f.drain)
+				if f.logDrain {
+					calls.logEnded(log, f.drain)
+				}
 				cancel()
 			})
 			srv.Shutdown(ctx)
