@@ -13,7 +13,26 @@ import (
 
 // listenUnix creates the socket file at a's path such that no one can
 // reach it before it has its final mode, and such that of servers racing
-// for one path exactly one gets it:
+// for one path exactly one gets it: a stale socket at the path is
+// replaced, a live one or a file of another type is refused. How is
+// createSocket's, per system. Errors name the user's path, never a
+// temporary one.
+func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
+	path, addr := a.Path, a.String()
+	if len(path) > maxSocketPath {
+		return nil, addressError(addr, "the socket path is %d bytes long; unix sockets allow at most %d", len(path), maxSocketPath)
+	}
+	l, fi, err := createSocket(addr, path, mode)
+	if err != nil {
+		return nil, err
+	}
+	l.SetUnlinkOnClose(false) // its name is path, removed by listener.close
+	ul := &unixListener{UnixListener: l, addr: &net.UnixAddr{Name: path, Net: "unix"}}
+	return &listener{addr: a, net: ul, path: path, file: fi}, nil
+}
+
+// createSocketLinked creates the socket as systems without a better way
+// must:
 //
 //   - the socket is bound in a private directory (0700) made next to the
 //     path, on the same filesystem, where only this user can reach it;
@@ -24,33 +43,30 @@ import (
 //     removed and ours is hard-linked into place, which fails rather than
 //     replace a file another process created meanwhile.
 //
-// Errors name the user's path, never the private one.
-func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
-	path, addr := a.Path, a.String()
-	if len(path) > maxSocketPath {
-		return nil, addressError(addr, "the socket path is %d bytes long; unix sockets allow at most %d", len(path), maxSocketPath)
-	}
+// The kernel keeps the name the socket was bound under: ss and
+// /proc/net/unix show the private name, not path.
+func createSocketLinked(addr, path string, mode fs.FileMode) (*net.UnixListener, os.FileInfo, error) {
 	dir := filepath.Dir(path)
 	private, err := os.MkdirTemp(dir, ".lgrpc-")
 	if err != nil {
-		return nil, socketError(addr, "cannot create the socket in "+dir, err)
+		return nil, nil, socketError(addr, "cannot create the socket in "+dir, err)
 	}
 	defer os.Remove(private)
 	// MkdirTemp's 0700 less the umask is never wider, but may be too
 	// narrow to work in.
 	if err := os.Chmod(private, 0o700); err != nil {
-		return nil, socketError(addr, "cannot create the socket in "+dir, err)
+		return nil, nil, socketError(addr, "cannot create the socket in "+dir, err)
 	}
 	l, err := bindIn(private, "s")
 	if err != nil {
-		return nil, socketError(addr, "cannot bind the socket", err)
+		return nil, nil, socketError(addr, "cannot bind the socket", err)
 	}
-	l.SetUnlinkOnClose(false) // its name is path, removed by listener.close
+	l.SetUnlinkOnClose(false)
 	bound := filepath.Join(private, "s")
 	defer os.Remove(bound)
-	fail := func(reason string, err error) (*listener, error) {
+	fail := func(reason string, err error) (*net.UnixListener, os.FileInfo, error) {
 		l.Close()
-		return nil, socketError(addr, reason, err)
+		return nil, nil, socketError(addr, reason, err)
 	}
 	if err := os.Chmod(bound, mode); err != nil {
 		return fail("cannot set the socket's mode", err)
@@ -61,10 +77,9 @@ func listenUnix(a Address, mode fs.FileMode) (*listener, error) {
 	}
 	if err := linkSocket(addr, bound, path); err != nil {
 		l.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	ul := &unixListener{UnixListener: l, addr: &net.UnixAddr{Name: path, Net: "unix"}}
-	return &listener{addr: a, net: ul, path: path, file: fi}, nil
+	return l, fi, nil
 }
 
 // bindIn binds a unix socket named name in dir.
@@ -140,9 +155,9 @@ func clearStaleSocket(addr, path string) error {
 	return nil
 }
 
-// unixListener is a socket bound in a private directory, known by the
-// path it was linked to: its address, and the local address of its
-// connections, are the path, not the name it was bound under.
+// unixListener is a socket known by the path the user gave: its address,
+// and the local address of its connections, are the path, not the name it
+// was bound under (a private one, or a relative path).
 type unixListener struct {
 	*net.UnixListener
 	addr *net.UnixAddr

@@ -402,3 +402,29 @@ func TestSocketModeValues(t *testing.T) {
 		srv.Stop()
 	}
 }
+
+// TestSocketNameInProcNetUnix: the kernel knows the socket by the path the
+// user gave, so that ss -xlp and /proc/net/unix show it, not a private
+// name such as /proc/self/fd/8/s.
+func TestSocketNameInProcNetUnix(t *testing.T) {
+	if _, err := os.Stat("/proc/net/unix"); err != nil {
+		t.Skipf("no /proc/net/unix: %v", err)
+	}
+	path := socketPath(t)
+	srv := newEchoServer()
+	if err := srv.Listen("unix:" + path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	table, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(table)) {
+		fields := strings.Fields(line)
+		if len(fields) == 8 && fields[7] == path {
+			return
+		}
+	}
+	t.Errorf("/proc/net/unix does not list %s:\n%s", path, table)
+}

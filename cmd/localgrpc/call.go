@@ -32,6 +32,7 @@ type callFlags struct {
 	warmup   int
 	timeout  time.Duration
 	compress bool
+	security securityFlags
 
 	// Whether -n and -d were given: -n 0 and -d '' are values to check
 	// and use, not the defaults.
@@ -44,8 +45,8 @@ func newCallCmd() *cobra.Command {
 		Use:   "call get|expand|collect|update --address ADDRESS [flags]",
 		Short: "Call the Echo API on any address with grpc-go or connect-go, or measure calls",
 		Long: `Call calls a method of the Echo API (echo.v1.Echo) served at --address, a socket or
-TCP address (unix:PATH, unix:@NAME, HOST:PORT), and prints each response as
-protojson, one per line, as it arrives:
+TCP address (unix:PATH, unix:@NAME, HOST:PORT, here or on another machine),
+and prints each response as protojson, one per line, as it arrives:
 
   get      one request, one response: the text
   expand   one request, a response per space-separated word
@@ -63,6 +64,8 @@ taking one, refuse; the empty request is -d '{}'.
 grpc-go server speaks gRPC alone: a connect or connect-grpc-web call to one
 fails at once and says so. Compression is off unless --compress.
 
+` + securityHelp + `
+
 With -n, call measures instead of printing: it makes --warmup calls, then n
 calls, c at a time, and prints how many, their mean, p50, p90, p99 and max
 latency (of the calls that succeeded), and the errors by status code.
@@ -72,7 +75,9 @@ are wrong.`,
 		Example: `  localgrpc call get --address unix:@echo -m 'hello'
   localgrpc call expand --address :8080 --stack connect -m 'a b c'
   echo '{"text":"x"} {"text":"y"}' | localgrpc call update --address unix:/tmp/echo.sock -d -
-  localgrpc call update --address unix:@echo --count 3 -n 10000 -c 4`,
+  localgrpc call update --address unix:@echo --count 3 -n 10000 -c 4
+  localgrpc call get --address api.example.com:443 --cacert ca.pem
+  localgrpc call get --address 10.0.0.7:8080 --plaintext`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("call takes one method, get, expand, collect or update; got %d arguments", len(args))
@@ -98,6 +103,7 @@ are wrong.`,
 	fl.IntVar(&f.warmup, "warmup", 0, "with -n, make `w` calls first that are not measured")
 	fl.DurationVar(&f.timeout, "timeout", 0, "fail a call that takes longer than `d` (0: no limit)")
 	fl.BoolVar(&f.compress, "compress", false, "compress requests with gzip and accept gzip responses")
+	f.security.add(fl)
 	return cmd
 }
 
@@ -113,6 +119,9 @@ func (f *callFlags) check(cmd *cobra.Command, m method) error {
 	}
 	if a.Kind == localgrpc.Inproc {
 		return fmt.Errorf("--address %s: an in-process address names a server in its own process; call runs in a process of its own, so use a socket or TCP address", f.address)
+	}
+	if err := f.security.check(); err != nil {
+		return err
 	}
 	switch {
 	case !slices.Contains(clientStacks, f.stack):
@@ -167,9 +176,9 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		}
 		next = func() (requests, error) { return listRequests(reqs), nil }
 	}
-	client, err := newEchoClient(f.stack, f.address, f.compress)
+	client, err := newEchoClient(f.stack, f.address, f.compress, &f.security)
 	if err != nil {
-		return err
+		return err // the flags or their files are wrong: a usage error
 	}
 	defer client.close()
 
@@ -204,7 +213,9 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		defer cancel()
 	}
 	out := cmd.OutOrStdout()
+	answered := false
 	err = client.call(ctx, m, reqs, func(resp *echov1.EchoResponse) error {
+		answered = true
 		line, err := responseJSON(resp)
 		if err != nil {
 			return err
@@ -217,7 +228,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		return in.err // the requests are wrong: a usage error
 	}
 	if err != nil {
-		return failure{callError(err, f)}
+		return failure{callError(err, f, answered)}
 	}
 	return nil
 }
@@ -262,11 +273,17 @@ func oneRequestError(m method, source string, n int) error {
 	return fmt.Errorf("%s takes one request, and %s gave %d", m, source, n)
 }
 
-// callError says what went wrong with a call, and where.
-func callError(err error, f *callFlags) error {
+// callError says what went wrong with a call, and where; answered is
+// whether the server sent a response before it.
+func callError(err error, f *callFlags, answered bool) error {
 	var pe *localgrpc.ProtocolError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("--stack %s: the server at %s speaks only the gRPC protocol (a grpc-go server): call it with --stack grpc or connect-grpc", f.stack, f.address)
+	}
+	if a, perr := localgrpc.ParseAddress(f.address); perr == nil && !answered {
+		if why, ok := f.security.securityError(err, a); ok {
+			return fmt.Errorf("%s to %s: %s (%v: %s)", f.stack, f.address, why, codeOf(err), callMessage(err))
+		}
 	}
 	if f.compress && strings.Contains(callMessage(err), "unknown compression") {
 		// A connect server accepts gzip only if it was started with it;

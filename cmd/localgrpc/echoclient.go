@@ -66,14 +66,27 @@ type echoClient interface {
 	close()
 }
 
-// newEchoClient returns a client of stack for the server at addr.
-func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
+// newEchoClient returns a client of stack for the server at addr, secured
+// as sec says (nil: plaintext on this machine, as localgrpc.NewClient's
+// default).
+func newEchoClient(stack, addr string, compress bool, sec *securityFlags) (echoClient, error) {
+	if sec == nil {
+		sec = &securityFlags{}
+	}
+	a, err := localgrpc.ParseAddress(addr)
+	if err != nil {
+		return nil, err
+	}
 	if stack == clientGRPC {
 		var opts []grpc.CallOption
 		if compress {
 			opts = append(opts, grpc.UseCompressor(gzip.Name))
 		}
-		cc, err := localgrpc.NewClient(addr)
+		copts, err := sec.grpcOptions(a)
+		if err != nil {
+			return nil, err
+		}
+		cc, err := localgrpc.NewClient(addr, copts...)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +95,7 @@ func newEchoClient(stack, addr string, compress bool) (echoClient, error) {
 	if _, err := connectOptions(stack, compress); err != nil {
 		return nil, err
 	}
-	hc, base, err := localgrpc.HTTPClient(addr)
+	hc, base, err := sec.httpClient(addr, a)
 	if err != nil {
 		return nil, err
 	}

@@ -19,9 +19,16 @@ import (
 func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx := interruptible(context.Background(), sigs, interruptGrace, os.Stderr, os.Exit)
+	ctx := interruptible(context.Background(), sigs, sameInterrupt, interruptGrace, os.Stderr, os.Exit)
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// sameInterrupt is how soon after a first signal a second one is taken as
+// the same interrupt, not as a second. coreutils' timeout signals its
+// child and then the child's process group, which holds the child: the
+// command sees two signals microseconds apart (more on a busy machine)
+// for one timeout. A person pressing Ctrl-C twice takes longer than this.
+const sameInterrupt = 500 * time.Millisecond
 
 // defaultGrace is how long the work may take to end after a first SIGINT
 // or SIGTERM, beyond what the command's own flags let it take (a
@@ -40,23 +47,32 @@ func interruptGrace() time.Duration { return time.Duration(grace.Load()) }
 // interruptible returns a context that the first signal of sigs ends, so
 // that the work ends gracefully (bench reports what it measured, serve
 // drains). If the work has not ended after grace(), or a second signal
-// comes, it calls exit(exitFailure) at once: a run stuck in a long
-// benchmark or a drain still ends when asked twice, or once and waited on.
-func interruptible(parent context.Context, sigs <-chan os.Signal, grace func() time.Duration, stderr io.Writer, exit func(int)) context.Context {
+// comes more than same after the first, it calls exit(exitFailure) at
+// once: a run stuck in a long benchmark or a drain still ends when asked
+// twice, or once and waited on. Signals within same of the first are
+// the first again.
+func interruptible(parent context.Context, sigs <-chan os.Signal, same time.Duration, grace func() time.Duration, stderr io.Writer, exit func(int)) context.Context {
 	ctx, cancel := context.WithCancel(parent)
 	go func() {
 		<-sigs
+		first := time.Now()
 		cancel()
 		g := grace()
 		t := time.NewTimer(g)
 		defer t.Stop()
-		select {
-		case sig := <-sigs:
-			fmt.Fprintf(stderr, "\nlocalgrpc: %v again: stopping at once\n", sig)
-		case <-t.C:
-			fmt.Fprintf(stderr, "\nlocalgrpc: still running %v after the interrupt: stopping now\n", g)
+		for {
+			select {
+			case sig := <-sigs:
+				if time.Since(first) <= same {
+					continue
+				}
+				fmt.Fprintf(stderr, "\nlocalgrpc: %v again: stopping at once\n", sig)
+			case <-t.C:
+				fmt.Fprintf(stderr, "\nlocalgrpc: still running %v after the interrupt: stopping now\n", g)
+			}
+			exit(exitFailure)
+			return
 		}
-		exit(exitFailure)
 	}()
 	return ctx
 }
@@ -99,7 +115,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "localgrpc: %s\n", withoutPrefix(err))
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "localgrpc: %s\n\n%s", withoutPrefix(err), cmd.UsageString())
+	if !cmd.HasParent() {
+		// No command, or one that does not exist: the usage is the list
+		// of commands, short, and what the user needs next.
+		fmt.Fprintf(stderr, "localgrpc: %s\n\n%s", withoutPrefix(err), cmd.UsageString())
+		return exitUsage
+	}
+	// One line that says where the usage is, as kubectl and the go command
+	// do, rather than cobra's whole usage block, whose flags push the
+	// message off the screen.
+	fmt.Fprintf(stderr, "localgrpc: %s\nRun '%s --help' for usage.\n", withoutPrefix(err), cmd.CommandPath())
 	return exitUsage
 }
 

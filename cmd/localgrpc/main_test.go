@@ -19,7 +19,15 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
+// asMainEnv, set to 1, makes the test binary run main with its
+// arguments, as the built command would, signal handling included.
+const asMainEnv = "LOCALGRPC_TEST_AS_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		os.Unsetenv(asMainEnv)
+		main()
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -74,8 +82,24 @@ func TestUsageErrors(t *testing.T) {
 			if !strings.HasPrefix(stderr, "localgrpc: ") || !strings.Contains(stderr, tc.want) {
 				t.Errorf("stderr does not start with the error %q:\n%s", tc.want, stderr)
 			}
-			if !strings.Contains(stderr, "Usage:") {
-				t.Errorf("stderr has no usage:\n%s", stderr)
+			if tc.args[0] == "nosuch" {
+				// No command: the usage is the list of commands.
+				if stdout != "" {
+					t.Errorf("stdout is not empty:\n%s", stdout)
+				}
+				if !strings.Contains(stderr, "Available Commands:") {
+					t.Errorf("stderr does not list the commands:\n%s", stderr)
+				}
+				return
+			}
+			// The error stays on screen: one line says where the usage
+			// is, and the usage block is not printed.
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Run 'localgrpc") || !strings.HasSuffix(last, " --help' for usage.") {
+				t.Errorf("stderr does not end by saying where the usage is:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "Usage:") || strings.Contains(stderr, "Flags:") {
+				t.Errorf("stderr has the whole usage block:\n%s", stderr)
 			}
 			if stdout != "" {
 				t.Errorf("stdout is not empty:\n%s", stdout)
@@ -96,7 +120,7 @@ func TestOutputCannotBeCreated(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stderr, "missing/report.html") {
 		t.Errorf("exit status %d, stderr:\n%s", code, stderr)
 	}
-	if stdout != "" || strings.Contains(stderr, "run 1") {
+	if stdout != "" || strings.Contains(stderr, " runs in ") {
 		t.Errorf("it ran anyway; stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	if _, err := os.Stat(good); !errors.Is(err, os.ErrNotExist) {
@@ -157,9 +181,17 @@ func TestBench(t *testing.T) {
 
 	t.Run("progress", func(t *testing.T) {
 		total := cells * runs
-		for _, want := range []string{"[1/48] ListStrings/impl=localhost/respSize=1 run 1: ", " left\n", "[48/48] PingPong/impl=inproc-share-isolated-2 run 2: ", "ran 48 of 48 runs in "} {
-			if !strings.Contains(stderr, want) {
-				t.Errorf("stderr (of %d runs) lacks %q:\n%s", total, want, stderr)
+		// A line per workload of each round: ListStrings has 18 units
+		// (3 respSizes, 3 impls, 2 GOMAXPROCS), PingPong 6.
+		want := []string{"[18/48] ListStrings round 1: 18 runs in ", "[24/48] PingPong round 1: 6 runs in ",
+			"[42/48] ListStrings round 2: 18 runs in ", "[48/48] PingPong round 2: 6 runs in ", "ran 48 of 48 runs in "}
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if len(lines) != len(want) {
+			t.Fatalf("stderr (of %d runs) has %d lines, want %d:\n%s", total, len(lines), len(want), stderr)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("line %d: %q, want it to begin %q", i+1, lines[i], w)
 			}
 		}
 	})
@@ -376,7 +408,9 @@ func (c *cancelOnWrite) Write(p []byte) (int, error) {
 func TestBenchInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stderr := &cancelOnWrite{after: "[2/", cancel: cancel} // after the second run
+	// The first round's line is written as the second round's first run
+	// starts: that run ends, and the next is not made.
+	stderr := &cancelOnWrite{after: "[5/", cancel: cancel}
 	out := filepath.Join(t.TempDir(), "results.txt")
 	var stdout bytes.Buffer
 	code := run(ctx, []string{"bench", "--workload", "Unary", "--impl", "^inproc-", "--benchtime", "3x", "-o", out}, nil, &stdout, stderr)
@@ -384,15 +418,15 @@ func TestBenchInterrupted(t *testing.T) {
 		t.Errorf("exit status %d, want %d", code, exitFailure)
 	}
 	total := 5 * 5 // localhost and 4 inproc modes, 5 runs each
-	if want := "interrupted after 2 of 25 runs"; !strings.Contains(stderr.buf.String(), want) {
+	if want := "interrupted after 6 of 25 runs"; !strings.Contains(stderr.buf.String(), want) {
 		t.Errorf("stderr lacks %q (of %d runs):\n%s", want, total, &stderr.buf)
 	}
 	results, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(results), "\nBenchmarkUnary/"); n != 2 {
-		t.Errorf("%d results saved, want 2:\n%s", n, results)
+	if n := strings.Count(string(results), "\nBenchmarkUnary/"); n != 6 {
+		t.Errorf("%d results saved, want 6:\n%s", n, results)
 	}
 	if !strings.Contains(stdout.String(), "Unary (GOMAXPROCS") {
 		t.Errorf("no report of the runs that finished:\n%s", &stdout)

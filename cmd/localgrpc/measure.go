@@ -44,7 +44,10 @@ connect-go in the Connect, gRPC and gRPC-Web protocols (a grpc-go server speaks
 gRPC alone; in-process, grpc-go's server is reached through its in-process
 channel by grpc-go clients, and connect-go's handler through inprochttp by
 connect-go's clients, with no socket and no HTTP/2 framing). For each it makes --warmup calls,
-then -n calls, -c at a time, and prints the matrix of the mean time per call,
+then -n calls, -c at a time, each timed alone on the goroutine that makes it,
+with a context of --timeout's deadline (bench's time/op is a loop's time over
+its calls, without one, so in-process calls measure a little more here), and
+prints the matrix of the mean time per call,
 then of the p99, as markdown, or every statistic as CSV (--format csv), with
 the machine and versions measured on. Collect and update send --count
 requests each. Compression is off unless --compress.
@@ -188,7 +191,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		if row.handler != nil {
 			client, err = newInprocHTTPClient(row.client, row.handler, f.compress)
 		} else {
-			client, err = newEchoClient(row.client, row.addr, f.compress)
+			client, err = newEchoClient(row.client, row.addr, f.compress, nil)
 		}
 		if err != nil {
 			return failure{err}
@@ -203,6 +206,9 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 			r := l.run(ctx, func(ctx context.Context) error {
 				return client.call(ctx, m, listRequests(reqs), func(*echov1.EchoResponse) error { return nil })
 			})
+			if takeCancelled(ctx, &r); r.calls < l.n {
+				interrupted = true
+			}
 			results[i] = append(results[i], r)
 			prog.done(i*len(methods)+j, fmt.Sprintf("mean %s, %d errors", formatDuration(r.mean()), r.failed()))
 		}
@@ -212,7 +218,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	// A server process that failed says so, after the tables.
 	stoppedErr := stop()
 
-	m := measurement{env: report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}), flags: *f, pid: os.Getpid(), rows: rows, results: results}
+	m := measurement{env: report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}), flags: *f, pid: os.Getpid(), rows: rows, results: results, interrupted: interrupted}
 	if f.format == "csv" {
 		err = m.writeCSV(stdout)
 	} else {

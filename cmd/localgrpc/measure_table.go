@@ -19,6 +19,9 @@ type measurement struct {
 	pid     int // of this process, the clients'
 	rows    []pairing
 	results [][]loadResult
+	// interrupted is whether the user's interrupt ended the measurement:
+	// its last cell may hold fewer calls than -n.
+	interrupted bool
 }
 
 func (m measurement) failed() int {
@@ -42,7 +45,13 @@ func (m measurement) conditions() string {
 	if f.compress {
 		compression = "gzip"
 	}
-	return fmt.Sprintf("%d calls of each method, %s, after %d warm-up calls; get and expand send one request of %q, collect and update %d; compression %s.", f.n, at, f.warmup, f.message, f.count, compression)
+	s := fmt.Sprintf("%d calls of each method, %s, after %d warm-up calls; get and expand send one request of %q, collect and update %d; compression %s.", f.n, at, f.warmup, f.message, f.count, compression)
+	s += " Each call is timed alone, from the client's call to its return, with a context of --timeout's deadline:" +
+		" bench's time/op is a benchmark loop's time divided by its calls, with no deadline, so in-process calls cost a little more here."
+	if m.interrupted {
+		s += " The interrupt cut the measurement short: a cell marked partial holds fewer calls, and one not run none."
+	}
+	return s
 }
 
 // serverProcess says where row's server ran: in the clients' process
@@ -93,7 +102,7 @@ func (m measurement) writeMarkdown(out io.Writer) error {
 			for j := range methods {
 				cell := "not run"
 				if j < len(m.results[i]) {
-					cell = markdownCell(m.results[i][j], table.stat)
+					cell = markdownCell(m.results[i][j], m.flags.n, table.stat)
 				}
 				fmt.Fprintf(w, " %s |", cell)
 			}
@@ -104,14 +113,21 @@ func (m measurement) writeMarkdown(out io.Writer) error {
 	return err
 }
 
-// markdownCell is a result's statistic, with its errors if any.
-func markdownCell(r loadResult, stat func(loadResult) time.Duration) string {
+// markdownCell is a result's statistic, with its errors if any, and how
+// many of the n calls it holds if the interrupt cut it short.
+func markdownCell(r loadResult, n int, stat func(loadResult) time.Duration) string {
+	if r.calls == 0 {
+		return "not run"
+	}
 	if len(r.latencies) == 0 {
 		return "failed: " + r.errorCounts()
 	}
 	cell := formatDuration(stat(r))
 	if r.failed() > 0 {
 		cell += " (errors: " + r.errorCounts() + ")"
+	}
+	if r.calls < n {
+		cell += fmt.Sprintf(" (partial: %d of %d calls)", r.calls, n)
 	}
 	return cell
 }

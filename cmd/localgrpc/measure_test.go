@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 // wantPairings are the rows of measure's matrix, in order: every client
@@ -72,8 +75,12 @@ func checkMeasureMarkdown(t *testing.T, stdout, stderr string, serverProcess boo
 	if !strings.HasPrefix(lines[0], "Environment: go") || !strings.Contains(lines[0], "grpc-go v") || !strings.Contains(lines[0], "connect-go v") {
 		t.Errorf("environment line: %s", lines[0])
 	}
-	if want := `3 calls of each method, one at a time, after 1 warm-up calls; get and expand send one request of "a b", collect and update 3; compression off.`; lines[2] != want {
-		t.Errorf("conditions line:\n%s\nwant:\n%s", lines[2], want)
+	if want := `3 calls of each method, one at a time, after 1 warm-up calls; get and expand send one request of "a b", collect and update 3; compression off.`; !strings.HasPrefix(lines[2], want) {
+		t.Errorf("conditions line:\n%s\nwant it to begin:\n%s", lines[2], want)
+	}
+	// What is timed, and why bench's figures differ.
+	if !strings.Contains(lines[2], "Each call is timed alone") || !strings.Contains(lines[2], "bench's time/op") || strings.Contains(lines[2], "partial") {
+		t.Errorf("conditions line does not say what is timed, or says a whole run is partial:\n%s", lines[2])
 	}
 	wantProcesses := fmt.Sprintf("Servers and clients ran in one process (pid %d), sharing its scheduler and heap (server process: same); --server-process runs the servers on sockets in processes of their own.", os.Getpid())
 	if serverProcess {
@@ -202,5 +209,40 @@ func TestMeasureUsageErrors(t *testing.T) {
 				t.Errorf("exit status %d, stdout %q, stderr:\n%s\nwant %d and %q", code, stdout, stderr, exitUsage, tc.want)
 			}
 		})
+	}
+}
+
+// A cell the interrupt cut short says how many of -n calls it holds, and
+// the conditions no longer claim -n calls of every method for it.
+func TestMeasurePartialCell(t *testing.T) {
+	full := loadResult{calls: 10, latencies: []time.Duration{time.Microsecond}, errors: map[codes.Code]int{}}
+	cut := loadResult{calls: 3, latencies: []time.Duration{2 * time.Microsecond}, errors: map[codes.Code]int{}}
+	none := loadResult{errors: map[codes.Code]int{}}
+	m := measurement{
+		flags:       measureFlags{n: 10, c: 1, count: 1, message: "x"},
+		rows:        []pairing{{server: stackGRPC, client: clientGRPC, kind: "inproc"}},
+		results:     [][]loadResult{{full, cut, none}},
+		interrupted: true,
+	}
+	var out strings.Builder
+	if err := m.writeMarkdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 1.000µs | 2.000µs (partial: 3 of 10 calls) | not run | not run |",
+		"The interrupt cut the measurement short: a cell marked partial holds fewer calls",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, &out)
+		}
+	}
+	m.interrupted = false
+	m.results = [][]loadResult{{full, full, full, full}}
+	out.Reset()
+	if err := m.writeMarkdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "partial") || strings.Contains(out.String(), "cut the measurement short") {
+		t.Errorf("a whole measurement is marked partial:\n%s", &out)
 	}
 }

@@ -15,7 +15,8 @@ import (
 
 // progress reports a run's progress on stderr with an estimate of the time
 // left. On a terminal it is one bar redrawn in place; elsewhere (a log, a
-// pipe) a line per run.
+// pipe) a line per workload of each round, and a line per failure: a line
+// per run made hundreds of lines that the report repeats.
 //
 // The estimate learns as it goes: every round runs the same units (a case
 // at a GOMAXPROCS), so once a unit has run, its last duration predicts its
@@ -36,6 +37,13 @@ type progress struct {
 	round           int
 	rounds          int  // planned; with one, runs are not numbered
 	running         bool // whether a run is in progress
+
+	// Off a terminal: the workload whose runs of this round are being
+	// made, and how many of them have ended since it began.
+	group      string
+	groupRound int
+	groupRuns  int
+	groupBegan time.Time
 }
 
 // newProgress returns a progress for count rounds of units units, each run
@@ -55,15 +63,24 @@ func newProgress(w io.Writer, units, count int, guess time.Duration) *progress {
 	return p
 }
 
-// start notes that unit i starts its run of round round.
+// start notes that unit i, named name (WORKLOAD/impl=...), starts its run
+// of round round.
 func (p *progress) start(i int, name string, round int) {
-	p.began, p.name, p.round, p.running = time.Now(), name, round, true
+	now := time.Now()
+	if !p.tty {
+		w, _, _ := strings.Cut(name, "/")
+		if w != p.group || round != p.groupRound {
+			p.endGroup()
+			p.group, p.groupRound, p.groupRuns, p.groupBegan = w, round, 0, now
+		}
+	}
+	p.began, p.name, p.round, p.running = now, name, round, true
 	if p.tty {
 		p.draw()
 	}
 }
 
-// done notes that unit i's run ended, with result to show.
+// done notes that unit i's run ended, with result to show on a terminal.
 func (p *progress) done(i int, result string) {
 	p.took[i] = time.Since(p.began)
 	p.end(i)
@@ -71,7 +88,25 @@ func (p *progress) done(i int, result string) {
 		p.draw()
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s%s: %s, %s\n", p.finished, p.total, p.name, p.numbered(" run "), result, p.left())
+	p.groupRuns++
+}
+
+// endGroup writes the line of the workload whose runs have ended, if
+// any did: "[24/120] Unary round 2: 12 runs in 1s, ~40s left".
+func (p *progress) endGroup() {
+	if p.groupRuns == 0 {
+		return
+	}
+	round := ""
+	if p.rounds > 1 {
+		round = " round " + strconv.Itoa(p.groupRound)
+	}
+	runs := "runs"
+	if p.groupRuns == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %s%s: %d %s in %s, %s\n", p.finished, p.total, p.group, round, p.groupRuns, runs, time.Since(p.groupBegan).Round(100*time.Millisecond), p.left())
+	p.groupRuns = 0
 }
 
 // perOp is a benchmark's time per op: "1.234µs/op".
@@ -100,6 +135,9 @@ func (p *progress) skip(i int) {
 
 // finish ends the report with the time the run took.
 func (p *progress) finish() {
+	if !p.tty {
+		p.endGroup()
+	}
 	fmt.Fprintf(p.w, "%sran %d of %d runs in %s\n", p.clear(), p.finished, p.total, time.Since(p.startedAt).Round(time.Second))
 }
 

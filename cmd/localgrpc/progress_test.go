@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -52,5 +53,52 @@ func TestProgressBar(t *testing.T) {
 	}
 	if !strings.Contains(line, " 25% 1/4  ~3s left  ListStrings/") {
 		t.Errorf("bar %q lacks the count and estimate", line)
+	}
+}
+
+// Off a terminal, progress writes a line per workload of each round, not
+// per run, and a failure at once.
+func TestProgressLines(t *testing.T) {
+	var out bytes.Buffer
+	impls := []string{"localhost", "unix", "inproc-clone-isolated"}
+	workloads := []string{"Unary", "PingPong"}
+	const rounds = 2
+	p := newProgress(&out, len(impls)*len(workloads), rounds, time.Millisecond)
+	for round := 1; round <= rounds; round++ {
+		i := 0
+		for _, w := range workloads {
+			for _, impl := range impls {
+				// As bench does: a unit that failed is skipped after.
+				switch {
+				case i == 4 && round == 1:
+					p.start(i, w+"/impl="+impl+"-2", round)
+					p.fail(i, errors.New("broken"))
+				case i == 4:
+					p.skip(i)
+				default:
+					p.start(i, w+"/impl="+impl+"-2", round)
+					p.done(i, "1µs/op")
+				}
+				i++
+			}
+		}
+	}
+	p.finish()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	want := []string{
+		"[3/12] Unary round 1: 3 runs in ",
+		"[6/12] FAIL PingPong/impl=unix-2: broken",
+		"[7/12] PingPong round 1: 2 runs in ",
+		"[10/12] Unary round 2: 3 runs in ",
+		"[12/12] PingPong round 2: 2 runs in ",
+		"ran 12 of 12 runs in ",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), &out)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to begin %q", i+1, lines[i], w)
+		}
 	}
 }

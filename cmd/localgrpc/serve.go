@@ -37,6 +37,9 @@ type serveFlags struct {
 	verbose  bool
 	compress bool
 	drain    time.Duration // how long a stopping server waits for calls in flight
+	// logDrain counts the calls in flight, to log how many a drain cut
+	// short ended: serve's, not measure's, whose timings it would touch.
+	logDrain bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -50,7 +53,9 @@ health checking and server reflection, on every ADDRESS at once:
   unix:PATH, unix://ABSPATH    a unix socket file (mode 0600)
   unix:@NAME, unix-abstract:NAME  a Linux abstract socket
   HOST:PORT, :PORT             TCP
-  inproc:NAME                  in-process (grpc stack only; for this process)
+
+An in-process address (inproc:NAME) is refused: only the process serving it
+could call it, and serve's makes no calls.
 
 --stack grpc serves with grpc-go; --stack connect with connect-go, which answers
 the Connect, gRPC and gRPC-Web protocols over HTTP/2 without TLS (and HTTP/1.1).
@@ -68,7 +73,7 @@ serving fails.`,
   localgrpc serve --stack connect -v unix:/tmp/echo.sock :8081`,
 		Args: func(cmd *cobra.Command, addrs []string) error {
 			if len(addrs) == 0 {
-				return errors.New("serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME")
+				return errors.New("serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME or HOST:PORT")
 			}
 			return nil
 		},
@@ -95,6 +100,7 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 		return fmt.Errorf("--drain-timeout %v: want a duration of 0 or more", f.drain)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	f.logDrain = true
 	s := f.grpcServer(log)
 	if f.stack == stackConnect {
 		s = f.connectServer(log)
@@ -170,8 +176,8 @@ func checkListenAddrs(stack string, addrs []string) error {
 		switch prev, seen := first[p]; {
 		case p.Kind == localgrpc.Target:
 			bad = append(bad, fmt.Errorf("address %q: a grpc-go target names servers to dial, not an address to listen on", a))
-		case p.Kind == localgrpc.Inproc && stack != stackGRPC:
-			bad = append(bad, fmt.Errorf("address %q: an in-process address is served by --stack %s only", a, stackGRPC))
+		case p.Kind == localgrpc.Inproc:
+			bad = append(bad, fmt.Errorf("address %q: no other process can reach an in-process address, and serve's own makes no calls: serve on unix:@%s (abstract), unix:PATH or HOST:PORT", a, p.Name))
 		case seen && prev == a:
 			bad = append(bad, fmt.Errorf("address %q: given twice", a))
 		case seen:
@@ -198,7 +204,11 @@ type echoServer struct {
 }
 
 func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
+	var calls inFlight
 	opts := []localgrpc.ServerOption{localgrpc.WithHealth(), localgrpc.WithReflection(), localgrpc.WithLogger(log)}
+	if f.logDrain {
+		opts = append(opts, localgrpc.WithServerUnaryInterceptor(calls.grpcUnary), localgrpc.WithServerStreamInterceptor(calls.grpcStream))
+	}
 	if f.verbose {
 		opts = append(opts, localgrpc.WithServerUnaryInterceptor(grpcUnaryLogger(log)), localgrpc.WithServerStreamInterceptor(grpcStreamLogger(log)))
 	}
@@ -217,7 +227,12 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 		drain: func() {
 			// Stop cuts the drain short; Echo's handlers honour the
 			// cancellation it brings, so GracefulStop then returns.
-			t := time.AfterFunc(f.drain, srv.Stop)
+			t := time.AfterFunc(f.drain, func() {
+				if f.logDrain {
+					calls.logEnded(log, f.drain)
+				}
+				srv.Stop()
+			})
 			defer t.Stop()
 			srv.GracefulStop()
 		},
@@ -225,7 +240,11 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 }
 
 func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
+	var calls inFlight
 	var opts []connect.HandlerOption
+	if f.logDrain {
+		opts = append(opts, connect.WithInterceptors(calls.connect()))
+	}
 	if !f.compress {
 		opts = append(opts, connect.WithCompression("gzip", nil, nil))
 	}
@@ -244,9 +263,18 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 		},
 		addrs: srv.Addrs,
 		drain: func() {
-			ctx, cancel := context.WithTimeout(context.Background(), f.drain)
-			defer cancel()
+			// The calls are counted before the timeout ends them:
+			// Shutdown closes the connections before it returns.
+			ctx, cancel := context.WithCancel(context.Background())
+			t := time.AfterFunc(f.drain, func() {
+				if f.logDrain {
+					calls.logEnded(log, f.drain)
+				}
+				cancel()
+			})
 			srv.Shutdown(ctx)
+			t.Stop()
+			cancel()
 		},
 		handler: srv.Handler(),
 	}

@@ -150,7 +150,7 @@ func TestServeErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"serve"}, exitUsage, "serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME, HOST:PORT or inproc:NAME"},
+		{[]string{"serve"}, exitUsage, "serve needs an ADDRESS to listen on: unix:PATH, unix:@NAME or HOST:PORT"},
 		{[]string{"serve", abstract, abstract}, exitUsage, `address "` + abstract + `": given twice`},
 		{[]string{"serve", "--stack", "connect", abstract, abstract}, exitUsage, `address "` + abstract + `": given twice`},
 		{[]string{"serve", abstract, "unix-abstract:" + abstract[len("unix:@"):]}, exitUsage, `address "unix-abstract:` + abstract[len("unix:@"):] + `": the same address as "` + abstract + `"`},
@@ -161,7 +161,9 @@ func TestServeErrors(t *testing.T) {
 		{[]string{"serve", "--stack", "http", "127.0.0.1:0"}, exitUsage, `--stack "http": the stacks are grpc and connect`},
 		{[]string{"serve", "unix:" + file}, exitFailure, "exists and is not a socket"},
 		{[]string{"serve", "--stack", "connect", "unix:" + file}, exitFailure, "exists and is not a socket"},
-		{[]string{"serve", "--stack", "connect", "inproc:echo"}, exitUsage, `address "inproc:echo": an in-process address is served by --stack grpc only`},
+		{[]string{"serve", "inproc:echo"}, exitUsage, `address "inproc:echo": no other process can reach an in-process address`},
+		{[]string{"serve", "--stack", "connect", "inproc:echo"}, exitUsage, `address "inproc:echo": no other process can reach an in-process address`},
+		{[]string{"serve", "inproc:echo"}, exitUsage, "serve on unix:@echo (abstract)"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t.Context(), tc.args...)
