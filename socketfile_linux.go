@@ -2,6 +2,7 @@ package localgrpc
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -20,7 +21,13 @@ import (
 //     connect(2) to it is refused (ECONNREFUSED), so no one reaches it
 //     before it has its final mode, whatever the umask or a default ACL
 //     made of it.
+//
+// Without /proc, where chmodSocket cannot work, it falls back to the
+// private directory of createSocketLinked.
 func createSocket(addr, path string, mode fs.FileMode) (*net.UnixListener, os.FileInfo, error) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return createSocketLinked(addr, path, mode)
+	}
 	unlock := lockDir(filepath.Dir(path))
 	defer unlock()
 	if err := clearStaleSocket(addr, path); err != nil {
@@ -48,7 +55,7 @@ func createSocket(addr, path string, mode fs.FileMode) (*net.UnixListener, os.Fi
 	if err != nil {
 		return fail("cannot create the socket", err)
 	}
-	if err := os.Chmod(path, mode); err != nil {
+	if err := chmodSocket(path, mode); err != nil {
 		return fail("cannot set the socket's mode", err)
 	}
 	if fi, err = os.Lstat(path); err != nil {
@@ -64,4 +71,27 @@ func createSocket(addr, path string, mode fs.FileMode) (*net.UnixListener, os.Fi
 		return fail("cannot listen on the socket", err)
 	}
 	return l.(*net.UnixListener), fi, nil
+}
+
+// chmodSocket sets the mode of the socket file at path without following
+// a symbolic link. The directory lock binds only localgrpc's servers: any
+// process that may write to the directory could have put a link at path
+// since the bind, and chmod(2) would change the mode of what it points
+// to. The file is opened as itself (O_PATH|O_NOFOLLOW), checked to be a
+// socket, and changed through its /proc/self/fd entry, since fchmod does
+// not take an O_PATH descriptor.
+func chmodSocket(path string, mode fs.FileMode) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return fmt.Errorf("%s was replaced by something that is not a socket", path)
+	}
+	return os.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), mode)
 }
