@@ -30,6 +30,12 @@ func onThisMachine(a Address) bool {
 	return false
 }
 
+// OnThisMachine reports whether a names an endpoint on this machine by
+// what it says, as NewClient decides it: such an address is called in
+// plaintext unless given credentials, any other needs them.
+// A name that DNS resolves, "localhost." included, is not on this machine.
+func (a Address) OnThisMachine() bool { return onThisMachine(a) }
+
 // An endpoint is the host and port a TCP address or a dns or passthrough
 // target names.
 type endpoint struct {

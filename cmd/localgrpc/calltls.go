@@ -56,7 +56,7 @@ func (s *securityFlags) useTLS(a localgrpc.Address) bool {
 	if s.plaintext {
 		return false
 	}
-	return s.tlsAsked() || !onThisMachine(a)
+	return s.tlsAsked() || !a.OnThisMachine()
 }
 
 // check says what is wrong with the flags, as usage errors.
@@ -109,26 +109,6 @@ func hostOf(authority string) string {
 	return authority
 }
 
-// onThisMachine reports whether a is a socket, or TCP to this machine's
-// loopback, where localgrpc.NewClient sends plaintext by default.
-func onThisMachine(a localgrpc.Address) bool {
-	switch a.Kind {
-	case localgrpc.Unix, localgrpc.Abstract, localgrpc.Inproc, localgrpc.Shm:
-		return true
-	case localgrpc.TCP:
-		host, _, err := net.SplitHostPort(a.HostPort)
-		if err != nil {
-			return false
-		}
-		if host == "" || host == "localhost" {
-			return true
-		}
-		ip := net.ParseIP(host)
-		return ip != nil && ip.IsLoopback()
-	}
-	return false
-}
-
 // grpcOptions are the client options the flags give grpc-go, for a.
 func (s *securityFlags) grpcOptions(a localgrpc.Address) ([]localgrpc.ClientOption, error) {
 	var opts []localgrpc.ClientOption
@@ -142,7 +122,7 @@ func (s *securityFlags) grpcOptions(a localgrpc.Address) ([]localgrpc.ClientOpti
 			return nil, err
 		}
 		opts = append(opts, localgrpc.WithClientTransportCredentials(credentials.NewTLS(cfg)))
-	case s.plaintext && !onThisMachine(a):
+	case s.plaintext && !a.OnThisMachine():
 		opts = append(opts, localgrpc.WithClientTransportCredentials(insecure.NewCredentials()))
 	}
 	return opts, nil

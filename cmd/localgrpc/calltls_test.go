@@ -270,6 +270,10 @@ func TestCallSecurityDefault(t *testing.T) {
 		{"[::1]:8080", securityFlags{}, false},
 		{"localhost:8080", securityFlags{}, false},
 		{":8080", securityFlags{}, false},
+		{"LOCALHOST:8080", securityFlags{}, false},
+		// A trailing dot makes localhost a DNS name, which may go anywhere.
+		{"localhost.:8080", securityFlags{}, true},
+		{"dns:///localhost.:8080", securityFlags{}, true},
 		{"10.0.0.7:8080", securityFlags{}, true},
 		{"api.example.com:443", securityFlags{}, true},
 		{"api.example.com:443", securityFlags{plaintext: true}, false},
