@@ -44,8 +44,29 @@ func checkBenchPage(t *testing.T, page string) {
 	if !strings.Contains(page, "\n"+report.MethodSection()+"\n\n## Results\n") {
 		t.Errorf("the page's method is not the one the code renders today%s", regenerate)
 	}
-	// Every table: a header, an alignment row, then rows, all with the
-	// header's number of cells.
+	sections := make(map[string]bool)
+	for line := range strings.Lines(page) {
+		if title, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "### "); ok {
+			workload, _, _ := strings.Cut(title, " ")
+			sections[workload] = true
+		}
+	}
+	if checkMarkdownTables(t, page, regenerate) == 0 {
+		t.Errorf("the page has no table%s", regenerate)
+	}
+	for _, w := range bench.Workloads() {
+		if !sections[w] {
+			t.Errorf("the page has no section of the workload %s%s", w, regenerate)
+		}
+	}
+}
+
+// checkMarkdownTables fails t for each table of page that is not well
+// formed, saying what to do (hint), and returns how many tables it has.
+// A table is a header, an alignment row, then rows, all with the
+// header's number of cells.
+func checkMarkdownTables(t *testing.T, page, hint string) int {
+	t.Helper()
 	var table []string
 	tables := 0
 	check := func() {
@@ -56,16 +77,15 @@ func checkBenchPage(t *testing.T, page string) {
 		cells := func(line string) int { return strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") - 1 }
 		want := cells(table[0])
 		if len(table) < 3 || strings.Trim(table[1], "|-: ") != "" {
-			t.Errorf("table %q has no alignment row or no rows", table[0])
+			t.Errorf("table %q has no alignment row or no rows%s", table[0], hint)
 		}
 		for _, line := range table[1:] {
 			if got := cells(line); got != want {
-				t.Errorf("table %q: row %q has %d cells, want %d", table[0], line, got, want)
+				t.Errorf("table %q: row %q has %d cells, want %d%s", table[0], line, got, want, hint)
 			}
 		}
 		table = nil
 	}
-	sections := make(map[string]bool)
 	for line := range strings.Lines(page) {
 		line = strings.TrimSuffix(line, "\n")
 		if strings.HasPrefix(line, "|") {
@@ -73,20 +93,9 @@ func checkBenchPage(t *testing.T, page string) {
 			continue
 		}
 		check()
-		if title, ok := strings.CutPrefix(line, "### "); ok {
-			workload, _, _ := strings.Cut(title, " ")
-			sections[workload] = true
-		}
 	}
 	check()
-	for _, w := range bench.Workloads() {
-		if !sections[w] {
-			t.Errorf("the page has no section of the workload %s%s", w, regenerate)
-		}
-	}
-	if tables == 0 {
-		t.Errorf("the page has no table%s", regenerate)
-	}
+	return tables
 }
 
 // A page bench writes now passes the checks of the committed one, so
@@ -104,4 +113,89 @@ func TestBenchPageWellFormed(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBenchPage(t, string(page))
+}
+
+// measurePage is the committed page of a run of measure, from this
+// package's directory, and the command that writes it, from the
+// repository root.
+const (
+	measurePage    = "../../docs/measure.md"
+	measureCommand = "go run ./cmd/localgrpc measure -o docs/measure.md"
+)
+
+// The committed docs/measure.md is a page measure writes: how it was
+// made, what measure measures as the code says it today, and both
+// tables, well formed, with a row per pairing and a column per method.
+func TestMeasurePage(t *testing.T) {
+	page, err := os.ReadFile(filepath.FromSlash(measurePage))
+	if err != nil {
+		t.Fatalf("docs/measure.md: %v; generate it from the repository root with\n\t%s", err, measureCommand)
+	}
+	checkMeasurePage(t, string(page), "; regenerate it from the repository root with\n\t"+measureCommand)
+}
+
+// checkMeasurePage fails t unless page is a whole, well-formed page of a
+// measure run of every pairing.
+func checkMeasurePage(t *testing.T, page, hint string) {
+	t.Helper()
+	if !strings.HasPrefix(page, measurePageTitle+"Made by localgrpc measure") {
+		t.Errorf("the page does not open with its title and how it was made%s", hint)
+	}
+	if !strings.Contains(page, "\n\n"+report.EscapeMarkdown(measureMethod)+"\n\n") {
+		t.Errorf("the page does not say what measure measures as the code does today%s", hint)
+	}
+	for _, title := range []string{"\n### Mean time per call\n", "\n### p99 time per call\n"} {
+		if !strings.Contains(page, title) {
+			t.Errorf("the page has no table %q%s", strings.TrimSpace(title), hint)
+		}
+	}
+	header := "| server | client | address | server process |"
+	for _, m := range methods {
+		header += " " + string(m) + " |"
+	}
+	if strings.Count(page, header+"\n") != 2 {
+		t.Errorf("the page's tables do not both have the header %q%s", header, hint)
+	}
+	if n := checkMarkdownTables(t, page, hint); n != 2 {
+		t.Errorf("the page has %d tables, want 2%s", n, hint)
+	}
+	rows := 0
+	for line := range strings.Lines(page) {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| server |") {
+			rows++
+		}
+	}
+	if want := 2 * len(pairings(allServed())); rows != want {
+		t.Errorf("the page has %d rows, want %d: one per pairing in each table%s", rows, want, hint)
+	}
+}
+
+// allServed is every stack served on every kind of address, as measure
+// serves them, for counting the pairings.
+func allServed() map[string]map[string]servedAt {
+	addrs := make(map[string]map[string]servedAt)
+	for _, stack := range []string{stackGRPC, stackConnect} {
+		addrs[stack] = make(map[string]servedAt)
+		for _, kind := range measuredKinds {
+			if kind == "shm" && stack != stackGRPC {
+				continue
+			}
+			addrs[stack][kind] = servedAt{}
+		}
+	}
+	return addrs
+}
+
+// A page measure writes now passes the checks of the committed one.
+func TestMeasurePageWellFormed(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "measure.md")
+	code, _, stderr := runCLI(t.Context(), "measure", "-n", "2", "--warmup", "0", "-o", md)
+	if code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMeasurePage(t, string(page), "")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -29,6 +30,10 @@ type measureFlags struct {
 	format              string
 	compress            bool
 	serverProcess       bool // serve on sockets from child processes
+	output              string
+	// command is the command line as the flags gave it, for the line
+	// saying how a page was made.
+	command string
 }
 
 func newMeasureCmd() *cobra.Command {
@@ -61,9 +66,11 @@ process, so the inproc rows are measured in one process either way. The output
 says which way each row was measured.`,
 		Example: `  localgrpc measure
   localgrpc measure --server-process
-  localgrpc measure -n 5000 -c 4 --format csv > echo.csv`,
+  localgrpc measure -n 5000 -c 4 --format csv > echo.csv
+  localgrpc measure -o docs/measure.md          # a page: how it was made, then the tables`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.command = commandLine(cmd)
 			return f.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -78,6 +85,7 @@ says which way each row was measured.`,
 	fl.StringVarP(&f.format, "format", "f", "markdown", "output format: markdown or csv")
 	fl.BoolVar(&f.compress, "compress", false, "compress with gzip on every stack")
 	fl.BoolVar(&f.serverProcess, "server-process", false, "serve on sockets from a child process per server, as separate processes measure")
+	fl.StringVarP(&f.output, "output", "o", "", "also write the result to `FILE`: .md a page (title, how it was made, the tables), .csv every statistic")
 	return cmd
 }
 
@@ -159,12 +167,30 @@ func (f *measureFlags) check() error {
 	case f.format != "markdown" && f.format != "csv":
 		return fmt.Errorf("--format %q: the formats are markdown and csv", f.format)
 	}
+	if f.output != "" {
+		if _, ok := measureOutputFormats[strings.ToLower(filepath.Ext(f.output))]; !ok {
+			return fmt.Errorf("--output %q: use .md (a page) or .csv", f.output)
+		}
+	}
 	return nil
 }
+
+// measureOutputFormats are the formats --output writes, by extension.
+var measureOutputFormats = map[string]string{".md": "markdown", ".csv": "csv"}
 
 func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := f.check(); err != nil {
 		return err
+	}
+	// The file is created before any call, so that a path that cannot
+	// be written fails at once rather than after the measurement.
+	var out *os.File
+	if f.output != "" {
+		var err error
+		if out, err = os.Create(f.output); err != nil {
+			return failure{fmt.Errorf("--output: %w", err)}
+		}
+		defer out.Close()
 	}
 	addrs, stopServers, err := f.startServers()
 	if err != nil {
@@ -223,6 +249,16 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		err = m.writeCSV(stdout)
 	} else {
 		err = m.writeMarkdown(stdout)
+	}
+	if err == nil && out != nil {
+		if measureOutputFormats[strings.ToLower(filepath.Ext(f.output))] == "csv" {
+			err = m.writeCSV(out)
+		} else {
+			err = m.writePage(out, f.command, time.Now())
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return failure{err}

@@ -113,6 +113,25 @@ func (m measurement) writeMarkdown(out io.Writer) error {
 	return err
 }
 
+// measurePageTitle opens the page writePage writes.
+const measurePageTitle = "# localgrpc measure\n\n"
+
+// writePage writes a whole markdown page: its title, how and when it was
+// made, what measure measures, then writeMarkdown's tables.
+func (m measurement) writePage(out io.Writer, command string, at time.Time) error {
+	if _, err := fmt.Fprintf(out, "%sMade by %s on %s.\n\n%s\n\n", measurePageTitle, report.EscapeMarkdown(command), at.UTC().Format(time.DateOnly), report.EscapeMarkdown(measureMethod)); err != nil {
+		return err
+	}
+	return m.writeMarkdown(out)
+}
+
+// measureMethod says, in a paragraph, what measure measures; the page
+// and --help say it.
+const measureMethod = "The Echo API (Get, Expand, Collect, Update) served on grpc-go and on connect-go, " +
+	"on TCP, a unix socket, an abstract socket and in-process, and grpc-go's on shm:, " +
+	"called by every client that can call each server: grpc-go, and connect-go in the Connect, gRPC and gRPC-Web protocols. " +
+	"Each cell is one run of many calls, so differences under about 30% are noise: rerun before trusting a ranking."
+
 // markdownCell is a result's statistic, with its errors if any, and how
 // many of the n calls it holds if the interrupt cut it short.
 func markdownCell(r loadResult, n int, stat func(loadResult) time.Duration) string {

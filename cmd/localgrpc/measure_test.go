@@ -201,6 +201,7 @@ func TestMeasureUsageErrors(t *testing.T) {
 		{[]string{"-m", "ok \xed\xa0\x80"}, `-m "ok \xed\xa0\x80": the text is not valid UTF-8, as a protobuf string must be`},
 		{[]string{"--timeout", "0s"}, "--timeout 0s: it must be more than 0"},
 		{[]string{"--format", "yaml"}, `--format "yaml": the formats are markdown and csv`},
+		{[]string{"-o", "m.txt"}, `--output "m.txt": use .md (a page) or .csv`},
 		{[]string{"extra"}, `measure takes only flags, no arguments; got "extra"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
