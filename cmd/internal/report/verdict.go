@@ -378,17 +378,21 @@ func (r *Report) against(cands []string, ref string) string {
 	}
 	// The figures, then the groups without one: "ListStrings respSize=10:
 	// 7.6×, Unary: 24×; no significant difference in PingPong".
-	var figures, labels, noDiff []string
+	// Each list is shortened on its own: a label may drop the workload
+	// only where the list it is read in named it just before.
+	var figures, figureLabels, noDiff []string
+	var significant []finding
 	for _, f := range fs {
-		labels = append(labels, f.label)
-	}
-	labels = shorten(labels)
-	for i, f := range fs {
-		if !f.significant {
-			noDiff = append(noDiff, labels[i])
-			continue
+		if f.significant {
+			significant = append(significant, f)
+			figureLabels = append(figureLabels, f.label)
+		} else {
+			noDiff = append(noDiff, f.label)
 		}
-		d := labels[i] + ": "
+	}
+	figureLabels, noDiff = shorten(figureLabels), shorten(noDiff)
+	for i, f := range significant {
+		d := figureLabels[i] + ": "
 		if len(cands) > 1 {
 			d += f.impl + " "
 		}

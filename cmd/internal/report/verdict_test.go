@@ -18,7 +18,7 @@ func verdictOf(t *testing.T, baseline string, runs int, workloads map[string]map
 func reportOf(t *testing.T, baseline string, runs int, workloads map[string]map[string]float64) *Report {
 	t.Helper()
 	var text string
-	for _, bench := range []string{"BenchmarkListStrings/impl=IMPL/respSize=10-2", "BenchmarkUnary/impl=IMPL-2", "BenchmarkUnary/impl=IMPL"} {
+	for _, bench := range []string{"BenchmarkListStrings/impl=IMPL/respSize=1-2", "BenchmarkListStrings/impl=IMPL/respSize=10-2", "BenchmarkUnary/impl=IMPL-2", "BenchmarkUnary/impl=IMPL"} {
 		times, ok := workloads[bench]
 		if !ok {
 			continue
@@ -89,6 +89,26 @@ func TestVerdictEveryImpl(t *testing.T) {
 		"Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 1.6×, Unary: 1.6×); " +
 			"abstract is 1.7× faster than localhost (grpc-go over TCP) in this run (Unary: 1.7×; no significant difference in ListStrings respSize=10).",
 	})
+}
+
+// A figure's label names its workload unless the figure before it did:
+// the groups without a significant difference are listed apart, so
+// they cannot lend their workload to a figure, nor take it from one.
+func TestVerdictLabelsNameTheirWorkload(t *testing.T) {
+	rep := reportOf(t, "localhost", 5, map[string]map[string]float64{
+		"BenchmarkListStrings/impl=IMPL/respSize=1-2": {"localhost": 10000, "unix": 10050},
+		listBench:  {"localhost": 10000, "unix": 6250},
+		unaryBench: {"localhost": 50000, "unix": 31250},
+	})
+	got := rep.Conclude()
+	want := "Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run " +
+		"(ListStrings respSize=10: 1.6×, Unary: 1.6×; no significant difference in ListStrings respSize=1)."
+	if len(got) == 0 || got[len(got)-1] != want {
+		t.Errorf("verdict:\n%s\nwant its last paragraph:\n%s", strings.Join(got, "\n"), want)
+	}
+	if b := Brief(want); b != "Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (no significant difference in 1 of 3 workloads)." {
+		t.Errorf("Brief: %s", b)
+	}
 }
 
 // connect-go in-process is compared with connect-go over a socket, in a
