@@ -49,8 +49,8 @@ type benchFlags struct {
 // million would make a million Ps.
 const maxProcsPerCPU = 64
 
-// Defaults of a full run and of --quick. A full run of every case takes
-// about 6 minutes on 2 cores, --quick about 50 seconds.
+// Defaults of a full run and of --quick; runtimes.go says how long each
+// takes.
 const (
 	defaultBenchtime = "300ms"
 	quickBenchtime   = "40ms"
@@ -117,8 +117,8 @@ untested. A run cut short (Ctrl-C) is judged the same way, group by group.
 
 Flags take one dash or two, as go test's do (-count 5, --count 5).
 Interrupting a run (Ctrl-C) reports the runs that finished.`,
-		Example: `  localgrpc bench                                # everything, about 6 minutes
-  localgrpc bench --quick                        # a rough picture in about 30 seconds
+		Example: `  localgrpc bench                                # everything, ` + fullBenchTakes + ` on 2 CPUs
+  localgrpc bench --quick                        # a rough picture in ` + quickBenchTakes + `
   localgrpc bench --workload Unary --impl 'inproc|grpchan' --cpu 1,2
   localgrpc bench --strings 1000 --size 4096 -c 4 -o report.html -o results.txt
   localgrpc bench --count 6 --format benchfmt > new.txt && benchstat -col /impl new.txt   # benchstat's 95% intervals need 6 runs

@@ -13,8 +13,8 @@
 // same code as `go test -bench . ./cmd/internal/bench` — and compares every way
 // to call a gRPC service on one machine:
 //
-//	localgrpc bench                        # every workload and impl, about 4 minutes
-//	localgrpc bench --quick                # a rougher run, about 30 seconds
+//	localgrpc bench                        # every workload and impl, about 6 minutes
+//	localgrpc bench --quick                # a rougher run, about 45 seconds
 //	localgrpc bench --impl 'inproc|iter' -o report.html -o results.txt
 //
 // For each workload it prints each impl's median time per op with its

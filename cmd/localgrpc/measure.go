@@ -51,7 +51,9 @@ channel by grpc-go clients, and connect-go's handler through inprochttp by
 connect-go's clients, with no socket and no HTTP/2 framing). For each it makes --warmup calls,
 then -n calls, -c at a time, each timed alone on the goroutine that makes it,
 with a context of --timeout's deadline (bench's time/op is a loop's time over
-its calls, without one, so in-process calls measure a little more here), and
+its calls, without one, on a channel of its own rather than through a
+localgrpc server, so an in-process call of about a microsecond reads two to
+three times bench's time/op here), and
 prints the matrix of the mean time per call,
 then of the p99, as markdown, or every statistic as CSV (--format csv), with
 the machine and versions measured on. Collect and update send --count
