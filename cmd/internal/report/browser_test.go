@@ -70,12 +70,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	// ListStrings spans less than linearSpan, Unary many decades: a
 	// linear time axis and a log one.
-	text := results("BenchmarkListStrings/impl=IMPL/respSize=10-2", implTimes, implOrder, 5)
-	for run := range 5 {
-		f := 1 + 0.01*float64(run)
-		text += fmtLine("direct", 45*f, 0) + fmtLine("inproc-share-inline", 300*f, 1) +
-			fmtLine("localhost", 70000*f, 149) + fmtLine("bufconn", 1e7*f, 100000)
-	}
+	text := results("BenchmarkListStrings/impl=IMPL/respSize=10-2", implTimes, implOrder, 5) + wideResults()
 	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
 	if err != nil {
 		t.Fatal(err)

@@ -305,17 +305,23 @@ func checkDot(c drawnChart, axes []drawnAxis, row Row) error {
 	return fmt.Errorf("no dot")
 }
 
-// wideReport is a report of one group whose times span six decades and
-// whose allocations run from 0 to 100,000, as a full run's do.
-func wideReport(t *testing.T) *Report {
-	t.Helper()
+// wideResults are 5 runs of one group whose times span six decades and
+// whose allocations run from 0 to 100,000, in the Go benchmark format.
+func wideResults() string {
 	text := ""
 	for run := range 5 {
 		f := 1 + 0.01*float64(run)
 		text += fmtLine("direct", 45*f, 0) + fmtLine("inproc-share-inline", 300*f, 1) +
 			fmtLine("localhost", 70000*f, 149) + fmtLine("bufconn", 1e7*f, 100000)
 	}
-	rep, err := Build(testEnv, parse(t, text), "localhost", 0.9)
+	return text
+}
+
+// wideReport is a report of one group whose times span six decades and
+// whose allocations run from 0 to 100,000, as a full run's do.
+func wideReport(t *testing.T) *Report {
+	t.Helper()
+	rep, err := Build(testEnv, parse(t, wideResults()), "localhost", 0.9)
 	if err != nil {
 		t.Fatal(err)
 	}
