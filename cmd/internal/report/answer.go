@@ -62,14 +62,15 @@ func (r *Report) answer(width int) []string {
 	return out
 }
 
-// wrapAside wraps s to width, and where s ends in an aside that does not
-// fit, first moves the whole aside to a line of its own.
+// wrapAside wraps s to width. Where s does not fit but would without
+// the aside it ends in, the aside takes a line of its own, whole.
 func wrapAside(s string, width int) []string {
 	i := strings.LastIndex(s, " (")
-	if utf8.RuneCountInString(s) <= width || i < 0 || !strings.HasSuffix(strings.TrimRight(s, ";"), ")") {
+	if i < 0 || !strings.HasSuffix(strings.TrimRight(s, ";"), ")") ||
+		utf8.RuneCountInString(s) <= width || utf8.RuneCountInString(s[:i]) > width || utf8.RuneCountInString(s[i+1:]) > width {
 		return wrap(s, width)
 	}
-	return append(wrap(s[:i], width), wrap(s[i+1:], width)...)
+	return []string{s[:i], s[i+1:]}
 }
 
 // line is c worded for the terminal: its situation and, without the
