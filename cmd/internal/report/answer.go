@@ -120,9 +120,9 @@ func (c choice) line() answerLine {
 // difference in 1 of 11 workloads)". The range is the one predicate
 // gives.
 func (c comparison) brief(refName string) string {
-	than, from := "", ""
+	than, from, against := "", "", ""
 	if refName != "" {
-		than, from = " than "+refName, " from "+refName
+		than, from, against = " than "+refName, " from "+refName, " against "+refName
 	}
 	if c.ref == "" {
 		return "cannot be compared: no baseline outside inproc in this run"
@@ -133,7 +133,7 @@ func (c comparison) brief(refName string) string {
 	significant, noDiff, untested := c.split()
 	tested := len(significant) + len(noDiff)
 	if tested == 0 {
-		return "cannot tell" + from + " with " + c.untestedRuns(untested)
+		return "cannot tell with " + c.untestedRuns(untested, against)
 	}
 	var s string
 	faster, slower := speedups(significant)
@@ -154,19 +154,29 @@ func (c comparison) brief(refName string) string {
 		s += fmt.Sprintf(" (no significant difference in %d of %d)", len(noDiff), tested)
 	}
 	if len(untested) > 0 {
-		s += fmt.Sprintf(", and cannot tell in %s with %s", workloads(len(untested)), c.untestedRuns(untested))
+		s += fmt.Sprintf(", and cannot tell in %s with %s", workloads(len(untested)), c.untestedRuns(untested, ""))
 	}
 	return s
 }
 
-// untestedRuns says how many runs the findings fs had, and how many a U
-// test needs: "3 runs (4 or more needed)".
-func (c comparison) untestedRuns(fs []finding) string {
+// untestedRuns says how many runs the findings fs had, then against (if
+// not ""), how many a U test needs, and the range of their medians'
+// ratios, marked untested: "3 runs against localhost (4 or more needed;
+// untested medians: 25× faster)".
+func (c comparison) untestedRuns(fs []finding, against string) string {
 	lo, hi := fs[0].runs, fs[0].runs
 	for _, f := range fs {
 		lo, hi = min(lo, f.runs), max(hi, f.runs)
 	}
-	return fmt.Sprintf("%s (%d or more needed)", runsText(lo, hi), UTestRuns())
+	var medians []string
+	faster, slower := speedups(fs)
+	if len(faster) > 0 {
+		medians = append(medians, span(faster)+" faster")
+	}
+	if len(slower) > 0 {
+		medians = append(medians, span(slower)+" slower")
+	}
+	return fmt.Sprintf("%s%s (%d or more needed; untested medians: %s)", runsText(lo, hi), against, UTestRuns(), strings.Join(medians, " and "))
 }
 
 // implsOf are the impls of kind k in the table, whether run or not.

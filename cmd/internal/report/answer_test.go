@@ -31,8 +31,13 @@ func checkAnswer(t *testing.T, rep *Report, want []string) {
 				t.Errorf("a line names the workload %s %s: %q", g.Workload, g.Params, line)
 			}
 		}
+		// A range is Conclude's, or that of the untested medians it
+		// gives one by one.
 		for _, figure := range figureRE.FindAllString(line, -1) {
-			if !strings.Contains(paragraphs, strings.TrimSuffix(strings.TrimSuffix(figure, " faster"), " slower")) {
+			figure = strings.TrimSuffix(strings.TrimSuffix(figure, " faster"), " slower")
+			lo, hi, ok := strings.Cut(figure, "–")
+			if !strings.Contains(paragraphs, figure) &&
+				(!ok || !strings.Contains(paragraphs, lo+"×") || !strings.Contains(paragraphs, hi)) {
 				t.Errorf("the figure %s is not Conclude's:\n%s\n%s", figure, line, paragraphs)
 			}
 		}
@@ -138,11 +143,12 @@ func TestAnswerTooFewRuns(t *testing.T) {
 		unaryBench: {"localhost": 50000, "inproc-clone-isolated": 2000, "unix": 31250},
 	})
 	checkAnswer(t, rep, []string{
-		"  in one process: pick inproc-clone-isolated (inproc's default): cannot tell from localhost with 3",
-		"                  runs (4 or more needed)",
-		"  sockets vs TCP: unix cannot tell from localhost with 3 runs (4 or more needed)",
+		"  in one process: pick inproc-clone-isolated (inproc's default): cannot tell with 3 runs against",
+		"                  localhost (4 or more needed; untested medians: 25× faster)",
+		"  sockets vs TCP: unix cannot tell with 3 runs against localhost",
+		"                  (4 or more needed; untested medians: 1.6× faster)",
 	})
-	if got := strings.Join(rep.answer(textWidth), "\n"); regexp.MustCompile(`×|no significant difference`).MatchString(got) {
+	if got := strings.Join(rep.answer(textWidth), "\n"); regexp.MustCompile(`[^:] \d[\d.–]*×|no significant difference`).MatchString(got) {
 		t.Errorf("the answer claims what the runs could not test:\n%s", got)
 	}
 
@@ -176,7 +182,8 @@ func TestAnswerInterrupted(t *testing.T) {
 	}
 	checkAnswer(t, rep, []string{
 		"  in one process: pick inproc-clone-isolated (inproc's default): 25× faster than localhost, and",
-		"                  cannot tell in 1 workload with 2 runs (4 or more needed)",
+		"                  cannot tell in 1 workload with 2 runs (4 or more needed; untested medians: 10×",
+		"                  faster)",
 	})
 }
 
