@@ -365,7 +365,8 @@ func TestBenchText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
 	}
-	if !strings.HasPrefix(stdout, "verdict:\n  - This run has no inproc impl, so it says nothing of calls within one process.\n") {
+	if verdict, _, _ := strings.Cut(stdout, "settings: "); !strings.HasPrefix(verdict, "verdict (") ||
+		!strings.Contains(verdict, "\n  in one process: no inproc impl in this run\n") {
 		t.Errorf("the report does not open with a verdict on what it ran:\n%s", stdout)
 	}
 	for _, want := range []string{"\nsettings: quick false, strings 50, size 100 B a string, 5 B an Echo text, benchtime 3x, count 2, callers 1, cpu ",

@@ -297,9 +297,12 @@ func TestWriters(t *testing.T) {
 		if runs < 5 {
 			noisyRows = 5
 		}
-		common := func(t *testing.T, form, text string, escape func(string) string) {
+		// The terminal's verdict is an answer of a line per choice;
+		// every other form opens with Conclude's paragraphs.
+		paragraphOpening := strings.Join(strings.Fields(rep.Verdict[0])[:6], " ")
+		common := func(t *testing.T, form, text string, escape func(string) string, opening string) {
 			t.Helper()
-			opening := escape(strings.Join(strings.Fields(rep.Verdict[0])[:6], " "))
+			opening = escape(opening)
 			first := strings.Index(text, opening)
 			if first < 0 {
 				t.Errorf("%s lacks the verdict %q:\n%s", form, opening, text)
@@ -342,31 +345,23 @@ func TestWriters(t *testing.T) {
 		t.Run(fmt.Sprintf("runs=%d/text", runs), func(t *testing.T) {
 			text := write(rep.WriteText)
 			everyImpl(t, rep, "text", text)
-			if !strings.HasPrefix(text, "verdict:\n  - ") {
+			if !strings.HasPrefix(text, answerHeader+"\n  in one process: ") {
 				t.Errorf("text does not open with the verdict:\n%s", text)
 			}
-			// Wrapped: the verdict's lines joined again are its paragraphs,
-			// brief.
-			block := text[len("verdict:\n"):strings.Index(text, "\nsettings: ")]
-			var joined []string
+			// The answer's lines, in the terminal's width, and nothing of
+			// the paragraphs' workloads' figures.
+			block := text[:strings.Index(text, "\nsettings: ")]
 			for _, line := range strings.Split(block, "\n") {
 				if utf8.RuneCountInString(line) > textWidth {
 					t.Errorf("verdict line longer than %d: %q", textWidth, line)
 				}
-				if strings.HasPrefix(line, "  - ") {
-					joined = append(joined, line[4:])
-				} else {
-					joined[len(joined)-1] += " " + strings.TrimSpace(line)
+			}
+			for _, g := range rep.Groups {
+				if strings.Contains(block, g.Workload) {
+					t.Errorf("the text verdict names the workload %s:\n%s", g.Workload, block)
 				}
 			}
-			var brief []string
-			for _, v := range rep.Verdict {
-				brief = append(brief, Brief(v))
-			}
-			if strings.Join(joined, "\n") != strings.Join(brief, "\n") {
-				t.Errorf("verdict wrapped into\n%s", block)
-			}
-			common(t, "text", text, same)
+			common(t, "text", text, same, rep.answer(textWidth)[1])
 			markers(t, "text", text, "", 1)
 			if !strings.Contains(text, "settings: quick false, strings 10000, count 5, cpu 2, baseline localhost\n") {
 				t.Errorf("text lacks the settings line:\n%s", text)
@@ -389,7 +384,7 @@ func TestWriters(t *testing.T) {
 			if !strings.Contains(md, "\n"+MethodSection()+"\n\n"+resultsHeading+"\n") {
 				t.Errorf("markdown lacks the method before the results:\n%s", md)
 			}
-			common(t, "markdown", md, EscapeMarkdown)
+			common(t, "markdown", md, EscapeMarkdown, paragraphOpening)
 			markers(t, "markdown", md, " |", 1)
 			rows := 0
 			for _, line := range strings.Split(md, "\n") {
@@ -421,7 +416,7 @@ func TestWriters(t *testing.T) {
 			}
 			// What the table leaves out is in the context file.
 			text := write(rep.WriteCSVContext)
-			common(t, "csv context", text, same)
+			common(t, "csv context", text, same, paragraphOpening)
 			ctx := readCSV(t, text, csvContextHeader)
 			kinds := make(map[string]int)
 			for _, rec := range ctx[1:] {
@@ -533,7 +528,7 @@ func TestWriters(t *testing.T) {
 			if !strings.HasPrefix(page, "<!DOCTYPE html>") {
 				t.Error("no doctype")
 			}
-			common(t, "html", page, template.HTMLEscapeString)
+			common(t, "html", page, template.HTMLEscapeString, paragraphOpening)
 			// In each table and beside each time bar.
 			markers(t, "html", page, "</td>", 1)
 			counts := wellFormed(t, page)

@@ -14,8 +14,10 @@ import (
 const textWidth = 100
 
 // WriteText writes the report as aligned plain text for a terminal: the
-// verdict, each paragraph in Brief, and the floor gap if the report has
-// one, then a table per group, which hold the workloads' figures.
+// verdict if the report has one, a line per choice written from the same
+// findings as Conclude's paragraphs, with the range of each and no
+// workload's figure; the floor gap if the report has one, each paragraph
+// in Brief; then a table per group, which hold the workloads' figures.
 func (r *Report) WriteText(out io.Writer) error {
 	w := &errWriter{w: out}
 	list := func(title string, paragraphs []string) {
@@ -33,7 +35,11 @@ func (r *Report) WriteText(out io.Writer) error {
 			}
 		}
 	}
-	list("verdict:", r.Verdict)
+	if len(r.Verdict) > 0 {
+		for _, line := range r.answer(textWidth) {
+			fmt.Fprintln(w, line)
+		}
+	}
 	list("left to gain against the floors:", r.FloorGap)
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "settings: %s\n", s)

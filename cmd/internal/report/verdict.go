@@ -116,7 +116,65 @@ func describe(name string) string {
 // shm: with grpc-go over a socket between processes, and the sockets with
 // localhost. What is left to gain against the floors is LeftToGain's.
 func (r *Report) Conclude() []string {
-	var v []string
+	return paragraphs(r.choices())
+}
+
+// LeftToGain returns what is left to gain against the floors r measured,
+// in paragraphs like Conclude's: inproc's default against the least a
+// channel keeping inproc's contract pays, and shm: against the machine's
+// floors between two processes. It is for maintainers, who decide what
+// to optimize; a user choosing an impl needs Conclude alone.
+func (r *Report) LeftToGain() []string {
+	return paragraphs(r.floorChoices())
+}
+
+// paragraphs are the paragraphs of cs, in order.
+func paragraphs(cs []choice) []string {
+	v := make([]string, len(cs))
+	for i, c := range cs {
+		v[i] = c.paragraph()
+	}
+	return v
+}
+
+// A situation is what a choice of the verdict is about. It decides the
+// words of the choice's paragraph and of its line in the terminal.
+type situation int
+
+const (
+	pickInProcess         situation = iota // inproc's default against the reference
+	modesInProcess                         // inproc's other modes against the default
+	modesOnlyInProcess                     // the modes run, without the default, against the reference
+	noInProcess                            // no inproc impl ran
+	versusRival                            // ours against another in-process channel
+	forHandlers                            // connect-go in-process against connect-go over a socket
+	batchItems                             // many items a message against one
+	pickBetweenProcesses                   // shm: against grpc-go over a socket, between processes
+	socketsWithoutTCP                      // sockets, without localhost to compare them with
+	socketsVersusTCP                       // each socket against localhost
+	floorInProcess                         // inproc's default against the floor
+	floorBetweenProcesses                  // shm: against a floor between two processes
+)
+
+// A choice is one finding of the verdict before it is worded: its
+// situation and the measurements it rests on. Conclude's paragraph and
+// the terminal's line are both written from it, so that they say the
+// same.
+type choice struct {
+	situation situation
+	// comparisons are the pick's against its reference; the sockets
+	// have one each.
+	comparisons []comparison
+	// impls are what a choice without comparisons names: the sockets
+	// with no localhost.
+	impls []string
+	// batches are the batching choice's pairs of groups.
+	batches []batchPair
+}
+
+// choices are the findings Conclude words, in its order.
+func (r *Report) choices() []choice {
+	var cs []choice
 	def, modes := r.ranOf(kindDefault), r.ranOf(kindMode)
 	ref := r.Baseline
 	if k := kindOf(ref); k == kindDefault || k == kindMode {
@@ -127,18 +185,14 @@ func (r *Report) Conclude() []string {
 	}
 	switch {
 	case len(def) > 0:
-		v = append(v, fmt.Sprintf("For calls within one process, pick %s, inproc's default "+
-			"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it %s.",
-			def[0], r.against(def, ref)))
+		cs = append(cs, choice{situation: pickInProcess, comparisons: []comparison{r.compare(def, ref)}})
 		if len(modes) > 0 {
-			v = append(v, fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
-				"the fastest of those run (%s) %s.", strings.Join(modes, ", "), r.against(modes, def[0])))
+			cs = append(cs, choice{situation: modesInProcess, comparisons: []comparison{r.compare(modes, def[0])}})
 		}
 	case len(modes) > 0:
-		v = append(v, fmt.Sprintf("This run has no %s, so it says nothing of inproc's default; the fastest of the modes it ran (%s), "+
-			"which need their rules to hold (see the inproc docs), %s.", defaultImpl(), strings.Join(modes, ", "), r.against(modes, ref)))
+		cs = append(cs, choice{situation: modesOnlyInProcess, comparisons: []comparison{r.compare(modes, ref)}})
 	default:
-		v = append(v, "This run has no inproc impl, so it says nothing of calls within one process.")
+		cs = append(cs, choice{situation: noInProcess})
 	}
 	for _, rival := range r.ranOf(kindRival) {
 		var ours []string
@@ -147,58 +201,101 @@ func (r *Report) Conclude() []string {
 				ours = append(ours, impl)
 			}
 		}
-		switch len(ours) {
-		case 0:
-		case 1:
-			v = append(v, fmt.Sprintf("Against another in-process channel, %s %s.", ours[0], r.against(ours, rival)))
-		default:
-			v = append(v, fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(ours, " and "), r.against(ours, rival)))
+		if len(ours) > 0 {
+			cs = append(cs, choice{situation: versusRival, comparisons: []comparison{r.compare(ours, rival)}})
 		}
 	}
 	for _, impl := range r.ranOf(kindHTTP) {
 		for _, ref := range infoOf(impl).versus {
 			if r.ran(ref) {
-				v = append(v, fmt.Sprintf("For connect-go's handlers, or any other http.Handler, %s %s.", describe(impl), r.against([]string{impl}, ref)))
+				cs = append(cs, choice{situation: forHandlers, comparisons: []comparison{r.compare([]string{impl}, ref)}})
 			}
 		}
 	}
-	if b := r.batching(); b != "" {
-		v = append(v, b)
+	if pairs := r.batchPairs(); len(pairs) > 0 {
+		cs = append(cs, choice{situation: batchItems, batches: pairs})
 	}
 	if shm, sockets := r.ranOf(kindXproc), r.ranOf(kindXprocSocket); len(shm) > 0 && len(sockets) > 0 {
-		v = append(v, fmt.Sprintf("Between processes on one machine, pick %s: it %s.", describe(shm[0]), r.against(shm, sockets[0])))
+		cs = append(cs, choice{situation: pickBetweenProcesses, comparisons: []comparison{r.compare(shm, sockets[0])}})
 	}
 	if sockets := r.ranOf(kindSocket); len(sockets) > 0 {
 		tcp := r.ranOf(kindTCP)
 		if len(tcp) == 0 {
-			v = append(v, fmt.Sprintf("Across processes, this run has no TCP (localhost) to compare %s with.", strings.Join(sockets, " and ")))
+			cs = append(cs, choice{situation: socketsWithoutTCP, impls: sockets})
 		} else {
-			var parts []string
+			c := choice{situation: socketsVersusTCP}
 			for _, s := range sockets {
-				parts = append(parts, s+" "+r.against([]string{s}, tcp[0]))
+				c.comparisons = append(c.comparisons, r.compare([]string{s}, tcp[0]))
 			}
-			v = append(v, "Across processes, "+strings.Join(parts, "; ")+".")
+			cs = append(cs, c)
 		}
 	}
-	return v
+	return cs
 }
 
-// LeftToGain returns what is left to gain against the floors r measured,
-// in paragraphs like Conclude's: inproc's default against the least a
-// channel keeping inproc's contract pays, and shm: against the machine's
-// floors between two processes. It is for maintainers, who decide what
-// to optimize; a user choosing an impl needs Conclude alone.
-func (r *Report) LeftToGain() []string {
-	var v []string
+// floorChoices are the findings LeftToGain words, in its order.
+func (r *Report) floorChoices() []choice {
+	var cs []choice
 	if def, floor := r.ranOf(kindDefault), r.ranOf(kindFloor); len(def) > 0 && len(floor) > 0 {
-		v = append(v, fmt.Sprintf("What is left to gain: %s %s.", def[0], r.against(def, floor[0])))
+		cs = append(cs, choice{situation: floorInProcess, comparisons: []comparison{r.compare(def, floor[0])}})
 	}
 	if shm := r.ranOf(kindXproc); len(shm) > 0 {
 		for _, floor := range r.ranOf(kindXprocFloor) {
-			v = append(v, fmt.Sprintf("Against the machine's floor between two processes, %s %s.", shm[0], r.against(shm, floor)))
+			cs = append(cs, choice{situation: floorBetweenProcesses, comparisons: []comparison{r.compare(shm, floor)}})
 		}
 	}
-	return v
+	return cs
+}
+
+// paragraph is c worded for Conclude or LeftToGain: a sentence or two,
+// with each workload's figure.
+func (c choice) paragraph() string {
+	var cmp comparison
+	if len(c.comparisons) > 0 {
+		cmp = c.comparisons[0]
+	}
+	switch c.situation {
+	case pickInProcess:
+		return fmt.Sprintf("For calls within one process, pick %s, inproc's default "+
+			"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it %s.",
+			cmp.cands[0], cmp.predicate())
+	case modesInProcess:
+		return fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
+			"the fastest of those run (%s) %s.", strings.Join(cmp.cands, ", "), cmp.predicate())
+	case modesOnlyInProcess:
+		return fmt.Sprintf("This run has no %s, so it says nothing of inproc's default; the fastest of the modes it ran (%s), "+
+			"which need their rules to hold (see the inproc docs), %s.", defaultImpl(), strings.Join(cmp.cands, ", "), cmp.predicate())
+	case noInProcess:
+		return "This run has no inproc impl, so it says nothing of calls within one process."
+	case versusRival:
+		if len(cmp.cands) == 1 {
+			return fmt.Sprintf("Against another in-process channel, %s %s.", cmp.cands[0], cmp.predicate())
+		}
+		return fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(cmp.cands, " and "), cmp.predicate())
+	case forHandlers:
+		return fmt.Sprintf("For connect-go's handlers, or any other http.Handler, %s %s.", describe(cmp.cands[0]), cmp.predicate())
+	case batchItems:
+		parts := make([]string, len(c.batches))
+		for i, b := range c.batches {
+			parts[i] = b.clause()
+		}
+		return "Batching: " + strings.Join(parts, "; ") + " in this run (package batch does it for any stream)."
+	case pickBetweenProcesses:
+		return fmt.Sprintf("Between processes on one machine, pick %s: it %s.", describe(cmp.cands[0]), cmp.predicate())
+	case socketsWithoutTCP:
+		return fmt.Sprintf("Across processes, this run has no TCP (localhost) to compare %s with.", strings.Join(c.impls, " and "))
+	case socketsVersusTCP:
+		parts := make([]string, len(c.comparisons))
+		for i, s := range c.comparisons {
+			parts[i] = s.cands[0] + " " + s.predicate()
+		}
+		return "Across processes, " + strings.Join(parts, "; ") + "."
+	case floorInProcess:
+		return fmt.Sprintf("What is left to gain: %s %s.", cmp.cands[0], cmp.predicate())
+	case floorBetweenProcesses:
+		return fmt.Sprintf("Against the machine's floor between two processes, %s %s.", cmp.cands[0], cmp.predicate())
+	}
+	panic(fmt.Sprintf("a choice of unknown situation %d", c.situation))
 }
 
 // defaultImpl is the name of the default inproc impl.
@@ -311,32 +408,73 @@ func (r *Report) label(g Group) string {
 	return l
 }
 
-// against is the predicate of a sentence whose subject is cands, on how
-// the fastest of them compares with ref in each group: "is 5.8–36×
-// faster than localhost (grpc-go over TCP) in this run (ListStrings
-// respSize=1: 5.8×, ...)". Each group's figure names its impl when there
-// are several candidates. Groups with too few runs for a U test are
-// neither a difference nor its absence: the predicate says it cannot
-// tell, and gives their medians' ratios marked untested.
-func (r *Report) against(cands []string, ref string) string {
-	if ref == "" {
-		return "cannot be compared: this run has no baseline outside inproc"
+// A comparison is how the fastest of some candidate impls compares with
+// a reference impl, in each group that has both.
+type comparison struct {
+	cands []string
+	// ref is "" where the run has no reference to compare with.
+	ref      string
+	findings []finding
+}
+
+// compare compares, in every group that has ref and any of cands, the
+// fastest of cands with ref.
+func (r *Report) compare(cands []string, ref string) comparison {
+	c := comparison{cands: cands, ref: ref}
+	if ref != "" {
+		c.findings = r.findings(cands, ref)
 	}
-	all := r.findings(cands, ref)
-	refName := describe(ref)
-	if len(all) == 0 {
-		return "cannot be compared: this run has no " + refName + " in the same workloads"
-	}
-	var fs, untested []finding
-	for _, f := range all {
-		if f.tested {
-			fs = append(fs, f)
-		} else {
+	return c
+}
+
+// split parts c's findings into the significant, those a U test could
+// not tell apart, and those with too few runs for one.
+func (c comparison) split() (significant, noDiff, untested []finding) {
+	for _, f := range c.findings {
+		switch {
+		case !f.tested:
 			untested = append(untested, f)
+		case f.significant:
+			significant = append(significant, f)
+		default:
+			noDiff = append(noDiff, f)
 		}
 	}
-	if len(fs) == 0 {
-		return fmt.Sprintf("was not tested against %s: %s", refName, cannotTell(untested, len(cands) > 1))
+	return significant, noDiff, untested
+}
+
+// speedups are the factors of the significant findings fs, the faster
+// apart from the slower, each at least 1.
+func speedups(fs []finding) (faster, slower []float64) {
+	for _, f := range fs {
+		if f.speedup >= 1 {
+			faster = append(faster, f.speedup)
+		} else {
+			slower = append(slower, 1/f.speedup)
+		}
+	}
+	return faster, slower
+}
+
+// predicate is the predicate of a sentence whose subject is c's
+// candidates, on how the fastest of them compares with the reference in
+// each group: "is 5.8–36× faster than localhost (grpc-go over TCP) in
+// this run (ListStrings respSize=1: 5.8×, ...)". Each group's figure
+// names its impl when there are several candidates. Groups with too few
+// runs for a U test are neither a difference nor its absence: the
+// predicate says it cannot tell, and gives their medians' ratios marked
+// untested.
+func (c comparison) predicate() string {
+	if c.ref == "" {
+		return "cannot be compared: this run has no baseline outside inproc"
+	}
+	refName := describe(c.ref)
+	if len(c.findings) == 0 {
+		return "cannot be compared: this run has no " + refName + " in the same workloads"
+	}
+	significant, noDiffs, untested := c.split()
+	if len(significant)+len(noDiffs) == 0 {
+		return fmt.Sprintf("was not tested against %s: %s", refName, cannotTell(untested, len(c.cands) > 1))
 	}
 	tail := ""
 	if len(untested) > 0 {
@@ -344,26 +482,18 @@ func (r *Report) against(cands []string, ref string) string {
 		for i, f := range untested {
 			labels[i] = f.label
 		}
-		tail = fmt.Sprintf(", and was not tested in %s: %s", strings.Join(shorten(labels), ", "), cannotTell(untested, len(cands) > 1))
+		tail = fmt.Sprintf(", and was not tested in %s: %s", strings.Join(shorten(labels), ", "), cannotTell(untested, len(c.cands) > 1))
 	}
-	var faster, slower []float64
-	for _, f := range fs {
-		switch {
-		case !f.significant:
-		case f.speedup >= 1:
-			faster = append(faster, f.speedup)
-		default:
-			slower = append(slower, 1/f.speedup)
-		}
-	}
-	var head string
-	switch {
-	case len(faster)+len(slower) == 0:
-		labels := make([]string, len(fs))
-		for i, f := range fs {
+	if len(significant) == 0 {
+		labels := make([]string, len(noDiffs))
+		for i, f := range noDiffs {
 			labels[i] = f.label
 		}
 		return fmt.Sprintf("shows no significant difference from %s in this run (%s)", refName, strings.Join(shorten(labels), ", ")) + tail
+	}
+	faster, slower := speedups(significant)
+	var head string
+	switch {
 	case len(slower) == 0:
 		head = "is " + span(faster) + " faster than " + refName
 	case len(faster) == 0:
@@ -380,20 +510,18 @@ func (r *Report) against(cands []string, ref string) string {
 	// 7.6×, Unary: 24×; no significant difference in PingPong".
 	// Each list is shortened on its own: a label may drop the workload
 	// only where the list it is read in named it just before.
-	var figures, figureLabels, noDiff []string
-	var significant []finding
-	for _, f := range fs {
-		if f.significant {
-			significant = append(significant, f)
-			figureLabels = append(figureLabels, f.label)
-		} else {
-			noDiff = append(noDiff, f.label)
-		}
+	figureLabels, noDiff := make([]string, len(significant)), make([]string, len(noDiffs))
+	for i, f := range significant {
+		figureLabels[i] = f.label
+	}
+	for i, f := range noDiffs {
+		noDiff[i] = f.label
 	}
 	figureLabels, noDiff = shorten(figureLabels), shorten(noDiff)
+	figures := make([]string, len(significant))
 	for i, f := range significant {
 		d := figureLabels[i] + ": "
-		if len(cands) > 1 {
+		if len(c.cands) > 1 {
 			d += f.impl + " "
 		}
 		switch {
@@ -404,7 +532,7 @@ func (r *Report) against(cands []string, ref string) string {
 		default:
 			d += formatTimes(1/f.speedup) + " slower"
 		}
-		figures = append(figures, d)
+		figures[i] = d
 	}
 	details := strings.Join(figures, ", ")
 	if len(noDiff) > 0 {
@@ -495,14 +623,48 @@ func formatTimes(x float64) string {
 	return s + "×"
 }
 
-// batching is the verdict on sending items in batches, from the groups of
-// one workload and GOMAXPROCS that differ only in batch=1 against
-// batch=N (N > 1): what batching is worth over TCP, the sockets and inproc's
-// default, each a ratio of that impl's medians in the two groups, marked
-// untested where the two rows have too few runs for a U test. Empty when
-// the run has no such pair.
+// batching is the verdict's paragraph on sending items in batches;
+// empty when the run has no groups that differ only in their batch.
 func (r *Report) batching() string {
-	var parts []string
+	pairs := r.batchPairs()
+	if len(pairs) == 0 {
+		return ""
+	}
+	return choice{situation: batchItems, batches: pairs}.paragraph()
+}
+
+// A batchPair is what sending items in batches is worth in one workload
+// and GOMAXPROCS: each impl's medians with one item a message over those
+// with many, in the two groups that differ only in batch=1 against
+// batch=N.
+type batchPair struct {
+	label string // the group's, without its batch param
+	items string // N, the items a message
+	// figures are the impls whose two rows differ significantly; same,
+	// those whose rows do not.
+	figures []batchFigure
+	same    []string
+	// untested are the impls whose rows have too few runs for a U test,
+	// of lo to hi runs.
+	untested []batchFigure
+	lo, hi   int
+}
+
+// A batchFigure is one impl's ratio of its median with one item a
+// message to its median with many: above 1, batching is faster.
+type batchFigure struct {
+	impl  string
+	ratio float64
+}
+
+// String is the figure as the verdict gives it: "unix 3.4×".
+func (f batchFigure) String() string { return fmt.Sprintf("%s %.2g×", f.impl, f.ratio) }
+
+// batchPairs are the pairs of groups of one workload and GOMAXPROCS that
+// differ only in batch=1 against batch=N (N > 1), with what batching is
+// worth over TCP, the sockets and inproc's default.
+func (r *Report) batchPairs() []batchPair {
+	var pairs []batchPair
 	for _, one := range r.Groups {
 		if one.Params != "batch=1" {
 			continue
@@ -512,8 +674,9 @@ func (r *Report) batching() string {
 				!strings.HasPrefix(many.Params, "batch=") || many.Params == one.Params {
 				continue
 			}
-			var figures, same, untested []string
-			lo, hi := math.MaxInt, 0 // the runs of the untested
+			g := one
+			g.Params = ""
+			p := batchPair{label: r.label(g), items: strings.TrimPrefix(many.Params, "batch="), lo: math.MaxInt}
 			for _, k := range implKinds {
 				if k.kind != kindTCP && k.kind != kindSocket && k.kind != kindDefault {
 					continue
@@ -523,46 +686,56 @@ func (r *Report) batching() string {
 				if !okA || !okB {
 					continue
 				}
-				if !canDiffer(a.Runs, b.Runs) {
-					untested = append(untested, fmt.Sprintf("%s %.2g×", k.name, a.Time.Median/b.Time.Median))
-					lo, hi = min(lo, a.Runs, b.Runs), max(hi, min(a.Runs, b.Runs))
-					continue
+				f := batchFigure{k.name, a.Time.Median / b.Time.Median}
+				switch {
+				case !canDiffer(a.Runs, b.Runs):
+					p.untested = append(p.untested, f)
+					p.lo, p.hi = min(p.lo, a.Runs, b.Runs), max(p.hi, min(a.Runs, b.Runs))
+				case !timesDiffer(a, b):
+					p.same = append(p.same, k.name)
+				default:
+					p.figures = append(p.figures, f)
 				}
-				if !timesDiffer(a, b) {
-					same = append(same, k.name)
-					continue
-				}
-				figures = append(figures, fmt.Sprintf("%s %.2g×", k.name, a.Time.Median/b.Time.Median))
 			}
-			if len(figures)+len(same)+len(untested) == 0 {
-				continue
+			if len(p.figures)+len(p.same)+len(p.untested) > 0 {
+				pairs = append(pairs, p)
 			}
-			g := one
-			g.Params = ""
-			p := fmt.Sprintf("sending %s items a message instead of one (%s)", strings.TrimPrefix(many.Params, "batch="), r.label(g))
-			if len(figures) > 0 {
-				p += " makes " + strings.Join(figures, ", ") + " as fast"
-			}
-			if len(same) > 0 {
-				if len(figures) > 0 {
-					p += " and"
-				}
-				p += " makes no significant difference to " + strings.Join(same, ", ")
-			}
-			if len(untested) > 0 {
-				if len(figures)+len(same) > 0 {
-					p += ", and"
-				}
-				p += fmt.Sprintf(" was not tested: the verdict cannot tell with %s; %d or more are needed for a significant difference (untested medians: %s as fast)",
-					runsText(lo, hi), UTestRuns(), strings.Join(untested, ", "))
-			}
-			parts = append(parts, p)
 		}
 	}
-	if len(parts) == 0 {
-		return ""
+	return pairs
+}
+
+// clause is p as the verdict's paragraph says it: "sending 64 items a
+// message instead of one (Batching) makes unix 3.4× as fast", marked
+// untested where the rows have too few runs for a U test.
+func (p batchPair) clause() string {
+	s := fmt.Sprintf("sending %s items a message instead of one (%s)", p.items, p.label)
+	if len(p.figures) > 0 {
+		s += " makes " + joinFigures(p.figures) + " as fast"
 	}
-	return "Batching: " + strings.Join(parts, "; ") + " in this run (package batch does it for any stream)."
+	if len(p.same) > 0 {
+		if len(p.figures) > 0 {
+			s += " and"
+		}
+		s += " makes no significant difference to " + strings.Join(p.same, ", ")
+	}
+	if len(p.untested) > 0 {
+		if len(p.figures)+len(p.same) > 0 {
+			s += ", and"
+		}
+		s += fmt.Sprintf(" was not tested: the verdict cannot tell with %s; %d or more are needed for a significant difference (untested medians: %s as fast)",
+			runsText(p.lo, p.hi), UTestRuns(), joinFigures(p.untested))
+	}
+	return s
+}
+
+// joinFigures is "localhost 3.7×, unix 3.4×".
+func joinFigures(fs []batchFigure) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 // timesDiffer says whether a Mann-Whitney U test tells the runs of a and b
