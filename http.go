@@ -2,12 +2,15 @@ package localgrpc
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Listen listens on a socket address of the grammar — unix:PATH,
@@ -49,16 +52,24 @@ func (s *socketListener) Close() error {
 	return nil
 }
 
-// HTTPClient returns an HTTP client that speaks HTTP/2 without TLS to the
-// server at addr, a socket address of the grammar, and the base URL to
-// give it: what a connect-go client needs to reach any of the addresses a
-// Server or Listen serves, sockets included. Transparent compression is
-// off. Call CloseIdleConnections on the client when done with it.
+// HTTPClient returns an HTTP client that speaks HTTP/2 to the server at
+// addr, a socket address of the grammar, and the base URL to give it:
+// what a connect-go client needs to reach any of the addresses a Server
+// or Listen serves, sockets included.
+// It speaks without TLS unless given [WithHTTPClientTLS].
+// Transparent compression is off.
+// A connection whose server sends nothing for 20 seconds fails
+// ([WithHTTPClientConnectTimeout]).
+// Call CloseIdleConnections on the client when done with it.
 //
 // A Server (grpc-go) speaks only the gRPC protocol. A call to it in the
 // Connect or gRPC-Web protocol fails at once with a *ProtocolError that
 // says so, not with the bare HTTP status connect-go would report.
-func HTTPClient(addr string) (*http.Client, string, error) {
+func HTTPClient(addr string, opts ...HTTPClientOption) (*http.Client, string, error) {
+	cfg := httpClientConfig{connectTimeout: defaultConnectTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	a, err := ParseAddress(addr)
 	if err != nil {
 		return nil, "", err
@@ -78,22 +89,85 @@ func HTTPClient(addr string) (*http.Client, string, error) {
 		return nil, "", addressError(addr, "an HTTP client needs a socket address: unix:PATH, unix:@NAME or HOST:PORT")
 	}
 	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	var dialer net.Dialer
+	scheme := "http"
+	if cfg.tls != nil {
+		protocols.SetHTTP2(true)
+		protocols.SetHTTP1(true) // where the server's ALPN offers no h2
+		scheme = "https"
+	} else {
+		protocols.SetUnencryptedHTTP2(true)
+	}
+	dialer := net.Dialer{Timeout: cfg.connectTimeout}
 	transport := &http.Transport{
 		Protocols:          &protocols,
+		TLSClientConfig:    cfg.tls,
 		DisableCompression: true,
 		// The URL's host is only a name for sockets; every connection goes
 		// to addr.
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, address)
+			c, err := dialer.DialContext(ctx, network, address)
+			if err != nil || cfg.connectTimeout <= 0 {
+				return c, err
+			}
+			return newFirstBytesConn(c, cfg.connectTimeout), nil
 		},
 	}
-	base := "http://localhost"
+	base := scheme + "://localhost"
 	if a.Kind == TCP {
-		base = "http://" + address
+		base = scheme + "://" + address
 	}
 	return &http.Client{Transport: grpcOnlyCheck{transport, addr}}, base, nil
+}
+
+// defaultConnectTimeout is grpc-go's least connect timeout: a connection
+// whose server has not answered by then fails, as a grpc-go client's does.
+const defaultConnectTimeout = 20 * time.Second
+
+// An HTTPClientOption configures the client [HTTPClient] returns.
+type HTTPClientOption func(*httpClientConfig)
+
+type httpClientConfig struct {
+	tls            *tls.Config
+	connectTimeout time.Duration
+}
+
+// WithHTTPClientTLS makes the client call over TLS configured by cfg.
+// The base URL is then https, and HTTP/2 is agreed by ALPN.
+// A cfg without ServerName verifies the base URL's host: "localhost" for
+// a socket, the address's host for TCP.
+func WithHTTPClientTLS(cfg *tls.Config) HTTPClientOption {
+	return func(c *httpClientConfig) { c.tls = cfg }
+}
+
+// WithHTTPClientConnectTimeout bounds how long a new connection may wait
+// for the server's first bytes: the dial, then its TLS handshake or its
+// HTTP/2 settings.
+// A server that accepts and never answers then fails the call, as with
+// grpc-go, instead of holding it forever.
+// The default is 20 seconds, grpc-go's; 0 or less waits without bound.
+func WithHTTPClientConnectTimeout(d time.Duration) HTTPClientOption {
+	return func(c *httpClientConfig) { c.connectTimeout = d }
+}
+
+// firstBytesConn fails a read that waits longer than the connect timeout
+// for the server's first bytes; once they come, reads wait as long as
+// the exchange needs (a stream may be quiet for hours).
+type firstBytesConn struct {
+	net.Conn
+	heard atomic.Bool
+}
+
+func newFirstBytesConn(c net.Conn, timeout time.Duration) net.Conn {
+	c.SetReadDeadline(time.Now().Add(timeout))
+	return &firstBytesConn{Conn: c}
+}
+
+func (c *firstBytesConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.heard.Load() && c.heard.CompareAndSwap(false, true) {
+		c.Conn.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // A ProtocolError reports a call in a protocol the server does not speak.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -10,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/localgrpc/localgrpc"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -27,6 +28,9 @@ type securityFlags struct {
 	cert, key  string
 	servername string
 	authority  string
+	// connectTimeout bounds a connection's making, as grpcurl's
+	// -connect-timeout does.
+	connectTimeout time.Duration
 }
 
 // securityHelp is what --help says of them.
@@ -43,6 +47,7 @@ func (s *securityFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&s.cert, "cert", "", "present the client certificate in `FILE` (PEM; with --key)")
 	fl.StringVar(&s.key, "key", "", "the client certificate's private key, in `FILE` (PEM; with --cert)")
 	fl.StringVar(&s.servername, "servername", "", "verify that the server's certificate is for `NAME`, and send it in TLS's SNI")
+	fl.DurationVar(&s.connectTimeout, "connect-timeout", defaultConnectTimeout, "fail a connection whose server has not answered after `d` (0: wait without bound)")
 	fl.StringVar(&s.authority, "authority", "", "the :authority (HTTP Host) of each call, and the name TLS verifies unless --servername")
 }
 
@@ -77,10 +82,9 @@ func (s *securityFlags) check() error {
 // tlsConfig is the TLS configuration the flags give, reading their
 // files; a file that cannot be read or parsed is a usage error.
 func (s *securityFlags) tlsConfig() (*tls.Config, error) {
+	// Without --servername, grpc-go verifies the authority's host, as
+	// grpcurl's calls do; connect-go's client is told it (httpClient).
 	cfg := &tls.Config{ServerName: s.servername, InsecureSkipVerify: s.insecure}
-	if cfg.ServerName == "" {
-		cfg.ServerName = hostOf(s.authority)
-	}
 	if s.cacert != "" {
 		pem, err := os.ReadFile(s.cacert)
 		if err != nil {
@@ -109,11 +113,20 @@ func hostOf(authority string) string {
 	return authority
 }
 
+// defaultConnectTimeout is grpcurl's.
+const defaultConnectTimeout = 10 * time.Second
+
 // grpcOptions are the client options the flags give grpc-go, for a.
 func (s *securityFlags) grpcOptions(a localgrpc.Address) ([]localgrpc.ClientOption, error) {
 	var opts []localgrpc.ClientOption
 	if s.authority != "" {
 		opts = append(opts, localgrpc.WithGRPCDialOptions(grpc.WithAuthority(s.authority)))
+	}
+	if a.Kind != localgrpc.Shm && s.connectTimeout > 0 {
+		// shm: takes no grpc-go option: its handshake has a bound of its
+		// own, 10 seconds, or the call's deadline if sooner.
+		params := grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: s.connectTimeout}
+		opts = append(opts, localgrpc.WithGRPCDialOptions(grpc.WithConnectParams(params)))
 	}
 	switch {
 	case s.useTLS(a):
@@ -131,42 +144,23 @@ func (s *securityFlags) grpcOptions(a localgrpc.Address) ([]localgrpc.ClientOpti
 // httpClient is the HTTP client of a connect-go stack for a, and the base
 // URL of its calls.
 func (s *securityFlags) httpClient(addr string, a localgrpc.Address) (*http.Client, string, error) {
-	if !s.useTLS(a) {
-		hc, base, err := localgrpc.HTTPClient(addr)
+	opts := []localgrpc.HTTPClientOption{localgrpc.WithHTTPClientConnectTimeout(s.connectTimeout)}
+	if s.useTLS(a) {
+		cfg, err := s.tlsConfig()
 		if err != nil {
 			return nil, "", err
 		}
-		return s.withAuthority(hc), base, nil
+		if cfg.ServerName == "" && s.authority != "" {
+			// The URL's host is the address's, not the authority's.
+			cfg.ServerName = hostOf(s.authority)
+		}
+		opts = append(opts, localgrpc.WithHTTPClientTLS(cfg))
 	}
-	cfg, err := s.tlsConfig()
+	hc, base, err := localgrpc.HTTPClient(addr, opts...)
 	if err != nil {
 		return nil, "", err
 	}
-	var network, address, host string
-	switch a.Kind {
-	case localgrpc.Unix:
-		network, address, host = "unix", a.Path, "localhost"
-	case localgrpc.Abstract:
-		network, address, host = "unix", "@"+a.Name, "localhost"
-	case localgrpc.TCP:
-		network, address, host = "tcp", a.HostPort, a.HostPort
-		if h, port, _ := net.SplitHostPort(a.HostPort); h == "" {
-			address = net.JoinHostPort("localhost", port)
-			host = address
-		}
-	default:
-		return nil, "", fmt.Errorf("--address %s: connect-go needs a socket address: unix:PATH, unix:@NAME or HOST:PORT", addr)
-	}
-	var dialer net.Dialer
-	transport := &http.Transport{
-		TLSClientConfig:    cfg,
-		ForceAttemptHTTP2:  true, // a TLSClientConfig of our own turns it off
-		DisableCompression: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, address)
-		},
-	}
-	return s.withAuthority(&http.Client{Transport: transport}), "https://" + host, nil
+	return s.withAuthority(hc), base, nil
 }
 
 // withAuthority makes hc send --authority as each request's Host.
@@ -204,7 +198,8 @@ func (s *securityFlags) securityError(err error, a localgrpc.Address) (string, b
 	switch {
 	case strings.Contains(msg, "certificate signed by unknown authority"):
 		return "the server's certificate is signed by a CA this machine does not trust: pass --cacert FILE with that CA's certificate, or --insecure not to verify it", true
-	case strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "certificate is not valid for any names"):
+	case strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "certificate is not valid for any names") ||
+		strings.Contains(msg, "doesn't contain any IP SANs"):
 		return "the server's certificate is not for the name called: pass --servername NAME with a name it is for, or --insecure not to verify it", true
 	case strings.Contains(msg, "first record does not look like a TLS handshake") || strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return "the server does not speak TLS: pass --plaintext", true
