@@ -19,8 +19,20 @@ import (
 func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx := interruptible(context.Background(), sigs, sameInterrupt, interruptGrace, os.Stderr, os.Exit)
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	var forced atomic.Bool
+	exit := func(code int) {
+		forced.Store(true)
+		atForcedExit.run(forcedExitLimit)
+		os.Exit(code)
+	}
+	ctx := interruptible(context.Background(), sigs, sameInterrupt, interruptGrace, os.Stderr, exit)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	if forced.Load() {
+		// The cleanups of a forced exit may let the command return: it
+		// still ends as the forced exit says.
+		code = exitFailure
+	}
+	os.Exit(code)
 }
 
 // sameInterrupt is how soon after a first signal a second one is taken as
@@ -115,9 +127,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "localgrpc: %s\n", withoutPrefix(err))
 		return exitFailure
 	}
-	if !cmd.HasParent() {
-		// No command, or one that does not exist: the usage is the list
-		// of commands, short, and what the user needs next.
+	if len(args) == 0 {
+		// No command: the list of commands is what the user needs next,
+		// as the go command prints its own.
 		fmt.Fprintf(stderr, "localgrpc: %s\n\n%s", withoutPrefix(err), cmd.UsageString())
 		return exitUsage
 	}

@@ -109,6 +109,7 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 	if err := s.listen(addrs); err != nil {
 		return failure{err}
 	}
+	defer atForcedExit.add(s.stop)()
 	for _, a := range s.addrs() {
 		fmt.Fprintln(stdout, servingLine(f.stack, a))
 	}
@@ -198,6 +199,7 @@ type echoServer struct {
 	serve  func() error // returns nil once drain has begun
 	addrs  func() []string
 	drain  func() // stops gracefully, ending what is left after the drain timeout
+	stop   func() // stops at once, closing the listeners and removing socket files
 	// handler is what a connect-go server serves, to be called
 	// in-process through inprochttp; nil for grpc-go's.
 	handler http.Handler
@@ -236,6 +238,7 @@ func (f *serveFlags) grpcServer(log *slog.Logger) echoServer {
 			defer t.Stop()
 			srv.GracefulStop()
 		},
+		stop: srv.Stop,
 	}
 }
 
@@ -276,6 +279,7 @@ func (f *serveFlags) connectServer(log *slog.Logger) echoServer {
 			t.Stop()
 			cancel()
 		},
+		stop:    srv.Close,
 		handler: srv.Handler(),
 	}
 }

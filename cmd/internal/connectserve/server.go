@@ -152,10 +152,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	var err error
 	select {
 	case <-ctx.Done():
-		s.closeNow()
+		s.Close()
 	case <-s.done:
 	case err = <-s.failed:
-		s.closeNow()
+		s.Close()
 	}
 	s.serving.Wait()
 	return err
@@ -186,8 +186,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// closeNow closes every listener and connection at once.
-func (s *Server) closeNow() {
+// Close closes every listener and connection at once, removing the
+// socket files its listeners made.
+func (s *Server) Close() {
 	s.close()
 	s.http.Close()
 }
