@@ -58,30 +58,19 @@ a.top { font-size: 13px; }
 {{if .Verdict}}<section id="verdict">
 <h2>Verdict</h2>
 <ul class="verdict">
-{{range .Verdict}}<li>{{range .Clauses}}<span class="clause">{{range .Spans}}{{if .Aside}}<span class="aside">{{.Text}}</span>{{else if .Figure}}<span class="figure">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{if .Figures}}:</span>
-<ul class="figures">{{range .Figures}}{{if .Value}}<li>{{.Label}} <b>{{.Value}}</b></li>{{else}}<li class="none" title="no significant difference">{{.Label}} ~</li>{{end}}{{end}}</ul>{{else}}</span>{{end}}
-{{end}}</li>
-{{end}}</ul>
-</section>
-{{end}}{{if .FloorGap}}<section id="floor-gap">
-<h2>Left to gain against the floors</h2>
-<ul class="verdict">
-{{range .FloorGap}}<li>{{range .Clauses}}<span class="clause">{{range .Spans}}{{if .Aside}}<span class="aside">{{.Text}}</span>{{else if .Figure}}<span class="figure">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{if .Figures}}:</span>
-<ul class="figures">{{range .Figures}}{{if .Value}}<li>{{.Label}} <b>{{.Value}}</b></li>{{else}}<li class="none" title="no significant difference">{{.Label}} ~</li>{{end}}{{end}}</ul>{{else}}</span>{{end}}
-{{end}}</li>
-{{end}}</ul>
+{{template "items" .Verdict}}</ul>
 </section>
 {{end}}<nav id="contents">
 <h2>Contents</h2>
 <ol>
 {{if .Verdict}}<li><a href="#verdict">Verdict</a></li>
-{{end}}{{if .FloorGap}}<li><a href="#floor-gap">Left to gain against the floors</a></li>
 {{end}}{{if .Overview}}<li><a href="#overview">Overview: time per op relative to the baseline</a></li>
 {{end}}<li><a href="#workloads">Workloads</a>
 <ol>
 {{range .Groups}}<li><a href="#{{.ID}}">{{.Title}}</a></li>
 {{end}}</ol></li>
-{{if .Notes}}<li><a href="#notes">Notes</a></li>
+{{if .FloorGap}}<li><a href="#floor-gap">Left to gain against the floors (for maintainers)</a></li>
+{{end}}{{if .Notes}}<li><a href="#notes">Notes</a></li>
 {{end}}<li><a href="#run">Settings and environment</a></li>
 </ol>
 </nav>
@@ -98,6 +87,12 @@ a.top { font-size: 13px; }
 {{range .Rows}}<tr{{if .Baseline}} class="baseline"{{end}}>{{range $i, $c := .Cells}}<td{{if index $.Numeric $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table>
 <a class="top" href="#contents">↑ contents</a>
+</section>
+{{end}}{{if .FloorGap}}<section id="floor-gap">
+<h2>Left to gain against the floors</h2>
+<p>For maintainers: how far the defaults are from the least a channel keeping the same contract must pay.</p>
+<ul class="verdict">
+{{template "items" .FloorGap}}</ul>
 </section>
 {{end}}{{if .Notes}}<section id="notes">
 <h2>Notes</h2>
@@ -117,7 +112,10 @@ a.top { font-size: 13px; }
 </section>
 </body>
 </html>
-`))
+{{define "items"}}{{range .}}<li>{{range .Clauses}}<span class="clause">{{range .Spans}}{{if .Aside}}<span class="aside">{{.Text}}</span>{{else if .Figure}}<span class="figure">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{if .Figures}}:</span>
+<ul class="figures">{{range .Figures}}{{if .Value}}<li>{{.Label}} <b>{{.Value}}</b></li>{{else}}<li class="none" title="no significant difference">{{.Label}} ~</li>{{end}}{{end}}</ul>{{else}}</span>{{end}}
+{{end}}</li>
+{{end}}{{end}}`))
 
 // WriteHTML writes the report as a self-contained HTML page: the verdict
 // as a list of findings, the contents, an overview chart of every impl's
