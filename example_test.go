@@ -100,7 +100,7 @@ func ExampleServer_Listen() {
 	srv := localgrpc.NewServer(localgrpc.WithHealth(), localgrpc.WithReflection())
 	echov1.RegisterEchoServer(srv, echo.Server{})
 	// Binds every address or none; once it returns, each can be dialed.
-	if err := srv.Listen("inproc:echo", "unix:/run/echo.sock", "unix:@echo", "127.0.0.1:8080"); err != nil {
+	if err := srv.Listen("inproc:echo", "unix:/tmp/echo.sock", "unix:@echo", "127.0.0.1:8080"); err != nil {
 		log.Fatal(err)
 	}
 	go srv.Serve(ctx) // until ctx ends, Stop or GracefulStop

@@ -13,7 +13,7 @@
 // same code as `go test -bench . ./cmd/internal/bench` — and compares every way
 // to call a gRPC service on one machine:
 //
-//	localgrpc bench                        # every workload and impl, about 6 minutes
+//	localgrpc bench                        # every workload and impl, about 5 minutes
 //	localgrpc bench --quick                # a rougher run, about 45 seconds
 //	localgrpc bench --impl 'inproc|iter' -o report.html -o results.txt
 //

@@ -25,7 +25,7 @@ func TestRunTimesAgree(t *testing.T) {
 		}
 		docs[path] = string(b)
 	}
-	figure := regexp.MustCompile(`about \d+(?:\.\d+)? (?:minutes?|seconds?)`)
+	figure := regexp.MustCompile(`about \d+(?:\.\d+)?(?: to \d+(?:\.\d+)?)? (?:minutes?|seconds?)`)
 	for path, text := range docs {
 		// A figure may wrap, in a comment too.
 		text = strings.Join(strings.Fields(strings.ReplaceAll(text, "\n//", "\n")), " ")
