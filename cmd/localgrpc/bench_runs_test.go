@@ -55,7 +55,7 @@ func TestBenchUntested(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit status %d; stderr:\n%s", code, stderr)
 	}
-	verdict, _, _ := strings.Cut(stdout, "\nsettings:")
+	_, verdict, _ := strings.Cut(stdout, "\nverdict (")
 	for _, want := range []string{"cannot tell with 3 runs", "untested", "× "} {
 		if !strings.Contains(verdict, want) {
 			t.Errorf("the verdict lacks %q:\n%s", want, verdict)

@@ -76,7 +76,8 @@ a.top { font-size: 13px; }
 </nav>
 {{if .Overview}}<section id="overview">
 <h2>Overview</h2>
-{{.Overview}}</section>
+{{if .OverviewNote}}<p>{{.OverviewNote}}</p>
+{{end}}{{.Overview}}</section>
 {{end}}<h2 id="workloads">Workloads</h2>
 {{if .Noise}}<p class="noise">{{.Noise}}</p>
 {{end}}<p>{{.Legend}} Each workload has a chart of time per op, each median a dot and its interval a whisker, on a log scale where the times differ more than 20 times, and one of memory per op, B/op and allocations side by side as bars from 0.</p>
@@ -139,15 +140,17 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Verdict  []verdictItem
 		FloorGap []verdictItem
 		Overview template.HTML
-		Settings string
-		Env      Environment
-		Noise    string
-		Legend   string
-		Header   []string
-		Numeric  []bool
-		Groups   []htmlGroup
-		Notes    []string
-	}{r.verdictItems(r.Verdict), r.verdictItems(r.FloorGap), "", r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
+		// OverviewNote warns against reading across processes.
+		OverviewNote string
+		Settings     string
+		Env          Environment
+		Noise        string
+		Legend       string
+		Header       []string
+		Numeric      []bool
+		Groups       []htmlGroup
+		Notes        []string
+	}{r.verdictItems(r.Verdict), r.verdictItems(r.FloorGap), "", r.crossProcessNote(), r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
 	ids := groupIDs(r.Groups)
 	if ov := r.overview(); ov.drawn() {
 		var svg strings.Builder
@@ -193,4 +196,18 @@ func groupIDs(groups []Group) []string {
 		ids[i] = id
 	}
 	return ids
+}
+
+// crossProcessNote says, where the run has impls whose server runs in a
+// process of its own, that they compare with each other and not with the
+// baseline, whose server shares the client's process; "" otherwise.
+func (r *Report) crossProcessNote() string {
+	for _, k := range []implKind{kindXproc, kindXprocSocket, kindXprocFloor} {
+		if len(r.ranOf(k)) > 0 {
+			return "The xproc-* rows have their server in a process of its own, and pay what crossing processes costs: " +
+				"compare them with each other, as the verdict's \"between processes\" does, not with " + r.Baseline +
+				" or any row whose server shares the client's process."
+		}
+	}
+	return ""
 }

@@ -84,3 +84,24 @@ func words(s string) map[string]bool {
 	}
 	return m
 }
+
+// The overview warns against reading the xproc rows against a baseline
+// whose server shares the client's process, where the run has them.
+func TestHTMLCrossProcessNote(t *testing.T) {
+	for _, tc := range []struct {
+		impls map[string]float64
+		note  bool
+	}{
+		{map[string]float64{"localhost": 50000, "inproc-clone-isolated": 2000}, false},
+		{map[string]float64{"localhost": 50000, "inproc-clone-isolated": 2000, "xproc-unix": 90000, "xproc-shm": 40000}, true},
+	} {
+		rep := reportOf(t, "localhost", 5, map[string]map[string]float64{unaryBench: tc.impls})
+		var b strings.Builder
+		if err := rep.WriteHTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "The xproc-* rows have their server in a process of its own"); got != tc.note {
+			t.Errorf("impls %v: the overview's note shown %v, want %v", tc.impls, got, tc.note)
+		}
+	}
+}

@@ -14,10 +14,11 @@ import (
 const textWidth = 100
 
 // WriteText writes the report as aligned plain text for a terminal: the
-// verdict if the report has one, a line per choice written from the same
-// findings as Conclude's paragraphs, with the range of each and no
-// workload's figure; the floor gap if the report has one, each paragraph
-// in Brief; then a table per group, which hold the workloads' figures.
+// settings, a table per group, which hold the workloads' figures, and
+// last, where the terminal leaves it in view, the floor gap if the report
+// has one, each paragraph in Brief, and the verdict if it has one, a line
+// per choice written from the same findings as Conclude's paragraphs,
+// with the range of each and no workload's figure.
 func (r *Report) WriteText(out io.Writer) error {
 	w := &errWriter{w: out}
 	list := func(title string, paragraphs []string) {
@@ -35,12 +36,6 @@ func (r *Report) WriteText(out io.Writer) error {
 			}
 		}
 	}
-	if len(r.Verdict) > 0 {
-		for _, line := range r.answer(textWidth) {
-			fmt.Fprintln(w, line)
-		}
-	}
-	list("left to gain against the floors:", r.FloorGap)
 	if s := r.settingsLine(); s != "" {
 		fmt.Fprintf(w, "settings: %s\n", s)
 	}
@@ -79,6 +74,17 @@ func (r *Report) WriteText(out io.Writer) error {
 		fmt.Fprintln(w, "\nnotes:")
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	// The answer comes last, where a terminal leaves it in view once
+	// the tables have scrolled by.
+	if len(r.FloorGap) > 0 || len(r.Verdict) > 0 {
+		fmt.Fprintln(w)
+	}
+	list("left to gain against the floors:", r.FloorGap)
+	if len(r.Verdict) > 0 {
+		for _, line := range r.answer(textWidth) {
+			fmt.Fprintln(w, line)
 		}
 	}
 	return w.err
