@@ -22,7 +22,10 @@
 // In-process addresses are served by an [inproc.Channel]: no network and no
 // serialization. Unix socket files get mode 0600 unless [WithSocketMode]
 // says otherwise, and no one reaches one before it has its mode, whatever
-// the umask: each is bound in a private directory and linked into place.
+// the umask. On Linux a socket is bound at its path with that mode from
+// the start (a umask of its own thread), so ss and /proc/net/unix show the
+// path; elsewhere, or where that cannot be, it is bound in a private
+// directory and linked into place.
 // A socket path may be anything a unix socket allows, up to 107 bytes.
 // A stale socket left by a dead server is replaced, and a live one is
 // never touched. Of servers racing for one path, exactly one wins. The

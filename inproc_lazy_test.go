@@ -290,10 +290,14 @@ func TestCallsNoServerTakes(t *testing.T) {
 						receive(t, served, "Serve to return")
 						// A socket client learns of the stop when its
 						// connection closes; a call before that races the
-						// close, and may reach the dying server.
+						// close, and may reach the dying server. So may a
+						// reconnection begun then, which the listener's
+						// backlog can take before it closes: the client is
+						// waited on until it is neither ready nor
+						// connecting.
 						if g, ok := cc.(*grpc.ClientConn); ok {
 							ctx := timeoutCtx(t)
-							for s := g.GetState(); s == connectivity.Ready; s = g.GetState() {
+							for s := g.GetState(); s == connectivity.Ready || s == connectivity.Connecting; s = g.GetState() {
 								if !g.WaitForStateChange(ctx, s) {
 									t.Fatal("the socket client never saw its connection close")
 								}

@@ -2,11 +2,11 @@ package localgrpc
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,83 +15,71 @@ import (
 // /proc/net/unix know it by path:
 //
 //   - with path's directory locked, a stale socket at path is removed;
-//   - the socket is bound at path, which fails rather than replace a file
-//     another process created meanwhile;
-//   - it gets its mode, and only then listens: until listen(2), a
-//     connect(2) to it is refused (ECONNREFUSED), so no one reaches it
-//     before it has its final mode, whatever the umask or a default ACL
-//     made of it.
+//   - the socket is bound and listens at path with its final mode from the
+//     start, made by a umask of its own (bindWithMode), so no one reaches
+//     it before it has that mode;
+//   - the bind fails rather than replace a file another process created
+//     meanwhile.
 //
-// Without /proc, where chmodSocket cannot work, it falls back to the
-// private directory of createSocketLinked.
+// Where the mode cannot be made so (unshare(2) refused, as a container's
+// seccomp profile may; a default ACL on the directory, whose permissions
+// narrow what the umask gives), it falls back to createSocketLinked's
+// private directory, which sets the mode with chmod(2).
 func createSocket(addr, path string, mode fs.FileMode) (*net.UnixListener, os.FileInfo, error) {
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		return createSocketLinked(addr, path, mode)
-	}
 	unlock := lockDir(filepath.Dir(path))
 	defer unlock()
 	if err := clearStaleSocket(addr, path); err != nil {
 		return nil, nil, err
 	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, socketError(addr, "cannot create the socket", err)
-	}
-	f := os.NewFile(uintptr(fd), path) // closes fd, whatever happens
-	defer f.Close()
-	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		if errors.Is(err, unix.EADDRINUSE) {
-			return nil, nil, socketError(addr, "another process created "+path+" meanwhile", err)
-		}
+	l, err := bindWithMode(path, mode)
+	switch {
+	case errors.Is(err, errNoOwnUmask):
+		unlock()
+		return createSocketLinked(addr, path, mode)
+	case errors.Is(err, unix.EADDRINUSE):
+		return nil, nil, socketError(addr, "another process created "+path+" meanwhile", err)
+	case err != nil:
 		return nil, nil, socketError(addr, "cannot bind the socket", err)
 	}
+	l.SetUnlinkOnClose(false) // its name is path, removed by listener.close
 	fi, err := os.Lstat(path)
-	fail := func(reason string, err error) (*net.UnixListener, os.FileInfo, error) {
-		if fi != nil {
-			os.Remove(path) // ours: the directory is locked
-		}
-		return nil, nil, socketError(addr, reason, err)
+	if err == nil && fi.Mode()&(fs.ModeType|fs.ModePerm) == fs.ModeSocket|mode.Perm() {
+		return l, fi, nil
 	}
-	if err != nil {
-		return fail("cannot create the socket", err)
+	// A default ACL narrowed the mode the umask gave: the socket is
+	// closed before anyone could be served, and made the other way.
+	l.Close()
+	if err == nil {
+		os.Remove(path) // ours: the directory is locked
 	}
-	if err := chmodSocket(path, mode); err != nil {
-		return fail("cannot set the socket's mode", err)
-	}
-	if fi, err = os.Lstat(path); err != nil {
-		return fail("cannot create the socket", err)
-	}
-	// The kernel caps the backlog at net.core.somaxconn, which is what
-	// Go's net package asks for.
-	if err := unix.Listen(fd, 1<<16); err != nil {
-		return fail("cannot listen on the socket", err)
-	}
-	l, err := net.FileListener(f)
-	if err != nil {
-		return fail("cannot listen on the socket", err)
-	}
-	return l.(*net.UnixListener), fi, nil
+	unlock()
+	return createSocketLinked(addr, path, mode)
 }
 
-// chmodSocket sets the mode of the socket file at path without following
-// a symbolic link. The directory lock binds only localgrpc's servers: any
-// process that may write to the directory could have put a link at path
-// since the bind, and chmod(2) would change the mode of what it points
-// to. The file is opened as itself (O_PATH|O_NOFOLLOW), checked to be a
-// socket, and changed through its /proc/self/fd entry, since fchmod does
-// not take an O_PATH descriptor.
-func chmodSocket(path string, mode fs.FileMode) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
+// errNoOwnUmask reports that a thread could not get a umask of its own.
+var errNoOwnUmask = errors.New("localgrpc: no umask of the thread's own")
+
+// bindWithMode listens on a unix socket at path whose file has mode from
+// the start: the umask makes a socket file's mode, and it is the process's
+// own, shared by every thread, so the bind runs on a thread that has
+// unshared it (CLONE_FS) and set its own. That thread is never given back
+// to the Go scheduler: it exits with the goroutine, umask and all.
+func bindWithMode(path string, mode fs.FileMode) (*net.UnixListener, error) {
+	type result struct {
+		l   *net.UnixListener
+		err error
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return fmt.Errorf("%s was replaced by something that is not a socket", path)
-	}
-	return os.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), mode)
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see above
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			done <- result{nil, errNoOwnUmask}
+			return
+		}
+		unix.Umask(int(^mode.Perm() & fs.ModePerm))
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		done <- result{l, err}
+	}()
+	r := <-done
+	return r.l, r.err
 }

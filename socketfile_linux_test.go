@@ -1,47 +1,51 @@
 package localgrpc
 
 import (
+	"encoding/binary"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
-// TestChmodSocketFollowsNoLink checks that the mode a server gives its
-// socket never lands on what a link put at the socket's path points to:
-// a process that may write to the directory can swap one in between the
-// bind and the chmod.
-func TestChmodSocketFollowsNoLink(t *testing.T) {
+// A default ACL on the directory narrows what the umask gives a socket
+// file (af_unix applies the umask, then the ACL's permissions): the socket
+// still has exactly the mode asked for, made the private directory's way.
+func TestSocketModeUnderDefaultACL(t *testing.T) {
 	dir := t.TempDir()
-	target := filepath.Join(dir, "secret")
-	if err := os.WriteFile(target, nil, 0o600); err != nil {
-		t.Fatal(err)
+	// system.posix_acl_default: version 2, then user::rwx, group::---,
+	// other::--- (tag, perm, id), as `setfacl -d -m g::-,o::-` makes it.
+	acl := binary.LittleEndian.AppendUint32(nil, 2)
+	for _, e := range []struct{ tag, perm uint16 }{{0x01, 7}, {0x04, 0}, {0x20, 0}} {
+		acl = binary.LittleEndian.AppendUint16(acl, e.tag)
+		acl = binary.LittleEndian.AppendUint16(acl, e.perm)
+		acl = binary.LittleEndian.AppendUint32(acl, 0xffffffff)
 	}
-	link := filepath.Join(dir, "s")
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
+	if err := unix.Setxattr(dir, "system.posix_acl_default", acl, 0); err != nil {
+		t.Skipf("cannot set a default ACL on %s (%v): the filesystem may not take them", dir, err)
 	}
-	if err := chmodSocket(link, 0o666); err == nil {
-		t.Error("chmodSocket changed the mode through a link")
-	}
-	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the link's target: %v, %v; want mode 0600 untouched", fi.Mode(), err)
-	}
-
-	if err := chmodSocket(target, 0o666); err == nil {
-		t.Error("chmodSocket changed the mode of a regular file")
-	}
-
-	sock := filepath.Join(dir, "real")
-	l, err := net.Listen("unix", sock)
+	// The ACL is in force: a socket bound there the plain way is narrower.
+	probe := filepath.Join(dir, "probe")
+	pl, err := net.ListenUnix("unix", &net.UnixAddr{Name: probe, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	if err := chmodSocket(sock, 0o640); err != nil {
-		t.Fatal(err)
+	fi, _ := os.Lstat(probe)
+	pl.Close()
+	if fi.Mode().Perm()&0o077 != 0 {
+		t.Skipf("the default ACL did not narrow a socket (%v): nothing to test", fi.Mode())
 	}
-	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Perm() != 0o640 {
-		t.Errorf("the socket: %v, %v; want mode 0640", fi.Mode(), err)
+	for _, mode := range []os.FileMode{0o600, 0o660} {
+		path := filepath.Join(dir, "s-"+mode.String())
+		l, fi, err := createSocket("unix:"+path, path, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.Lstat(path); err != nil || got.Mode().Perm() != mode || !os.SameFile(got, fi) {
+			t.Errorf("mode %v: the socket's file %v, %v", mode, got.Mode(), err)
+		}
+		l.Close()
 	}
 }
