@@ -40,7 +40,9 @@ type stream struct {
 	sentLast atomic.Bool
 	// keptUpTo, once the client's connection closed, counts the messages
 	// the handler sent before: the client still receives them (see kept).
-	keptUpTo uint64
+	// It is atomic: a call a cancel ended first may be read by its
+	// client while the connection's close sets it.
+	keptUpTo atomic.Uint64
 
 	// statusOut is raised, under mu, with the status's error once the
 	// handler's side sent its status with sentTrailer, the trailer as it
@@ -299,13 +301,14 @@ func (s *stream) connClosed() {
 		// (stream.go clientStream.Header).
 		s.reportEnd(status.Error(codes.Unavailable, err.Error()))
 	}
-	if s.desc != nil && s.desc.ServerStreams && !s.statusOut.isRaised() {
+	if s.desc != nil && s.desc.ServerStreams && !s.statusOut.isRaised() && !s.clientDone.isRaised() {
 		// grpc-go's transport puts its error behind the messages its
 		// stream's buffer holds: the client still receives what the
 		// handler sent before the close, and nothing after it. The
 		// handler's context ends (clientLeft) before its blocked Send
-		// fails, as a closed connection's does.
-		s.keptUpTo = s.toClient.tail.Load()
+		// fails, as a closed connection's does. A call a cancel
+		// ended first keeps nothing: its client was told it ended.
+		s.keptUpTo.Store(s.toClient.tail.Load())
 	}
 	s.clientLeft(err)
 }
@@ -314,11 +317,12 @@ func (s *stream) connClosed() {
 // that the client has not received yet, one message at a time; false
 // when none is left.
 func (s *stream) kept() (parcel, bool) {
-	if s.keptUpTo == 0 || !s.toClient.enter(false) {
+	upTo := s.keptUpTo.Load()
+	if upTo == 0 || !s.toClient.enter(false) {
 		return parcel{}, false
 	}
 	defer s.toClient.leave(false)
-	return s.toClient.take(s.keptUpTo)
+	return s.toClient.take(upTo)
 }
 
 // clientLeft ends the client's side with err because the client left. A
