@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -112,24 +109,9 @@ func TestAttack36CallBlackHoleHangs(t *testing.T) {
 // call passes it on without the hint it gives when the names differ
 // ("pass --servername NAME ..."), though --servername is the fix.
 func TestAttack36CallNoIPSANsNamesServername(t *testing.T) {
-	dir := t.TempDir()
-	caKey, caDER := newCert(t, &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "attack36 CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}, nil, nil)
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(dir, "ca.pem")
-	writePEM(t, caFile, "CERTIFICATE", caDER)
-	key, der := newCert(t, &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "other.example"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: []string{"other.example"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca, caKey)
-	cfg := &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	pki := newTestPKI(t)
+	caFile := pki.file("ca.pem")
+	cfg := &tls.Config{Certificates: []tls.Certificate{pki.serverCert(t, "other.example")}}
 	for _, server := range []string{stackGRPC, stackConnect} {
 		addr := startTLSServer(t, server, cfg)
 		client := clientGRPC

@@ -36,6 +36,19 @@ type testPKI struct {
 	dir    string
 	pool   *x509.CertPool
 	server tls.Certificate
+	ca     *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+}
+
+// serverCert is a server certificate the CA signed for the DNS names.
+func (p *testPKI) serverCert(t *testing.T, names ...string) tls.Certificate {
+	t.Helper()
+	key, der := newCert(t, &x509.Certificate{
+		SerialNumber: big.NewInt(4), Subject: pkix.Name{CommonName: names[0]},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: names, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, p.ca, p.caKey)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 // newTestPKI makes a testPKI, writing ca.pem, client.pem and
@@ -53,6 +66,7 @@ func newTestPKI(t *testing.T) *testPKI {
 		t.Fatal(err)
 	}
 	p.pool.AddCert(ca)
+	p.ca, p.caKey = ca, caKey
 	writePEM(t, filepath.Join(p.dir, "ca.pem"), "CERTIFICATE", caDER)
 
 	serverKey, serverDER := newCert(t, &x509.Certificate{

@@ -47,16 +47,7 @@ func checkAnswer(t *testing.T, rep *Report, want []string) {
 // Every impl the verdict knows, as TestVerdictEveryImpl has them: a line
 // per choice, each the range of its paragraph, in fewer than 10 lines.
 func TestAnswerEveryImpl(t *testing.T) {
-	rep := reportOf(t, "localhost", 5, map[string]map[string]float64{
-		listBench: {
-			"localhost": 10000, "inproc-clone-isolated": 1000, "inproc-share-isolated": 500, "inproc-share-inline": 480,
-			"grpchan": 3000, "grpchan-share": 300, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100, "floor": 400,
-		},
-		unaryBench: {
-			"localhost": 50000, "inproc-clone-isolated": 2000, "inproc-share-inline": 500, "inproc-clone-inline": 510,
-			"grpchan": 4000, "grpchan-share": 1500, "unix": 31250, "abstract": 30000, "direct": 10, "floor": 500,
-		},
-	})
+	rep := everyImplReport(t)
 	checkAnswer(t, rep, []string{
 		"  in one process:   pick inproc-clone-isolated (inproc's default): 10–25× faster than localhost",
 		"  if rules hold:    inproc's other modes (see the inproc docs): 2.1–4.0× faster than the default",

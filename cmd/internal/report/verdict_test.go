@@ -58,11 +58,11 @@ const (
 		"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it "
 )
 
-// Every impl the verdict knows: each figure is a ratio of this report's
-// medians (results makes every median 1.02 × the base), and a difference
-// within noise is said to be one.
-func TestVerdictEveryImpl(t *testing.T) {
-	rep := reportOf(t, "localhost", 5, map[string]map[string]float64{
+// everyImplReport is a report of every impl the verdict knows, in
+// ListStrings respSize=10 and Unary.
+func everyImplReport(t *testing.T) *Report {
+	t.Helper()
+	return reportOf(t, "localhost", 5, map[string]map[string]float64{
 		listBench: {
 			"localhost": 10000, "inproc-clone-isolated": 1000, "inproc-share-isolated": 500, "inproc-share-inline": 480,
 			"grpchan": 3000, "grpchan-share": 300, "unix": 6250, "abstract": 10050, "direct": 10, "iter": 100, "floor": 400,
@@ -72,6 +72,13 @@ func TestVerdictEveryImpl(t *testing.T) {
 			"grpchan": 4000, "grpchan-share": 1500, "unix": 31250, "abstract": 30000, "direct": 10, "floor": 500,
 		},
 	})
+}
+
+// Every impl the verdict knows: each figure is a ratio of this report's
+// medians (results makes every median 1.02 × the base), and a difference
+// within noise is said to be one.
+func TestVerdictEveryImpl(t *testing.T) {
+	rep := everyImplReport(t)
 	checkVerdict(t, rep.LeftToGain(), []string{
 		"What is left to gain: inproc-clone-isolated is 2.5–4.0× slower than floor (the least a channel keeping inproc's contract pays through generated code) " +
 			"in this run (ListStrings respSize=10: 2.5×, Unary: 4.0×).",
