@@ -7,6 +7,10 @@ import (
 	"unicode/utf8"
 )
 
+// figureRE finds the figures of a line: "1.8–46× faster", "2.3× slower",
+// "1.5×".
+var figureRE = regexp.MustCompile(`\d[\d.]*(?:–\d[\d.]*)?×(?: (?:faster|slower))?`)
+
 // checkAnswer fails t unless rep's answer is want, line by line under its
 // header, and unless it keeps the rules of every answer: no line wider
 // than the terminal, no workload named (their figures are the tables'),

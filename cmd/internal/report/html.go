@@ -150,7 +150,15 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Numeric      []bool
 		Groups       []htmlGroup
 		Notes        []string
-	}{r.verdictItems(r.Verdict), r.verdictItems(r.FloorGap), "", r.crossProcessNote(), r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
+	}{nil, nil, "", r.crossProcessNote(), r.settingsLine(), r.Environment, r.NoiseLine(), r.legend(), r.tableHeader(), r.numericColumns(), nil, r.Notes}
+	// The findings are worded from the choices Conclude and LeftToGain
+	// wrote the report's paragraphs from, never read back from them.
+	if len(r.Verdict) > 0 {
+		data.Verdict = verdictItems(r.choices())
+	}
+	if len(r.FloorGap) > 0 {
+		data.FloorGap = verdictItems(r.floorChoices())
+	}
 	ids := groupIDs(r.Groups)
 	if ov := r.overview(); ov.drawn() {
 		var svg strings.Builder

@@ -17,7 +17,8 @@ import (
 type Report struct {
 	// Verdict is what to pick and why, in sentences whose figures come
 	// from the groups below; every format opens with it. Build leaves it
-	// empty: Conclude writes it, for the caller to set.
+	// empty: Conclude writes it, for the caller to set. The page and the
+	// terminal show it worded again from the groups, where it is set.
 	Verdict []string
 	// Settings are the run's settings as its caller names them ("count",
 	// "5"), in the order to show them; every format shows them. Build
@@ -38,7 +39,9 @@ type Report struct {
 	Groups []Group
 	// FloorGap is what is left to gain against the floors, in sentences
 	// like the verdict's: for maintainers, so the terminal shows it only
-	// when asked. Build leaves it empty: LeftToGain writes it.
+	// when asked. Build leaves it empty: LeftToGain writes it. The page
+	// and the terminal show it worded again from the groups, where it is
+	// set.
 	FloorGap []string
 	// Notes are benchmath's warnings about the statistics, such as too
 	// few runs for an interval, each once.

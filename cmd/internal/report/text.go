@@ -16,18 +16,15 @@ const textWidth = 100
 // WriteText writes the report as aligned plain text for a terminal: the
 // settings, a table per group, which hold the workloads' figures, and
 // last, where the terminal leaves it in view, the floor gap if the report
-// has one, each paragraph in Brief, and the verdict if it has one, a line
-// per choice written from the same findings as Conclude's paragraphs,
-// with the range of each and no workload's figure.
+// has one, each choice without its workloads' figures, and the verdict if
+// it has one, a line per choice with the range of each and no workload's
+// figure. Both are written from the choices of LeftToGain and Conclude.
 func (r *Report) WriteText(out io.Writer) error {
 	w := &errWriter{w: out}
-	list := func(title string, paragraphs []string) {
-		if len(paragraphs) == 0 {
-			return
-		}
+	list := func(title string, cs []choice) {
 		fmt.Fprintln(w, title)
-		for _, v := range paragraphs {
-			for i, line := range wrap(Brief(v), textWidth-4) {
+		for _, c := range cs {
+			for i, line := range wrap(c.item().brief(), textWidth-4) {
 				prefix := "    "
 				if i == 0 {
 					prefix = "  - "
@@ -81,7 +78,9 @@ func (r *Report) WriteText(out io.Writer) error {
 	if len(r.FloorGap) > 0 || len(r.Verdict) > 0 {
 		fmt.Fprintln(w)
 	}
-	list("left to gain against the floors:", r.FloorGap)
+	if len(r.FloorGap) > 0 {
+		list("left to gain against the floors:", r.floorChoices())
+	}
 	if len(r.Verdict) > 0 {
 		for _, line := range r.answer(textWidth) {
 			fmt.Fprintln(w, line)

@@ -92,15 +92,6 @@ func infoOf(name string) implInfo {
 // kindOf is the kind of the impl name; kindOther if it is unknown.
 func kindOf(name string) implKind { return infoOf(name).kind }
 
-// describe is the impl's name followed by what it is, when the table
-// says: "localhost (grpc-go over TCP)".
-func describe(name string) string {
-	if about := infoOf(name).about; about != "" {
-		return name + " (" + about + ")"
-	}
-	return name
-}
-
 // Conclude returns the verdict of r: what to pick to call a service on
 // one machine and why, a paragraph per choice, each figure a ratio of two
 // medians of one group of r. It speaks only of the impls and workloads r
@@ -157,9 +148,9 @@ const (
 )
 
 // A choice is one finding of the verdict before it is worded: its
-// situation and the measurements it rests on. Conclude's paragraph and
-// the terminal's line are both written from it, so that they say the
-// same.
+// situation and the measurements it rests on. Conclude's paragraph, the
+// page's finding and the terminal's line are all written from it, so that
+// they say the same.
 type choice struct {
 	situation situation
 	// comparisons are the pick's against its reference; the sockets
@@ -249,53 +240,87 @@ func (r *Report) floorChoices() []choice {
 
 // paragraph is c worded for Conclude or LeftToGain: a sentence or two,
 // with each workload's figure.
-func (c choice) paragraph() string {
+func (c choice) paragraph() string { return c.item().text() }
+
+// item is c worded: a sentence or two, with each workload's figure.
+func (c choice) item() verdictItem {
+	var w wording
 	var cmp comparison
 	if len(c.comparisons) > 0 {
 		cmp = c.comparisons[0]
 	}
 	switch c.situation {
 	case pickInProcess:
-		return fmt.Sprintf("For calls within one process, pick %s, inproc's default "+
-			"(Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler): it %s.",
-			cmp.cands[0], cmp.predicate())
+		w.plain("For calls within one process, pick " + cmp.cands[0] + ", inproc's default ")
+		w.aside("Clone copies every message, Isolated runs each handler on its own goroutine: safe for any handler")
+		w.plain(": it ")
+		cmp.predicate(&w)
 	case modesInProcess:
-		return fmt.Sprintf("Where their rules hold (see the inproc docs), inproc's other modes can go further: "+
-			"the fastest of those run (%s) %s.", strings.Join(cmp.cands, ", "), cmp.predicate())
+		w.plain("Where their rules hold ")
+		w.aside("see the inproc docs")
+		w.plain(", inproc's other modes can go further: the fastest of those run ")
+		w.aside(strings.Join(cmp.cands, ", "))
+		w.plain(" ")
+		cmp.predicate(&w)
 	case modesOnlyInProcess:
-		return fmt.Sprintf("This run has no %s, so it says nothing of inproc's default; the fastest of the modes it ran (%s), "+
-			"which need their rules to hold (see the inproc docs), %s.", defaultImpl(), strings.Join(cmp.cands, ", "), cmp.predicate())
+		w.plain("This run has no " + defaultImpl() + ", so it says nothing of inproc's default; the fastest of the modes it ran ")
+		w.aside(strings.Join(cmp.cands, ", "))
+		w.plain(", which need their rules to hold ")
+		w.aside("see the inproc docs")
+		w.plain(", ")
+		cmp.predicate(&w)
 	case noInProcess:
-		return "This run has no inproc impl, so it says nothing of calls within one process."
+		w.plain("This run has no inproc impl, so it says nothing of calls within one process")
 	case versusRival:
 		if len(cmp.cands) == 1 {
-			return fmt.Sprintf("Against another in-process channel, %s %s.", cmp.cands[0], cmp.predicate())
+			w.plain("Against another in-process channel, " + cmp.cands[0] + " ")
+		} else {
+			w.plain("Against another in-process channel, the fastest of " + strings.Join(cmp.cands, " and ") + " ")
 		}
-		return fmt.Sprintf("Against another in-process channel, the fastest of %s %s.", strings.Join(cmp.cands, " and "), cmp.predicate())
+		cmp.predicate(&w)
 	case forHandlers:
-		return fmt.Sprintf("For connect-go's handlers, or any other http.Handler, %s %s.", describe(cmp.cands[0]), cmp.predicate())
+		w.plain("For connect-go's handlers, or any other http.Handler, ")
+		w.describe(cmp.cands[0])
+		w.plain(" ")
+		cmp.predicate(&w)
 	case batchItems:
-		parts := make([]string, len(c.batches))
+		w.plain("Batching: ")
 		for i, b := range c.batches {
-			parts[i] = b.clause()
+			if i > 0 {
+				w.plain("; ")
+			}
+			b.clause(&w)
 		}
-		return "Batching: " + strings.Join(parts, "; ") + " in this run (package batch does it for any stream)."
+		w.plain(" in this run ")
+		w.aside("package batch does it for any stream")
 	case pickBetweenProcesses:
-		return fmt.Sprintf("Between processes on one machine, pick %s: it %s.", describe(cmp.cands[0]), cmp.predicate())
+		w.plain("Between processes on one machine, pick ")
+		w.describe(cmp.cands[0])
+		w.plain(": it ")
+		cmp.predicate(&w)
 	case socketsWithoutTCP:
-		return fmt.Sprintf("Across processes, this run has no TCP (localhost) to compare %s with.", strings.Join(c.impls, " and "))
+		w.plain("Across processes, this run has no TCP ")
+		w.aside("localhost")
+		w.plain(" to compare " + strings.Join(c.impls, " and ") + " with")
 	case socketsVersusTCP:
-		parts := make([]string, len(c.comparisons))
+		w.plain("Across processes, ")
 		for i, s := range c.comparisons {
-			parts[i] = s.cands[0] + " " + s.predicate()
+			if i > 0 {
+				w.sep("; ")
+			}
+			w.plain(s.cands[0] + " ")
+			s.predicate(&w)
 		}
-		return "Across processes, " + strings.Join(parts, "; ") + "."
 	case floorInProcess:
-		return fmt.Sprintf("What is left to gain: %s %s.", cmp.cands[0], cmp.predicate())
+		w.plain("What is left to gain: " + cmp.cands[0] + " ")
+		cmp.predicate(&w)
 	case floorBetweenProcesses:
-		return fmt.Sprintf("Against the machine's floor between two processes, %s %s.", cmp.cands[0], cmp.predicate())
+		w.plain("Against the machine's floor between two processes, " + cmp.cands[0] + " ")
+		cmp.predicate(&w)
+	default:
+		panic(fmt.Sprintf("a choice of unknown situation %d", c.situation))
 	}
-	panic(fmt.Sprintf("a choice of unknown situation %d", c.situation))
+	return w.done(".")
 }
 
 // defaultImpl is the name of the default inproc impl.
@@ -456,7 +481,7 @@ func speedups(fs []finding) (faster, slower []float64) {
 	return faster, slower
 }
 
-// predicate is the predicate of a sentence whose subject is c's
+// predicate words the predicate of a sentence whose subject is c's
 // candidates, on how the fastest of them compares with the reference in
 // each group: "is 5.8–36× faster than localhost (grpc-go over TCP) in
 // this run (ListStrings respSize=1: 5.8×, ...)". Each group's figure
@@ -464,89 +489,91 @@ func speedups(fs []finding) (faster, slower []float64) {
 // runs for a U test are neither a difference nor its absence: the
 // predicate says it cannot tell, and gives their medians' ratios marked
 // untested.
-func (c comparison) predicate() string {
+func (c comparison) predicate(w *wording) {
 	if c.ref == "" {
-		return "cannot be compared: this run has no baseline outside inproc"
+		w.plain("cannot be compared: this run has no baseline outside inproc")
+		return
 	}
-	refName := describe(c.ref)
 	if len(c.findings) == 0 {
-		return "cannot be compared: this run has no " + refName + " in the same workloads"
+		w.plain("cannot be compared: this run has no ")
+		w.describe(c.ref)
+		w.plain(" in the same workloads")
+		return
 	}
 	significant, noDiffs, untested := c.split()
 	if len(significant)+len(noDiffs) == 0 {
-		return fmt.Sprintf("was not tested against %s: %s", refName, cannotTell(untested, len(c.cands) > 1))
-	}
-	tail := ""
-	if len(untested) > 0 {
-		labels := make([]string, len(untested))
-		for i, f := range untested {
-			labels[i] = f.label
-		}
-		tail = fmt.Sprintf(", and was not tested in %s: %s", strings.Join(shorten(labels), ", "), cannotTell(untested, len(c.cands) > 1))
-	}
-	if len(significant) == 0 {
-		labels := make([]string, len(noDiffs))
-		for i, f := range noDiffs {
-			labels[i] = f.label
-		}
-		return fmt.Sprintf("shows no significant difference from %s in this run (%s)", refName, strings.Join(shorten(labels), ", ")) + tail
+		w.plain("was not tested against ")
+		w.describe(c.ref)
+		w.plain(": ")
+		cannotTell(w, untested, len(c.cands) > 1)
+		return
 	}
 	faster, slower := speedups(significant)
-	var head string
 	switch {
+	case len(significant) == 0:
+		w.plain("shows no significant difference from ")
+		w.describe(c.ref)
 	case len(slower) == 0:
-		head = "is " + span(faster) + " faster than " + refName
+		w.plain("is ")
+		w.figure(span(faster) + " faster")
+		w.plain(" than ")
+		w.describe(c.ref)
 	case len(faster) == 0:
-		head = "is " + span(slower) + " slower than " + refName
+		w.plain("is ")
+		w.figure(span(slower) + " slower")
+		w.plain(" than ")
+		w.describe(c.ref)
 	default:
 		workloads := "workloads"
 		if len(faster) == 1 {
 			workloads = "workload"
 		}
-		head = fmt.Sprintf("is faster than %s in %d %s (%s) and slower in %d (%s)",
-			refName, len(faster), workloads, span(faster), len(slower), span(slower))
+		w.plain("is faster than ")
+		w.describe(c.ref)
+		w.plain(fmt.Sprintf(" in %d %s ", len(faster), workloads))
+		w.aside(span(faster))
+		w.plain(fmt.Sprintf(" and slower in %d ", len(slower)))
+		w.aside(span(slower))
 	}
 	// The figures, then the groups without one: "ListStrings respSize=10:
 	// 7.6×, Unary: 24×; no significant difference in PingPong".
-	// Each list is shortened on its own: a label may drop the workload
-	// only where the list it is read in named it just before.
-	figureLabels, noDiff := make([]string, len(significant)), make([]string, len(noDiffs))
-	for i, f := range significant {
-		figureLabels[i] = f.label
-	}
-	for i, f := range noDiffs {
-		noDiff[i] = f.label
-	}
-	figureLabels, noDiff = shorten(figureLabels), shorten(noDiff)
-	figures := make([]string, len(significant))
-	for i, f := range significant {
-		d := figureLabels[i] + ": "
+	var figures []workloadFigure
+	for _, f := range significant {
+		v := ""
 		if len(c.cands) > 1 {
-			d += f.impl + " "
+			v = f.impl + " "
 		}
 		switch {
 		case len(faster) == 0 || len(slower) == 0: // the head says which way
-			d += formatTimes(max(f.speedup, 1/f.speedup))
+			v += formatTimes(max(f.speedup, 1/f.speedup))
 		case f.speedup >= 1:
-			d += formatTimes(f.speedup) + " faster"
+			v += formatTimes(f.speedup) + " faster"
 		default:
-			d += formatTimes(1/f.speedup) + " slower"
+			v += formatTimes(1/f.speedup) + " slower"
 		}
-		figures[i] = d
+		figures = append(figures, workloadFigure{f.label, v})
 	}
-	details := strings.Join(figures, ", ")
-	if len(noDiff) > 0 {
-		details += "; no significant difference in " + strings.Join(noDiff, ", ")
+	for _, f := range noDiffs {
+		figures = append(figures, workloadFigure{Label: f.label})
 	}
-	return head + " in this run (" + details + ")" + tail
+	w.plain(" in this run")
+	w.figures(figures)
+	if len(untested) > 0 {
+		labels := make([]string, len(untested))
+		for i, f := range untested {
+			labels[i] = f.label
+		}
+		w.plain(fmt.Sprintf(", and was not tested in %s: ", strings.Join(shorten(labels), ", ")))
+		cannotTell(w, untested, len(c.cands) > 1)
+	}
 }
 
-// cannotTell says that the findings fs had too few runs for a U test, how
-// many they had and need, and what their medians alone say, marked
+// cannotTell words that the findings fs had too few runs for a U test,
+// how many they had and need, and what their medians alone say, marked
 // untested: "the verdict cannot tell with 3 runs; 4 or more are needed for a
 // significant difference (untested medians in this run: Unary 25×
 // faster)". With impls, each figure names its impl.
-func cannotTell(fs []finding, impls bool) string {
+func cannotTell(w *wording, fs []finding, impls bool) {
 	lo, hi := fs[0].runs, fs[0].runs
 	labels := make([]string, len(fs))
 	for i, f := range fs {
@@ -567,8 +594,8 @@ func cannotTell(fs []finding, impls bool) string {
 		}
 		figures[i] = d
 	}
-	return fmt.Sprintf("the verdict cannot tell with %s; %d or more are needed for a significant difference (untested medians in this run: %s)",
-		runsText(lo, hi), UTestRuns(), strings.Join(figures, ", "))
+	w.plain(fmt.Sprintf("the verdict cannot tell with %s; %d or more are needed for a significant difference ", runsText(lo, hi), UTestRuns()))
+	w.aside("untested medians in this run: " + strings.Join(figures, ", "))
 }
 
 // runsText is "1 run", "3 runs" or "2–3 runs".
@@ -658,7 +685,10 @@ type batchFigure struct {
 }
 
 // String is the figure as the verdict gives it: "unix 3.4×".
-func (f batchFigure) String() string { return fmt.Sprintf("%s %.2g×", f.impl, f.ratio) }
+func (f batchFigure) String() string { return f.impl + " " + f.times() }
+
+// times is the ratio as the verdict gives it: "3.4×".
+func (f batchFigure) times() string { return fmt.Sprintf("%.2g×", f.ratio) }
 
 // batchPairs are the pairs of groups of one workload and GOMAXPROCS that
 // differ only in batch=1 against batch=N (N > 1), with what batching is
@@ -705,28 +735,37 @@ func (r *Report) batchPairs() []batchPair {
 	return pairs
 }
 
-// clause is p as the verdict's paragraph says it: "sending 64 items a
-// message instead of one (Batching) makes unix 3.4× as fast", marked
+// clause words p as the verdict's paragraph says it: "sending 64 items
+// a message instead of one (Batching) makes unix 3.4× as fast", marked
 // untested where the rows have too few runs for a U test.
-func (p batchPair) clause() string {
-	s := fmt.Sprintf("sending %s items a message instead of one (%s)", p.items, p.label)
+func (p batchPair) clause(w *wording) {
+	w.plain("sending " + p.items + " items a message instead of one ")
+	w.aside(p.label)
 	if len(p.figures) > 0 {
-		s += " makes " + joinFigures(p.figures) + " as fast"
+		w.plain(" makes ")
+		for i, f := range p.figures {
+			if i > 0 {
+				w.plain(", ")
+			}
+			w.plain(f.impl + " ")
+			w.figure(f.times())
+		}
+		w.plain(" as fast")
 	}
 	if len(p.same) > 0 {
 		if len(p.figures) > 0 {
-			s += " and"
+			w.plain(" and")
 		}
-		s += " makes no significant difference to " + strings.Join(p.same, ", ")
+		w.plain(" makes no significant difference to " + strings.Join(p.same, ", "))
 	}
 	if len(p.untested) > 0 {
 		if len(p.figures)+len(p.same) > 0 {
-			s += ", and"
+			w.plain(", and")
 		}
-		s += fmt.Sprintf(" was not tested: the verdict cannot tell with %s; %d or more are needed for a significant difference (untested medians: %s as fast)",
-			runsText(p.lo, p.hi), UTestRuns(), joinFigures(p.untested))
+		w.plain(fmt.Sprintf(" was not tested: the verdict cannot tell with %s; %d or more are needed for a significant difference ",
+			runsText(p.lo, p.hi), UTestRuns()))
+		w.aside("untested medians: " + joinFigures(p.untested) + " as fast")
 	}
-	return s
 }
 
 // joinFigures is "localhost 3.7×, unix 3.4×".

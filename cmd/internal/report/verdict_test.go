@@ -113,7 +113,7 @@ func TestVerdictLabelsNameTheirWorkload(t *testing.T) {
 	if len(got) == 0 || got[len(got)-1] != want {
 		t.Errorf("verdict:\n%s\nwant its last paragraph:\n%s", strings.Join(got, "\n"), want)
 	}
-	if b := Brief(want); b != "Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (no significant difference in 1 of 3 workloads)." {
+	if b := rep.choices()[len(got)-1].item().brief(); b != "Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (no significant difference in 1 of 3 workloads)." {
 		t.Errorf("Brief: %s", b)
 	}
 }
@@ -397,20 +397,28 @@ func TestVerdictBatchingTooFewRuns(t *testing.T) {
 // workload's figure, and says where some showed no difference; what is
 // left to gain shows only when the report has it.
 func TestTextVerdict(t *testing.T) {
-	for _, tc := range []struct{ p, want string }{
-		{pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 10×, Unary: 25×).",
+	every := everyImplReport(t).choices()
+	sockets := reportOf(t, "localhost", 5, map[string]map[string]float64{unaryBench: {"localhost": 50000, "unix": 50250}}).choices()
+	for _, tc := range []struct {
+		c       choice
+		p, want string
+	}{
+		{every[0], pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 10×, Unary: 25×).",
 			pickPrefix + "is 10–25× faster than localhost (grpc-go over TCP) in this run."},
-		{"Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 1.6×, Unary: 1.6×); " +
+		{every[len(every)-1], "Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run (ListStrings respSize=10: 1.6×, Unary: 1.6×); " +
 			"abstract is 1.7× faster than localhost (grpc-go over TCP) in this run (Unary: 1.7×; no significant difference in ListStrings respSize=10).",
 			"Across processes, unix is 1.6× faster than localhost (grpc-go over TCP) in this run; " +
 				"abstract is 1.7× faster than localhost (grpc-go over TCP) in this run (no significant difference in 1 of 2 workloads)."},
-		{"Across processes, unix shows no significant difference from localhost (grpc-go over TCP) in this run (Unary).",
+		{sockets[1], "Across processes, unix shows no significant difference from localhost (grpc-go over TCP) in this run (Unary).",
 			"Across processes, unix shows no significant difference from localhost (grpc-go over TCP) in this run."},
-		{"This run has no inproc impl, so it says nothing of calls within one process.",
+		{sockets[0], "This run has no inproc impl, so it says nothing of calls within one process.",
 			"This run has no inproc impl, so it says nothing of calls within one process."},
 	} {
-		if got := Brief(tc.p); got != tc.want {
-			t.Errorf("Brief(%q)\n got %s\nwant %s", tc.p, got, tc.want)
+		if got := tc.c.paragraph(); got != tc.p {
+			t.Errorf("paragraph\n got %s\nwant %s", got, tc.p)
+		}
+		if got := tc.c.item().brief(); got != tc.want {
+			t.Errorf("brief of %q\n got %s\nwant %s", tc.p, got, tc.want)
 		}
 	}
 
