@@ -37,10 +37,10 @@
 //
 // No control you set is skipped in-process: interceptors, stats handlers
 // and size limits given as the Server's own options apply on every
-// transport. A grpc-go server option that changes what a call may do,
-// given through [WithGRPCServerOptions], reaches sockets only, so
-// [Server.Listen] refuses in-process addresses beside it and names what
-// to use instead.
+// transport. Socket settings such as [WithServerKeepaliveParams] concern
+// sockets alone. grpc-go's own server options, given through
+// [WithGRPCServerOptions], reach sockets only, so [Server.Listen] refuses
+// in-process addresses beside them and names what to use instead.
 //
 // [NewClient] sends plaintext by default only where nothing leaves the
 // machine, judged by what the address says (in-process, unix and abstract

@@ -37,8 +37,8 @@ func (c *countingStats) HandleConn(context.Context, stats.ConnStats) {}
 // option that changes what a call may do, that given through
 // WithGRPCServerOptions it applies over a socket and that Listen refuses
 // an in-process address beside it, naming the option and what to use:
-// in-process calls would skip it in silence. Options that concern sockets
-// alone leave in-process addresses alone.
+// in-process calls would skip it in silence. Listen refuses one that
+// concerns sockets alone too: the Server's socket options give those.
 func TestGRPCServerOptionsNeverSkippedInproc(t *testing.T) {
 	var denied atomic.Int64
 	deny := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -108,30 +108,31 @@ func TestGRPCServerOptionsNeverSkippedInproc(t *testing.T) {
 		})
 	}
 
-	socketOnly := map[string]grpc.ServerOption{
-		"KeepaliveParams":      grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Hour}),
-		"KeepaliveEnforcement": grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Minute}),
-		"WriteBufferSize":      grpc.WriteBufferSize(64 << 10),
-		"ReadBufferSize":       grpc.ReadBufferSize(64 << 10),
-		"InitialWindowSize":    grpc.InitialWindowSize(1 << 20),
-		"MaxConcurrentStreams": grpc.MaxConcurrentStreams(100),
-		"ConnectionTimeout":    grpc.ConnectionTimeout(time.Minute),
-		"NumStreamWorkers":     grpc.NumStreamWorkers(2),
-		"WaitForHandlers":      grpc.WaitForHandlers(true),
-		"SharedWriteBuffer":    grpc.SharedWriteBuffer(false),
-		"InitialConnWindow":    grpc.InitialConnWindowSize(1 << 20),
-		"HeaderTableSize":      grpc.HeaderTableSize(8192),
-	}
-	for name, opt := range socketOnly {
-		t.Run("socket-only="+name, func(t *testing.T) {
-			srv := servertest.NewEchoServer(localgrpc.WithGRPCServerOptions(opt))
-			name := "inproc:" + servertest.UniqueName()
-			servertest.Serve(t, srv, name)
-			if _, err := servertest.Dial(t, name).Get(t.Context(), &echov1.EchoRequest{Text: "x"}); err != nil {
-				t.Errorf("an in-process call beside %s: %v", name, err)
+	// Any option of grpc-go's is refused beside an in-process or shm:
+	// address, even one that concerns sockets alone: which it is cannot be
+	// told. Over a socket alone it is served.
+	keep := localgrpc.WithGRPCServerOptions(grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Hour}))
+	for _, scheme := range []string{"inproc:", "shm:@"} {
+		t.Run("socket-only/refused="+scheme, func(t *testing.T) {
+			srv := servertest.NewEchoServer(keep)
+			defer srv.Stop()
+			err := srv.Listen(scheme + servertest.UniqueName())
+			if err == nil {
+				t.Fatalf("Listen(%s) beside grpc.KeepaliveParams given through WithGRPCServerOptions succeeded", scheme)
+			}
+			if !strings.Contains(err.Error(), "WithServerKeepaliveParams") {
+				t.Errorf("Listen's refusal %q does not name WithServerKeepaliveParams", err)
 			}
 		})
 	}
+	t.Run("socket-only/socket", func(t *testing.T) {
+		srv := servertest.NewEchoServer(keep)
+		sock := "unix:@" + servertest.UniqueName()
+		servertest.Serve(t, srv, sock)
+		if _, err := servertest.Dial(t, sock).Get(t.Context(), &echov1.EchoRequest{Text: "x"}); err != nil {
+			t.Errorf("a socket call beside grpc.KeepaliveParams: %v", err)
+		}
+	})
 }
 
 // wantDenied checks that a unary call is refused by the deny interceptor.

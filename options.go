@@ -16,7 +16,8 @@ type ServerOption func(*serverConfig)
 
 type serverConfig struct {
 	inproc     []inproc.Option
-	grpc       []grpc.ServerOption
+	grpc       []grpc.ServerOption // WithGRPCServerOptions'
+	socket     []grpc.ServerOption // the socket options'
 	creds      credentials.TransportCredentials
 	unary      []grpc.UnaryServerInterceptor
 	stream     []grpc.StreamServerInterceptor
@@ -45,23 +46,24 @@ func WithInprocOptions(opts ...inproc.Option) ServerOption {
 }
 
 // WithGRPCServerOptions passes options to the [grpc.Server] that serves
-// socket and TCP addresses, such as keepalive parameters; in-process calls
-// never see them. An option that changes what a call may do (an
-// interceptor, a stats handler, a message size limit, a tap, an
-// unknown-service handler, a codec, a binary logger) would be skipped in
-// silence for in-process calls, so with one [Server.Listen] refuses every
-// in-process address and names the option and what to use instead:
-// [WithServerUnaryInterceptor], [WithServerStreamInterceptor],
-// [WithServerStatsHandler], [WithServerMaxRecvMsgSize] and
-// [WithServerMaxSendMsgSize] apply on every transport. grpc-go's global
-// server options (csm.EnableObservability registers some) count as given
-// here. grpc.MaxConcurrentStreams and grpc.WaitForHandlers concern sockets
-// alone: in-process calls are not counted against the first, and
-// [Server.Stop] waits for no in-process handler whatever the second says.
-// Transport credentials belong in [WithTransportCredentials]: grpc.Creds
-// given here replaces the server's own credentials, and with
-// [WithPeerCredentials] every socket call is then denied, since the policy
-// cannot check it.
+// unix: and TCP addresses.
+// In-process and shm: calls never see them, and localgrpc cannot tell what
+// they change.
+// So with any of them [Server.Listen] refuses in-process and shm:
+// addresses, and says what to use instead:
+//   - interceptors, stats handlers and size limits: the Server's own
+//     options, such as [WithServerUnaryInterceptor] and
+//     [WithServerMaxRecvMsgSize], which apply on every transport;
+//   - keepalive, HTTP/2 window, buffer, stream and connection settings:
+//     the socket options, such as [WithServerKeepaliveParams], which leave
+//     in-process addresses alone;
+//   - transport credentials: [WithTransportCredentials].
+//
+// grpc-go's global server options (csm.EnableObservability registers
+// some) count as given here.
+// grpc.Creds given here replaces the server's own credentials.
+// With [WithPeerCredentials] every socket call is then denied, since the
+// policy cannot check it.
 func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return func(c *serverConfig) { c.grpc = append(c.grpc, opts...) }
 }

@@ -26,7 +26,7 @@ type Server struct {
 	grpc    *grpc.Server
 	channel *inproc.Channel
 	// notInproc says why an in-process address is refused: options given
-	// through WithGRPCServerOptions that in-process calls would skip.
+	// through WithGRPCServerOptions, or grpc-go's global ones.
 	notInproc error
 	// notShm says why a shm: address is refused: notInproc's options, or
 	// transport credentials, which the framing does not carry.
@@ -91,6 +91,7 @@ func NewServer(opts ...ServerOption) *Server {
 		g, i := l.options()
 		gopts, iopts = append(gopts, g), append(iopts, i)
 	}
+	gopts = append(gopts, cfg.socket...)
 	s.grpc = grpc.NewServer(append(gopts, cfg.grpc...)...)
 	s.notInproc = optionsNotInproc(cfg.grpc)
 	s.notShm = s.notInproc
