@@ -106,6 +106,37 @@ func (a Address) String() string {
 	return a.Name
 }
 
+// Socket returns the network and address that [net.Dial] takes to reach a:
+//   - a unix socket file, and shm: on one: "unix" and its path;
+//   - an abstract socket, and shm: on one: "unix" and its name after "@",
+//     as Go writes an abstract name;
+//   - TCP: "tcp" and its host and port, an empty host written "localhost".
+//
+// ok is false for an in-process address and a grpc-go target, which have
+// no socket.
+// A [Server] given ":PORT" listens on every interface, as [net.Listen]
+// does; Socket names where a client finds it.
+func (a Address) Socket() (network, address string, ok bool) {
+	switch a.Kind {
+	case Unix:
+		return "unix", a.Path, true
+	case Abstract:
+		return "unix", "@" + a.Name, true
+	case Shm:
+		if a.Path == "" {
+			return "unix", "@" + a.Name, true
+		}
+		return "unix", a.Path, true
+	case TCP:
+		host, port, err := net.SplitHostPort(a.HostPort)
+		if err == nil && host == "" {
+			return "tcp", net.JoinHostPort("localhost", port), true
+		}
+		return "tcp", a.HostPort, true
+	}
+	return "", "", false
+}
+
 // isScheme reports whether s is one of the grammar's own schemes.
 func isScheme(s string) bool {
 	return s == "inproc" || s == "unix" || s == "unix-abstract" || s == "shm"

@@ -124,10 +124,7 @@ func localTarget(addr string, a Address) (string, []grpc.DialOption, error) {
 		// cutting them at "?" or "#", so that "unix:@x?y" would reach
 		// another server's "@x": the socket is dialed by its exact
 		// path or name.
-		name := a.Path
-		if a.Kind == Abstract {
-			name = "@" + a.Name
-		}
+		_, name, _ := a.Socket()
 		to, ep = "localhost", "localhost"
 		dial = func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
