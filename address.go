@@ -117,24 +117,18 @@ func (a Address) String() string {
 // A [Server] given ":PORT" listens on every interface, as [net.Listen]
 // does; Socket names where a client finds it.
 func (a Address) Socket() (network, address string, ok bool) {
-	switch a.Kind {
-	case Unix:
-		return "unix", a.Path, true
-	case Abstract:
-		return "unix", "@" + a.Name, true
-	case Shm:
-		if a.Path == "" {
-			return "unix", "@" + a.Name, true
-		}
-		return "unix", a.Path, true
-	case TCP:
-		host, port, err := net.SplitHostPort(a.HostPort)
-		if err == nil && host == "" {
+	switch {
+	case a.Kind == TCP:
+		if host, port, err := net.SplitHostPort(a.HostPort); err == nil && host == "" {
 			return "tcp", net.JoinHostPort("localhost", port), true
 		}
 		return "tcp", a.HostPort, true
+	case a.Kind != Unix && a.Kind != Abstract && a.Kind != Shm:
+		return "", "", false
+	case a.Path != "":
+		return "unix", a.Path, true
 	}
-	return "", "", false
+	return "unix", "@" + a.Name, true
 }
 
 // isScheme reports whether s is one of the grammar's own schemes.

@@ -14,8 +14,8 @@ import (
 // address and leaves nothing bound. Once Listen has returned, [NewClient] on
 // any of the addresses works: socket clients connect, and their calls,
 // like in-process ones, wait until [Server.Serve] serves them (or their
-// context ends). Addresses follow the grammar of [ParseAddress]; grpc-go
-// targets name servers to dial and are refused. A TCP address whose host
+// context ends). [ParseListenAddresses] says which addresses Listen
+// refuses before it binds any. A TCP address whose host
 // is localhost, in any case, binds loopback (127.0.0.1, or ::1 where that
 // fails) without asking a resolver, which might name an interface other
 // machines reach; ":PORT" binds every interface, as net.Listen does.
