@@ -106,6 +106,31 @@ func (a Address) String() string {
 	return a.Name
 }
 
+// Socket returns the network and address that [net.Dial] takes to reach a:
+//   - a unix socket file, and shm: on one: "unix" and its path;
+//   - an abstract socket, and shm: on one: "unix" and its name after "@",
+//     as Go writes an abstract name;
+//   - TCP: "tcp" and its host and port, an empty host written "localhost".
+//
+// ok is false for an in-process address and a grpc-go target, which have
+// no socket.
+// A [Server] given ":PORT" listens on every interface, as [net.Listen]
+// does; Socket names where a client finds it.
+func (a Address) Socket() (network, address string, ok bool) {
+	switch {
+	case a.Kind == TCP:
+		if host, port, err := net.SplitHostPort(a.HostPort); err == nil && host == "" {
+			return "tcp", net.JoinHostPort("localhost", port), true
+		}
+		return "tcp", a.HostPort, true
+	case a.Kind != Unix && a.Kind != Abstract && a.Kind != Shm:
+		return "", "", false
+	case a.Path != "":
+		return "unix", a.Path, true
+	}
+	return "unix", "@" + a.Name, true
+}
+
 // isScheme reports whether s is one of the grammar's own schemes.
 func isScheme(s string) bool {
 	return s == "inproc" || s == "unix" || s == "unix-abstract" || s == "shm"

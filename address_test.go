@@ -133,3 +133,35 @@ func TestTargetFormsGRPCAlsoTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestAddressSocket checks the network and address each kind is dialed
+// at, as net.Dial writes them.
+func TestAddressSocket(t *testing.T) {
+	for _, tc := range []struct {
+		in               string
+		network, address string
+		ok               bool
+	}{
+		{"unix:/run/x.sock", "unix", "/run/x.sock", true},
+		{"unix:///run/x.sock", "unix", "/run/x.sock", true},
+		{"unix:@x", "unix", "@x", true},
+		{"unix-abstract:x", "unix", "@x", true},
+		{"shm:/run/x.sock", "unix", "/run/x.sock", true},
+		{"shm:@x", "unix", "@x", true},
+		{"127.0.0.1:80", "tcp", "127.0.0.1:80", true},
+		{"[::1]:80", "tcp", "[::1]:80", true},
+		{"LOCALHOST:80", "tcp", "LOCALHOST:80", true},
+		{":80", "tcp", "localhost:80", true},
+		{"inproc:x", "", "", false},
+		{"dns:///localhost:443", "", "", false},
+	} {
+		a, err := parseAddress(tc.in, "linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		network, address, ok := a.Socket()
+		if network != tc.network || address != tc.address || ok != tc.ok {
+			t.Errorf("%q: Socket() = %q, %q, %v; want %q, %q, %v", tc.in, network, address, ok, tc.network, tc.address, tc.ok)
+		}
+	}
+}

@@ -167,7 +167,7 @@ func NewClient(addr string, opts ...ClientOption) (ClientConn, error) {
 		return newShmConn(a, cfg)
 	}
 	var gopts []grpc.DialOption
-	local := onThisMachine(a)
+	local := a.OnThisMachine()
 	switch {
 	case cfg.creds != nil:
 		gopts = append(gopts, grpc.WithTransportCredentials(cfg.creds))

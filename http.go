@@ -13,15 +13,21 @@ import (
 	"time"
 )
 
-// Listen listens on a socket address of the grammar — unix:PATH,
-// unix:@NAME or HOST:PORT — as [Server.Listen] does, so that servers of
-// other stacks, such as connect-go's http.Handlers, serve on the same
-// addresses with the same care: no one reaches a unix socket before it has
-// mode (0600 is the Server's default), a stale socket left by a dead
-// server is replaced, a live one is an error, and of servers racing for
-// one path exactly one gets it. Closing the listener removes the
-// socket file it created. In-process addresses and grpc-go targets are
-// errors: nothing listens on them.
+// Listen returns a [net.Listener] for a server of another stack, such as
+// an [http.Server] serving connect-go's handlers; it is not
+// [Server.Listen], with which a Server binds its own addresses.
+// addr is a socket address of the grammar of [ParseAddress]: unix:PATH,
+// unix:@NAME or HOST:PORT.
+// Listen binds it with the care Server.Listen takes:
+//   - no one reaches a unix socket before it has mode (0600 is the
+//     Server's default);
+//   - a stale socket left by a dead server is replaced, and a live one is
+//     an error;
+//   - of servers racing for one path, exactly one gets it.
+//
+// Closing the listener removes the socket file it created.
+// In-process addresses, shm: addresses and grpc-go targets are errors:
+// no socket of theirs serves another stack.
 func Listen(addr string, mode fs.FileMode) (net.Listener, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -74,18 +80,8 @@ func HTTPClient(addr string, opts ...HTTPClientOption) (*http.Client, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	var network, address string
-	switch a.Kind {
-	case Unix:
-		network, address = "unix", a.Path
-	case Abstract:
-		network, address = "unix", "@"+a.Name
-	case TCP:
-		network, address = "tcp", a.HostPort
-		if host, port, _ := net.SplitHostPort(a.HostPort); host == "" {
-			address = net.JoinHostPort("localhost", port)
-		}
-	default:
+	network, address, ok := a.Socket()
+	if !ok || a.Kind == Shm {
 		return nil, "", addressError(addr, "an HTTP client needs a socket address: unix:PATH, unix:@NAME or HOST:PORT")
 	}
 	var protocols http.Protocols

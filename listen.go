@@ -14,8 +14,8 @@ import (
 // address and leaves nothing bound. Once Listen has returned, [NewClient] on
 // any of the addresses works: socket clients connect, and their calls,
 // like in-process ones, wait until [Server.Serve] serves them (or their
-// context ends). Addresses follow the grammar of [ParseAddress]; grpc-go
-// targets name servers to dial and are refused. A TCP address whose host
+// context ends). [ParseListenAddresses] says which addresses Listen
+// refuses before it binds any. A TCP address whose host
 // is localhost, in any case, binds loopback (127.0.0.1, or ::1 where that
 // fails) without asking a resolver, which might name an interface other
 // machines reach; ":PORT" binds every interface, as net.Listen does.
@@ -27,7 +27,7 @@ func (s *Server) Listen(addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("localgrpc: Listen needs at least one address")
 	}
-	parsed, err := parseListenAddrs(addrs)
+	parsed, err := ParseListenAddresses(addrs...)
 	if err != nil {
 		return err
 	}
@@ -135,29 +135,45 @@ func (s *Server) bind(addrs []Address) ([]*listener, error) {
 	return bound, nil
 }
 
-// parseListenAddrs parses addrs, all of them, so that every bad one is
-// named at once.
-func parseListenAddrs(addrs []string) ([]Address, error) {
+// ParseListenAddresses parses the addresses a [Server] is to listen on,
+// as [Server.Listen] does before it binds any.
+// Its error names every bad address at once: its Unwrap() []error gives
+// one [*AddressError] for each.
+// An address is bad if:
+//   - [ParseAddress] refuses it;
+//   - it is a grpc-go target, which names servers to dial;
+//   - it was given before, in the same form or another ("unix:@x",
+//     "unix-abstract:x").
+//
+// TCP port 0 may be given more than once: each binds a port of its own.
+// What only binding tells, such as a port in use, is Server.Listen's
+// error.
+func ParseListenAddresses(addrs ...string) ([]Address, error) {
 	var errs []error
 	parsed := make([]Address, 0, len(addrs))
-	seen := map[Address]bool{}
+	first := map[Address]string{} // the form each was first given in
 	for _, a := range addrs {
 		p, err := ParseAddress(a)
-		switch {
+		switch prev, seen := first[p]; {
 		case err != nil:
 			errs = append(errs, err)
 		case p.Kind == Target:
 			errs = append(errs, addressError(a, "a grpc-go target names servers to dial, not an address to listen on"))
-		case seen[p]:
+		case seen && prev == a:
 			errs = append(errs, addressError(a, "given twice"))
+		case seen:
+			errs = append(errs, addressError(a, "the same address as %q", prev))
 		case p.Kind == TCP && strings.HasSuffix(p.HostPort, ":0"):
 			parsed = append(parsed, p) // each port 0 is a port of its own
 		default:
-			seen[p] = true
+			first[p] = a
 			parsed = append(parsed, p)
 		}
 	}
-	return parsed, errors.Join(errs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return parsed, nil
 }
 
 // listenerAddress is the address of the grammar a listener on addr
@@ -189,33 +205,21 @@ type listener struct {
 
 // listen starts listening on a, which is not Inproc.
 func listen(a Address, mode fs.FileMode) (*listener, error) {
-	switch a.Kind {
-	case Unix:
-		return listenUnix(a, mode)
-	case Abstract:
-		return listenNet(a, "unix", "@"+a.Name)
-	case Shm:
-		// The socket is made as a unix: one is, then serves the framing.
-		inner := Address{Kind: Abstract, Name: a.Name}
-		if a.Path != "" {
-			inner = Address{Kind: Unix, Path: a.Path}
-		}
-		l, err := listen(inner, mode)
-		if err != nil {
-			if ae := (*AddressError)(nil); errors.As(err, &ae) {
-				ae.Address = a.String()
-			}
-			return nil, err
-		}
-		l.addr = a
-		return l, nil
-	case TCP:
-		if host, port, _ := net.SplitHostPort(a.HostPort); host != "" && isLocalhost(host) {
-			return listenLoopback(a, port)
-		}
-		return listenNet(a, "tcp", a.HostPort)
+	network, address, ok := a.Socket()
+	switch {
+	case !ok:
+		return nil, addressError(a.String(), "a grpc-go target names servers to dial, not an address to listen on")
+	case a.Path != "":
+		return listenUnix(a, mode) // Unix, or Shm on a socket file
+	case a.Kind != TCP:
+		return listenNet(a, network, address)
 	}
-	return nil, addressError(a.String(), "a grpc-go target names servers to dial, not an address to listen on")
+	// Socket's address is a client's: ":PORT" binds every interface, as
+	// net.Listen does.
+	if host, port, _ := net.SplitHostPort(a.HostPort); host != "" && isLocalhost(host) {
+		return listenLoopback(a, port)
+	}
+	return listenNet(a, "tcp", a.HostPort)
 }
 
 func listenNet(a Address, network, address string) (*listener, error) {

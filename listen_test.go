@@ -429,3 +429,47 @@ func servingInproc(t *testing.T) *localgrpc.Server {
 	}
 	return srv
 }
+
+// TestParseListenAddresses checks that every bad address of a listen is
+// named at once, in an *AddressError of its own, and that good ones parse
+// in order.
+func TestParseListenAddresses(t *testing.T) {
+	good := []string{"unix:/run/a.sock", "127.0.0.1:0", "127.0.0.1:0", "inproc:a"}
+	parsed, err := localgrpc.ParseListenAddresses(good...)
+	if err != nil || len(parsed) != len(good) {
+		t.Fatalf("ParseListenAddresses(%q) = %v, %v; want %d addresses", good, parsed, err, len(good))
+	}
+	for i, p := range parsed {
+		if p.String() != good[i] {
+			t.Errorf("address %d is %s, want %s", i, p, good[i])
+		}
+	}
+	bad := map[string]string{ // each bad address, and what its error says
+		"dns:///localhost:443": "names servers to dial",
+		"unix:///run/a.sock":   `the same address as "unix:/run/a.sock"`,
+		"h:99999":              "out of range",
+	}
+	addrs := []string{"unix:/run/a.sock", "dns:///localhost:443", "unix:///run/a.sock", "h:99999", "unix:/run/a.sock"}
+	parsed, err = localgrpc.ParseListenAddresses(addrs...)
+	if parsed != nil {
+		t.Errorf("ParseListenAddresses(%q) returned addresses %v beside its error", addrs, parsed)
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok || len(joined.Unwrap()) != len(bad)+1 {
+		t.Fatalf("ParseListenAddresses(%q): %v; want %d errors", addrs, err, len(bad)+1)
+	}
+	for i, e := range joined.Unwrap() {
+		var ae *localgrpc.AddressError
+		if !errors.As(e, &ae) {
+			t.Errorf("error %d, %v, is no *AddressError", i, e)
+			continue
+		}
+		want, ok := bad[ae.Address]
+		if !ok {
+			want = "given twice" // the last unix:/run/a.sock
+		}
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("error for %q: %v; want it to say %q", ae.Address, e, want)
+		}
+	}
+}

@@ -13,13 +13,18 @@ import (
 	"google.golang.org/grpc/resolver"
 )
 
-// onThisMachine reports whether a names an endpoint on this machine by
-// what it says, not by what a name resolves to, which may change: an
-// in-process name, a unix or abstract socket, or TCP to a loopback IP
-// or unspecified address, to "localhost" or to no host at all; for a grpc-go target, a
-// dns or passthrough one whose endpoint is such a host. Any other target
-// (another resolver's scheme, a name that may resolve anywhere) is not.
-func onThisMachine(a Address) bool {
+// OnThisMachine reports whether a names an endpoint on this machine by
+// what it says, as NewClient decides it: such an address is called in
+// plaintext unless given credentials, any other needs them.
+// What a name resolves to, which may change, is not asked.
+// An address on this machine is one of:
+//   - an in-process name, a unix or abstract socket, or shm:;
+//   - TCP to a loopback or unspecified IP address, to "localhost" or to
+//     no host at all;
+//   - a dns or passthrough target whose endpoint is such a host.
+//
+// A name that DNS resolves, "localhost." included, is not on this machine.
+func (a Address) OnThisMachine() bool {
 	switch a.Kind {
 	case Inproc, Unix, Abstract, Shm:
 		return true
@@ -29,12 +34,6 @@ func onThisMachine(a Address) bool {
 	}
 	return false
 }
-
-// OnThisMachine reports whether a names an endpoint on this machine by
-// what it says, as NewClient decides it: such an address is called in
-// plaintext unless given credentials, any other needs them.
-// A name that DNS resolves, "localhost." included, is not on this machine.
-func (a Address) OnThisMachine() bool { return onThisMachine(a) }
 
 // An endpoint is the host and port a TCP address or a dns or passthrough
 // target names.
@@ -103,7 +102,7 @@ func isLocalhost(host string) bool {
 }
 
 // localTarget is the grpc-go target of a, an address on this machine
-// (see onThisMachine) other than an in-process one, with the dial
+// (see OnThisMachine) other than an in-process one, with the dial
 // options that take a connection there and nowhere else, whatever
 // resolvers are registered or given:
 //   - The target's scheme is a resolver's of the connection's own
@@ -124,10 +123,7 @@ func localTarget(addr string, a Address) (string, []grpc.DialOption, error) {
 		// cutting them at "?" or "#", so that "unix:@x?y" would reach
 		// another server's "@x": the socket is dialed by its exact
 		// path or name.
-		name := a.Path
-		if a.Kind == Abstract {
-			name = "@" + a.Name
-		}
+		_, name, _ := a.Socket()
 		to, ep = "localhost", "localhost"
 		dial = func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer

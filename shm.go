@@ -319,12 +319,9 @@ func (r *shmRoute) dial(ctx context.Context) (*shmLink, error) {
 	if r.conn.closed.Err() != nil {
 		return nil, errConnClosing
 	}
-	name := r.addr.Path
-	if name == "" {
-		name = "@" + r.addr.Name
-	}
+	network, address, _ := r.addr.Socket()
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", name)
+	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func (f *serveFlags) run(ctx context.Context, addrs []string, stdout, stderr io.
 	if f.stack != stackGRPC && f.stack != stackConnect {
 		return fmt.Errorf("--stack %q: the stacks are %s and %s", f.stack, stackGRPC, stackConnect)
 	}
-	if err := checkListenAddrs(f.stack, addrs); err != nil {
+	if err := checkListenAddrs(addrs); err != nil {
 		return err
 	}
 	if f.drain < 0 {
@@ -161,32 +161,25 @@ func servedAddress(line string) (string, bool) {
 	return addr, true
 }
 
-// checkListenAddrs says what is wrong with the addresses a server of
-// stack is to listen on, every problem at once, so that what the command
-// line gets wrong is a usage error and only what the machine refuses (a
-// port in use, a path that is not a socket) fails the serving.
-func checkListenAddrs(stack string, addrs []string) error {
+// checkListenAddrs says what is wrong with the addresses serve is to
+// listen on, every problem at once, so that what the command line gets
+// wrong is a usage error and only what the machine refuses (a port in
+// use, a path that is not a socket) fails the serving. Beside what
+// localgrpc.ParseListenAddresses refuses, serve refuses in-process
+// addresses: only the process serving them could call them.
+func checkListenAddrs(addrs []string) error {
 	var bad []error
-	first := make(map[localgrpc.Address]string)
-	for _, a := range addrs {
-		p, err := localgrpc.ParseAddress(a)
-		if err != nil {
-			bad = append(bad, errors.New(withoutPrefix(err)))
-			continue
+	_, err := localgrpc.ParseListenAddresses(addrs...)
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			bad = append(bad, errors.New(withoutPrefix(e)))
 		}
-		switch prev, seen := first[p]; {
-		case p.Kind == localgrpc.Target:
-			bad = append(bad, fmt.Errorf("address %q: a grpc-go target names servers to dial, not an address to listen on", a))
-		case p.Kind == localgrpc.Inproc:
+	} else if err != nil {
+		bad = append(bad, errors.New(withoutPrefix(err)))
+	}
+	for _, a := range addrs {
+		if p, err := localgrpc.ParseAddress(a); err == nil && p.Kind == localgrpc.Inproc {
 			bad = append(bad, fmt.Errorf("address %q: no other process can reach an in-process address, and serve's own makes no calls: serve on unix:@%s (abstract), unix:PATH or HOST:PORT", a, p.Name))
-		case seen && prev == a:
-			bad = append(bad, fmt.Errorf("address %q: given twice", a))
-		case seen:
-			bad = append(bad, fmt.Errorf("address %q: the same address as %q", a, prev))
-		case p.Kind == localgrpc.TCP && strings.HasSuffix(p.HostPort, ":0"):
-			// Each port 0 is a port of its own: not a duplicate.
-		default:
-			first[p] = a
 		}
 	}
 	return errors.Join(bad...)

@@ -29,11 +29,11 @@ func peerPID(addr string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	name := a.Path
-	if name == "" { // abstract, on unix: or shm:
-		name = "@" + a.Name
+	network, address, _ := a.Socket()
+	if network != "unix" {
+		return 0, fmt.Errorf("%s is no unix socket: the kernel names no peer", addr)
 	}
-	conn, err := net.Dial("unix", name)
+	conn, err := net.Dial(network, address)
 	if err != nil {
 		return 0, err
 	}
