@@ -7,6 +7,7 @@ package localgrpc_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,9 +83,21 @@ func TestAttack7RefusedClientStream(t *testing.T) {
 		start := time.Now()
 		r, err := st.CloseAndRecv()
 		d := time.Since(start)
-		return fmt.Sprintf("client: %q %s %s trailer %v\n  %s%s", r.GetText(), a6Err(err), a7Fast(d), mdString(st.Trailer()),
+		out := fmt.Sprintf("client: %q %s %s trailer %v\n  %s%s", r.GetText(), a6Err(err), a7Fast(d), mdString(st.Trailer()),
 			receiveOr(hs, "handler did not report"), a6Settled(cs, ss))
+		return trailerRaced(out)
 	})
+}
+
+// trailerRaced blurs what grpc-go leaves to timing when its client
+// refuses a response it has read: whether the handler's trailer, sent
+// right behind it, arrived first. On a busy machine the oracle's client
+// ends the call before it reads the trailer (an empty Trailer(), InTrailer
+// after End) as often as after; either is grpc-go's behaviour, so the
+// comparison leaves the trailer and its stats event out.
+func trailerRaced(outcome string) string {
+	outcome = regexp.MustCompile(`trailer \{[^}]*\}`).ReplaceAllString(outcome, "trailer (raced)")
+	return strings.ReplaceAll(outcome, " InTrailer", "")
 }
 
 // A client stream whose response the client cannot unmarshal.
