@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // responseWriter is the handler's http.ResponseWriter. It is an
@@ -437,7 +439,7 @@ func (ex *exchange) writeHeaderLocked(code int) {
 		switch {
 		case len(cl) == 0 || cl[0] == "":
 			ex.uncounted = true
-		case validValue(cl[0]):
+		case httpguts.ValidHeaderFieldValue(cl[0]):
 			if n, err := strconv.ParseUint(cl[0], 10, 63); err == nil {
 				ex.length = int64(n)
 				addOne(ex.header, "Content-Length", cl[0], &ex.spare)
