@@ -37,6 +37,12 @@ import (
 // context ends with the first of them; the client's request body is closed
 // once, when the handler is done with it or the client with the exchange.
 type exchange struct {
+	// Each group's booleans sit together, next to another's, so that they
+	// pack: every request allocates an exchange, and 8 bytes more move it
+	// up an allocation size class.
+	mu   sync.Mutex
+	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
+
 	// Set by newExchange, and read-only after.
 	t       *transport
 	handler http.Handler  // t's, or net/http's answer to a request it refuses
@@ -56,32 +62,29 @@ type exchange struct {
 	// trace.go).
 	traced bool
 
-	mu   sync.Mutex
-	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
-
 	// The lifecycle, under mu.
-	writeEnd error
-	readEnd  error
-	inEnd    error
 	sent     bool
+	inClosed bool // the client's request body was closed
+	// informed: a 1xx head was written, so no 100 Continue follows.
+	informed bool
+	// wrote: the client's trace was told of the request's writing;
+	// firstByte: of the response's first byte.
+	wrote, firstByte bool
+	writeEnd         error
+	readEnd          error
+	inEnd            error
 	// closeErr is what the handler's writes fail with once a reset set
 	// writeEnd, as net/http's server fails them with its stream's.
 	closeErr error
-	inClosed bool // the client's request body was closed
 	// stopWatch stops the watch on the client's context, which ends the
 	// exchange when that does; nil if it never ends. Under mu, as the
 	// watch may fire as it is set.
 	stopWatch func() bool
 	// deadlines are the handler's, nil until it sets one.
 	deadlines *deadlines
-	// informed: a 1xx head was written, so no 100 Continue follows.
-	informed bool
 	// informationalSize is what HTTP/2 counts of the 1xx heads sent so
 	// far.
 	informationalSize int64
-	// wrote: the client's trace was told of the request's writing;
-	// firstByte: of the response's first byte.
-	wrote, firstByte bool
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.

@@ -47,13 +47,13 @@ type window struct {
 	// handler's next flush. At most windowSize bytes wait for the client.
 	buf        []byte
 	r, flushed int
-	// waitingForRoom says a write waits for the client to read.
-	waitingForRoom bool
 	// Once the client reads no more, held is how many bytes the handler
 	// wrote since its last flush that no one reads, and stuck says a
 	// flush of them failed (see hold).
 	held  int
 	stuck bool
+	// waitingForRoom says a write waits for the client to read.
+	waitingForRoom bool
 }
 
 // waiting is how many bytes wait for the client, flushed or not.
