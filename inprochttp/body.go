@@ -45,17 +45,10 @@ func (b *responseBody) Read(p []byte) (int, error) {
 			ex.clientEnd(err, err)
 			return 0, err
 		}
-		if ex.r < ex.flushed {
-			n := copy(p, ex.buf[ex.r:ex.flushed])
-			ex.r += n
-			if ex.waitingForRoom && len(ex.buf)-ex.r <= windowSize/2 {
-				// Room for a waiting write, enough that it need not
-				// wait again at once, as HTTP/2 returns its window.
+		if ex.win.readable() {
+			n, drained := ex.win.read(p)
+			if ex.win.roomReturned() {
 				ex.cond.Broadcast()
-			}
-			drained := ex.r == len(ex.buf)
-			if drained {
-				ex.buf, ex.r, ex.flushed = ex.buf[:0], 0, 0
 			}
 			if ex.remain >= 0 {
 				if int64(n) > ex.remain {
@@ -105,7 +98,7 @@ func (ex *exchange) readEOFLocked() error {
 		err = tooLarge
 	}
 	ex.readEnd = err
-	ex.dropWindowLocked()
+	ex.win.drop()
 	if tooLarge == nil {
 		ex.deliverTrailersLocked(trailer)
 	}

@@ -115,9 +115,8 @@ func (c errCode) String() string {
 // golang.org/x/net/http2's StreamError, and its As method is net/http's,
 // so that errors.As finds an http2.StreamError in it, with its Code, as
 // it does in net/http's. Importing x/net/http2 to return its type would
-// link its HTTP/2 client and server, and x/net/idna with x/text's tables,
-// into every program that imports this package; net/http, which bundles
-// its own copy, does the same. StreamID is 0, as no connection numbers
+// link its HTTP/2 client and server into every program that imports this
+// package; net/http, which bundles its own copy, does the same. StreamID is 0, as no connection numbers
 // streams here. Cause is a *streamCause. Like net/http's, a streamError
 // has no Unwrap method: errors.Is finds nothing in it.
 type streamError struct {

@@ -37,6 +37,13 @@ import (
 // context ends with the first of them; the client's request body is closed
 // once, when the handler is done with it or the client with the exchange.
 type exchange struct {
+	// Each group's booleans sit together, next to another's, so that they
+	// pack: every request allocates an exchange, and 8 bytes more move it
+	// up an allocation size class.
+	mu   sync.Mutex
+	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
+
+	// Set by newExchange, and read-only after.
 	t       *transport
 	handler http.Handler  // t's, or net/http's answer to a request it refuses
 	creq    *http.Request // the client's request
@@ -44,42 +51,40 @@ type exchange struct {
 	// cancel and cancelDeadline end the handler's context.
 	cancel         context.CancelCauseFunc
 	cancelDeadline context.CancelFunc
+	writer         responseWriter // the handler's http.ResponseWriter
+	body           responseBody   // the client's Response.Body
+	in             requestBody    // the handler's Request.Body
+	head           bool           // the request is HEAD: the body is discarded
+	// hasDeadline: the client's context has a deadline, which the
+	// handler's carries.
+	hasDeadline bool
+	// traced: the client's context has an httptrace.ClientTrace (see
+	// trace.go).
+	traced bool
 
-	writer responseWriter // the handler's http.ResponseWriter
-	body   responseBody   // the client's Response.Body
-	in     requestBody    // the handler's Request.Body
-
-	mu   sync.Mutex
-	cond sync.Cond // on mu: RoundTrip waits for the head, Read for bytes or an end, Write for room
-
+	// The lifecycle, under mu.
+	sent     bool
+	inClosed bool // the client's request body was closed
+	// informed: a 1xx head was written, so no 100 Continue follows.
+	informed bool
+	// wrote: the client's trace was told of the request's writing;
+	// firstByte: of the response's first byte.
+	wrote, firstByte bool
+	writeEnd         error
+	readEnd          error
+	inEnd            error
+	// closeErr is what the handler's writes fail with once a reset set
+	// writeEnd, as net/http's server fails them with its stream's.
+	closeErr error
 	// stopWatch stops the watch on the client's context, which ends the
 	// exchange when that does; nil if it never ends. Under mu, as the
 	// watch may fire as it is set.
 	stopWatch func() bool
 	// deadlines are the handler's, nil until it sets one.
 	deadlines *deadlines
-
 	// informationalSize is what HTTP/2 counts of the 1xx heads sent so
 	// far.
 	informationalSize int64
-
-	writeEnd error
-	readEnd  error
-	inEnd    error
-	// closeErr is what the handler's writes fail with once a reset set
-	// writeEnd, as net/http's server fails them with its stream's.
-	closeErr error
-	sent     bool
-	inClosed bool // the client's request body was closed
-	// informed: a 1xx head was written, so no 100 Continue follows.
-	informed bool
-	// hasDeadline: the client's context has a deadline, which the
-	// handler's carries.
-	hasDeadline bool
-	// traced: the client's context has an httptrace.ClientTrace (see
-	// trace.go); wrote: it was told of the request's writing; firstByte:
-	// of the response's first byte.
-	traced, wrote, firstByte bool
 
 	// The response's head, set on the handler's goroutine before it is
 	// sent; the client reads it after.
@@ -93,7 +98,6 @@ type exchange struct {
 	length  int64
 	written int64       // bytes of body the handler wrote, refused ones too
 	trailer http.Header // set with writeEnd io.EOF
-	head    bool        // the request is HEAD: the body is discarded
 	sniff   bool        // Content-Type is to be detected from the body
 	dated   bool        // the handler's header has a Date key: net/http's server adds none
 	ended   bool        // the head was sent at the end: no body, no trailers
@@ -101,23 +105,14 @@ type exchange struct {
 	// which net/http's server sends as it is, and counts no length.
 	uncounted bool
 
-	// The client's response, and how many bytes of its body are left to
-	// read if its length is known, or -1.
+	// The client's: its response, and how many bytes of its body are
+	// left to read if its length is known, or -1.
 	resp   *http.Response
 	remain int64
 
-	// The window of response bytes: the client may read buf[r:flushed];
-	// buf[flushed:] waits for the handler's next flush. At most
-	// windowSize bytes wait for the client; a write that would go beyond
-	// waits for room, and says so in waitingForRoom.
-	buf        []byte
-	r, flushed int
-	// Once the response has ended for the handler, held is how many
-	// bytes it wrote since its last flush that no one reads, and stuck
-	// says a flush of them failed (see holdLocked).
-	held           int
-	waitingForRoom bool
-	stuck          bool
+	// win holds the response's body on its way from the handler to the
+	// client, under mu.
+	win window
 }
 
 const (
@@ -452,7 +447,7 @@ func (ex *exchange) clientEnd(readErr, cause error) {
 	ex.mu.Lock()
 	if ex.readEnd == nil {
 		ex.readEnd = readErr
-		ex.dropWindowLocked()
+		ex.win.drop()
 		ex.cond.Broadcast()
 	}
 	handlerRunning := ex.writeEnd == nil

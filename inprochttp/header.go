@@ -76,7 +76,7 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 	out := make(http.Header, len(h)+extra)
 	var variants []string // keys that several of h's have, differing in case
 	for k, vv := range h {
-		if !isToken(k) {
+		if !httpguts.ValidHeaderFieldName(k) {
 			if kind == requestHead {
 				return nil, nil, fmt.Errorf("inprochttp: invalid header field name %q", k)
 			}
@@ -116,7 +116,7 @@ func cloneHeader(h http.Header, extra int, kind headKind) (http.Header, []string
 // a head of kind: HTTP can carry it, and net/http's server sends no
 // Transfer-Encoding but "trailers", whatever the case of its key.
 func (kind headKind) keeps(key, v string) bool {
-	return validValue(v) && (kind == requestHead || key != "Transfer-Encoding" || v == "trailers")
+	return httpguts.ValidHeaderFieldValue(v) && (kind == requestHead || key != "Transfer-Encoding" || v == "trailers")
 }
 
 // caseVariants is what a peer reads of the values of h's keys whose
@@ -127,7 +127,7 @@ func (kind headKind) keeps(key, v string) bool {
 func caseVariants(h http.Header, key string, kind headKind) []string {
 	var keys []string
 	for k, vv := range h {
-		if isToken(k) && http.CanonicalHeaderKey(k) == key && !kind.leftOut(k, key, vv) {
+		if httpguts.ValidHeaderFieldName(k) && http.CanonicalHeaderKey(k) == key && !kind.leftOut(k, key, vv) {
 			keys = append(keys, k)
 		}
 	}
@@ -177,17 +177,6 @@ func connectionSpecific(key string) bool {
 	return false
 }
 
-// validValue reports whether HTTP can carry v as a field value: no control
-// characters but tab.
-func validValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // declaredTrailers returns the canonical keys the values of a "Trailer"
 // field declare, comma-separated: those the client's Response.Trailer
 // lists, whether or not they may be trailers.
@@ -215,9 +204,9 @@ func (t *transport) trailers(h http.Header, declared []string) http.Header {
 	set := func(k string, vv []string) {
 		kept := vv
 		for i, v := range vv {
-			if !validValue(v) { // rare: copy the others
+			if !httpguts.ValidHeaderFieldValue(v) { // rare: copy the others
 				kept = append(vv[:i:i], vv[i+1:]...)
-				kept = slices.DeleteFunc(kept, func(v string) bool { return !validValue(v) })
+				kept = slices.DeleteFunc(kept, func(v string) bool { return !httpguts.ValidHeaderFieldValue(v) })
 				break
 			}
 		}
@@ -230,7 +219,7 @@ func (t *transport) trailers(h http.Header, declared []string) http.Header {
 		out[k] = kept
 	}
 	for _, k := range declared {
-		if isToken(k) && httpguts.ValidTrailerHeader(k) {
+		if httpguts.ValidHeaderFieldName(k) && httpguts.ValidTrailerHeader(k) {
 			set(k, h[k])
 		}
 	}
@@ -239,7 +228,7 @@ func (t *transport) trailers(h http.Header, declared []string) http.Header {
 			switch name = http.CanonicalHeaderKey(name); {
 			case !httpguts.ValidTrailerHeader(name):
 				t.logInvalidTrailer(name)
-			case isToken(name):
+			case httpguts.ValidHeaderFieldName(name):
 				set(name, vv)
 			}
 		}

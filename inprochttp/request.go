@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // A request crosses as HTTP/2 carries it: net/http's client checks it and
@@ -50,7 +52,7 @@ func serverRequest(req, sreq *http.Request, maxList int64, maxHeaderBytes int) (
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
-	} else if !isToken(method) {
+	} else if !httpguts.ValidHeaderFieldName(method) {
 		return arrival{}, fmt.Errorf("inprochttp: invalid method %q", method)
 	}
 	if err := checkConnHeaders(req.Header); err != nil {
@@ -125,11 +127,11 @@ func requestHost(req *http.Request) (string, error) {
 	}
 	// The error names the Host the client gave, not the empty string
 	// that comes back with it.
-	ascii, err := punycodeHostPort(host)
+	ascii, err := httpguts.PunycodeHostPort(host)
 	if err != nil {
 		return "", fmt.Errorf("inprochttp: invalid Host %q: %w", host, err)
 	}
-	if !validHost(ascii) {
+	if !httpguts.ValidHostHeader(ascii) {
 		return "", errors.New("inprochttp: invalid Host header")
 	}
 	return ascii, nil
@@ -182,11 +184,11 @@ func requestTrailer(req *http.Request) (http.Header, error) {
 	}
 	keys := make([]string, 0, len(req.Trailer))
 	for k, vv := range req.Trailer {
-		if !isToken(k) {
+		if !httpguts.ValidHeaderFieldName(k) {
 			return nil, fmt.Errorf("inprochttp: invalid HTTP trailer name %q", k)
 		}
 		for _, v := range vv {
-			if !validValue(v) {
+			if !httpguts.ValidHeaderFieldValue(v) {
 				return nil, fmt.Errorf("inprochttp: invalid HTTP trailer value for header %q", k)
 			}
 		}
@@ -279,7 +281,7 @@ func requestHeader(req *http.Request, method string) (h http.Header, arrived arr
 			h["Cookie"] = joined
 		}
 	}
-	if vv, ok := h["Expect"]; ok && containsToken(vv, "100-continue") {
+	if vv, ok := h["Expect"]; ok && httpguts.HeaderValuesContainsToken(vv, "100-continue") {
 		delete(h, "Expect")
 		arrived.needsContinue = true
 	}
@@ -356,21 +358,9 @@ func cookiePairs(vv []string) iter.Seq[string] {
 	}
 }
 
-// containsToken reports whether one of the comma-separated elements of
-// values is token, in any case.
-func containsToken(values []string, token string) bool {
-	for _, v := range values {
-		for e := range strings.SplitSeq(v, ",") {
-			if asciiEqualFold(strings.Trim(e, " \t"), token) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // asciiEqualFold is strings.EqualFold in ASCII alone, as HTTP compares
-// names and tokens: "ſ" is no "s" there.
+// names and tokens: "ſ" is no "s" there. It is net/http's
+// internal/ascii.EqualFold, which httpguts does not export.
 func asciiEqualFold(s, t string) bool {
 	if len(s) != len(t) {
 		return false

@@ -16,11 +16,11 @@ import (
 func TestWindowBounds(t *testing.T) {
 	full := make(chan int, 1) // bytes buffered, each time a write waits
 	testHookWindowFull = func(ex *exchange) {
-		if cap(ex.buf) > windowSize {
-			t.Errorf("the window grew to %d bytes", cap(ex.buf))
+		if cap(ex.win.buf) > windowSize {
+			t.Errorf("the window grew to %d bytes", cap(ex.win.buf))
 		}
 		select {
-		case full <- len(ex.buf) - ex.r:
+		case full <- ex.win.waiting():
 		default:
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // responseWriter is the handler's http.ResponseWriter. It is an
@@ -212,10 +214,10 @@ func (w *responseWriter) FlushError() error {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	if err := ex.writeErrLocked(); err != nil {
-		if ex.unflushedLocked() > 0 {
+		if ex.win.buffered() > 0 {
 			// net/http's buffer failed to flush what it held, and
 			// keeps the error.
-			ex.stuck = true
+			ex.win.stuck = true
 		}
 		return err
 	}
@@ -323,13 +325,13 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 			// the client has its HEAD response's head.
 			return 0, err
 		}
-		return ex.holdLocked(len(p), err)
+		return ex.win.hold(len(p), err)
 	}
 	if ex.head {
 		// A HEAD response has no body, but what is written before the
 		// head is sent still gives its Content-Type and Content-Length.
 		if !ex.sent {
-			ex.buf = append(ex.buf, p[:min(len(p), chunkSize-len(ex.buf))]...)
+			writeWindowUpTo(&ex.win, p, chunkSize)
 		}
 		if !ex.sent && ex.written > chunkSize {
 			ex.flushLocked()
@@ -338,27 +340,26 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		room := windowSize - (len(ex.buf) - ex.r)
+		room := windowSize - ex.win.waiting()
 		if room <= 0 {
 			// The client must see what waits, or it would wait for us.
 			ex.flushLocked()
 			if testHookWindowFull != nil {
 				testHookWindowFull(ex)
 			}
-			ex.waitingForRoom = true
+			ex.win.waitingForRoom = true
 			ex.cond.Wait()
-			ex.waitingForRoom = false
+			ex.win.waitingForRoom = false
 			if err := ex.writeErrLocked(); err != nil {
 				return n, err
 			}
 			continue
 		}
 		k := min(room, len(p)-n)
-		ex.appendLocked(k)
-		ex.buf = append(ex.buf, p[n:n+k]...)
+		writeWindow(&ex.win, p[n:n+k])
 		n += k
 	}
-	if len(ex.buf)-ex.flushed > chunkSize {
+	if ex.win.unflushed() > chunkSize {
 		// What net/http's 4 KiB bufio.Writer does with a write that
 		// does not fit: a chunk full to the last byte still waits, so
 		// a response of 4 KiB that ends with the handler has its
@@ -366,33 +367,6 @@ func write[T []byte | string](ex *exchange, p T) (int, error) {
 		ex.flushLocked()
 	}
 	return n, nil
-}
-
-// holdLocked is what a write of n bytes returns once the response has
-// ended for err, as net/http's 4 KiB bufio.Writer, which the handler's
-// writes go through, returns it: it holds what fits, and fails once it
-// must flush, having taken what fit; from then on it fails every write.
-// What it holds no one reads.
-func (ex *exchange) holdLocked(n int, err error) (int, error) {
-	if ex.stuck {
-		return 0, err
-	}
-	held := ex.unflushedLocked()
-	if held+n <= chunkSize {
-		ex.held += n
-		return n, nil
-	}
-	ex.stuck = true
-	if held == 0 {
-		return 0, err // written through the buffer, and failed
-	}
-	return chunkSize - held, err
-}
-
-// unflushedLocked is how many bytes the handler wrote since its last
-// flush: net/http's buffer would hold them.
-func (ex *exchange) unflushedLocked() int {
-	return len(ex.buf) - ex.flushed + ex.held
 }
 
 // testHookWindowFull, if set, is called with ex.mu held as a write waits
@@ -437,7 +411,7 @@ func (ex *exchange) writeHeaderLocked(code int) {
 		switch {
 		case len(cl) == 0 || cl[0] == "":
 			ex.uncounted = true
-		case validValue(cl[0]):
+		case httpguts.ValidHeaderFieldValue(cl[0]):
 			if n, err := strconv.ParseUint(cl[0], 10, 63); err == nil {
 				ex.length = int64(n)
 				addOne(ex.header, "Content-Length", cl[0], &ex.spare)
@@ -456,9 +430,9 @@ func (ex *exchange) flushLocked() {
 		ex.sendHeadLocked()
 	}
 	if ex.head {
-		ex.buf = ex.buf[:0] // no one reads it
+		ex.win.discard()
 	}
-	ex.flushed = len(ex.buf)
+	ex.win.flush()
 	ex.cond.Broadcast()
 }
 
@@ -471,14 +445,15 @@ func (ex *exchange) flushLocked() {
 func (ex *exchange) sendHeadLocked() {
 	// After the values of the keys in other cases, which the client
 	// merges with them.
-	if ex.sniff && len(ex.buf) > 0 {
-		addOne(ex.header, "Content-Type", http.DetectContentType(ex.buf), &ex.spare)
+	body := ex.win.pending()
+	if ex.sniff && len(body) > 0 {
+		addOne(ex.header, "Content-Type", http.DetectContentType(body), &ex.spare)
 	}
-	if ex.length < 0 && !ex.uncounted && ex.writeEnd != nil && bodyAllowed(ex.status) && (len(ex.buf) > 0 || !ex.head) {
-		ex.length = int64(len(ex.buf))
-		addOne(ex.header, "Content-Length", strconv.Itoa(len(ex.buf)), &ex.spare)
+	if ex.length < 0 && !ex.uncounted && ex.writeEnd != nil && bodyAllowed(ex.status) && (len(body) > 0 || !ex.head) {
+		ex.length = int64(len(body))
+		addOne(ex.header, "Content-Length", strconv.Itoa(len(body)), &ex.spare)
 	}
-	ex.ended = ex.writeEnd != nil && len(ex.buf) == 0 && len(ex.trailer) == 0
+	ex.ended = ex.writeEnd != nil && len(body) == 0 && len(ex.trailer) == 0
 	ex.sent = true
 	if len(ex.declared) > 0 {
 		ex.t.logInvalidTrailers(ex.declared)
