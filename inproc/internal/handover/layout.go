@@ -137,3 +137,31 @@ func hasLegacyExtensions(st reflect.Type) bool {
 	}
 	return false
 }
+
+// isOneofBytes reports whether st is a oneof's wrapper of a bytes field:
+// one []byte field tagged `protobuf:"bytes,5,opt,name=ob,proto3,oneof"`.
+func isOneofBytes(st reflect.Type) bool {
+	if st.NumField() != 1 || st.Field(0).Type != bytesType {
+		return false
+	}
+	tag := st.Field(0).Tag.Get("protobuf")
+	return strings.HasPrefix(tag, "bytes,") && strings.HasSuffix(tag, ",oneof")
+}
+
+// oneofWrappers returns the structs of the oneof wrappers that t, a
+// pointer to a legacy message's struct, lists in its XXX_OneofWrappers.
+// Older generators and gogoproto make that method.
+// protobuf-go's legacy loader finds a legacy message's oneofs by it too.
+func oneofWrappers(t reflect.Type) []reflect.Type {
+	w, ok := reflect.Zero(t).Interface().(interface{ XXX_OneofWrappers() []any })
+	if !ok {
+		return nil
+	}
+	var structs []reflect.Type
+	for _, wrapper := range w.XXX_OneofWrappers() {
+		if wt := reflect.TypeOf(wrapper); wt != nil && wt.Kind() == reflect.Pointer && wt.Elem().Kind() == reflect.Struct {
+			structs = append(structs, wt.Elem())
+		}
+	}
+	return structs
+}

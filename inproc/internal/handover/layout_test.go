@@ -5,12 +5,15 @@ import (
 	"testing"
 
 	"github.com/localgrpc/localgrpc/internal/zoo/editions"
+	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
 	"github.com/localgrpc/localgrpc/internal/zoo/hybrid"
 	"github.com/localgrpc/localgrpc/internal/zoo/opaque"
 	"github.com/localgrpc/localgrpc/internal/zoo/open3"
 	"github.com/localgrpc/localgrpc/internal/zoo/proto2"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/runtime/protoimpl"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
@@ -91,6 +94,37 @@ func TestLayoutAssumptions(t *testing.T) {
 			t.Error("opaque Holder keeps no race-detector shadow: isReceiversOwn names a field that is gone")
 		}
 	})
+	t.Run("oneof-bytes", func(t *testing.T) {
+		// isOneofBytes reads the tag protoc-gen-go writes on a oneof's
+		// wrapper; the descriptor says which wrapper holds bytes.
+		md := (&flat3.Rich{}).ProtoReflect().Descriptor()
+		for _, w := range []any{&flat3.Rich_Os{}, &flat3.Rich_Ol{}, &flat3.Rich_Ob{}} {
+			st := reflect.TypeOf(w).Elem()
+			fd, _ := protoField(st.Field(0), md)
+			if fd == nil || fd.ContainingOneof() == nil {
+				t.Fatalf("%v: its tag names no oneof member of %v", st, md.FullName())
+			}
+			if got, want := isOneofBytes(st), fd.Kind() == protoreflect.BytesKind; got != want {
+				t.Errorf("%v: isOneofBytes = %v, want %v (%v)", st, got, want, fd.Kind())
+			}
+		}
+	})
+	t.Run("oneof-wrappers", func(t *testing.T) {
+		// protobuf-go's legacy loader finds a legacy message's oneof
+		// members by the method oneofWrappers calls: if it renamed it,
+		// the member would be missing from the descriptor it derives.
+		got := oneofWrappers(reflect.TypeFor[*legacyPick]())
+		if len(got) != 1 || got[0] != reflect.TypeFor[legacyPick_B]() {
+			t.Errorf("oneofWrappers = %v, want [%v]", got, reflect.TypeFor[legacyPick_B]())
+		}
+		md := protoimpl.X.ProtoMessageV2Of(&legacyPick{}).ProtoReflect().Descriptor()
+		if od := md.Oneofs().ByName("pick"); od == nil || od.Fields().ByName("b") == nil {
+			t.Errorf("protobuf-go's legacy loader did not find the oneof member b of %v through XXX_OneofWrappers", md.FullName())
+		}
+		if got := oneofWrappers(reflect.TypeFor[*flat3.Rich]()); got != nil {
+			t.Errorf("oneofWrappers of protoc-gen-go's code = %v, want none", got)
+		}
+	})
 	t.Run("not-generated", func(t *testing.T) {
 		type embeds struct{ open3.Leaf }
 		for _, st := range []reflect.Type{reflect.TypeFor[dynamicpb.Message](), reflect.TypeFor[embeds]()} {
@@ -109,4 +143,25 @@ func fieldIndex(st reflect.Type, off uintptr) int {
 		}
 	}
 	return -1
+}
+
+// legacyPick is a legacy message, as older generators made them, with a
+// oneof its XXX_OneofWrappers lists.
+type legacyPick struct {
+	Pick isLegacyPick_Pick `protobuf_oneof:"pick"`
+}
+
+type isLegacyPick_Pick interface{ isLegacyPick_Pick() }
+
+type legacyPick_B struct {
+	B []byte `protobuf:"bytes,1,opt,name=b,proto3,oneof"`
+}
+
+func (*legacyPick_B) isLegacyPick_Pick() {}
+
+func (m *legacyPick) Reset()         { *m = legacyPick{} }
+func (m *legacyPick) String() string { return "legacyPick" }
+func (*legacyPick) ProtoMessage()    {}
+func (*legacyPick) XXX_OneofWrappers() []any {
+	return []any{(*legacyPick_B)(nil)}
 }

@@ -44,11 +44,9 @@ func codesItselfWithin(t reflect.Type, seen map[reflect.Type]bool) bool {
 	if fieldsCodeThemselves(t.Elem(), seen) {
 		return true
 	}
-	if w, ok := reflect.Zero(t).Interface().(interface{ XXX_OneofWrappers() []any }); ok {
-		for _, wrapper := range w.XXX_OneofWrappers() {
-			if wt := reflect.TypeOf(wrapper); wt.Kind() == reflect.Pointer && wt.Elem().Kind() == reflect.Struct && fieldsCodeThemselves(wt.Elem(), seen) {
-				return true
-			}
+	for _, wt := range oneofWrappers(t) {
+		if fieldsCodeThemselves(wt, seen) {
+			return true
 		}
 	}
 	return false

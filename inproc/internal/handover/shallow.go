@@ -3,7 +3,6 @@ package handover
 import (
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -229,15 +228,6 @@ func emptyIsAbsent(sf reflect.StructField, md protoreflect.MessageDescriptor) bo
 	}
 	fd, _ := protoField(sf, md)
 	return fd != nil && !fd.HasPresence()
-}
-
-// isOneofBytes reports whether st is a oneof's wrapper of a bytes field.
-func isOneofBytes(st reflect.Type) bool {
-	if st.NumField() != 1 || st.Field(0).Type != bytesType {
-		return false
-	}
-	tag := st.Field(0).Tag.Get("protobuf")
-	return strings.HasPrefix(tag, "bytes,") && strings.HasSuffix(tag, ",oneof")
 }
 
 // mergePlain merges each two 8-byte moves of plain data that follow each
