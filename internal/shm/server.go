@@ -379,7 +379,7 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 	}()
 	if md, err := cs.Header(); err == nil && md != nil {
 		if sc.c.write(headersFrame(nil, s.id, md)) != nil {
-			drain(cs)
+			sc.awaitCallEnd(ctx)
 			return
 		}
 	}
@@ -396,23 +396,22 @@ func (sc *ServerConn) serveStream(ctx context.Context, s *stream, method string,
 		err = s.send(sc.ctx, nil, bytesOf(m.Data), nil)
 		m.Data.Free()
 		if err != nil {
-			drain(cs)
+			sc.awaitCallEnd(ctx)
 			return
 		}
 	}
 }
 
-// drain takes what the handler still sends until the channel ends the
-// call, which the client's reset or the connection's end has it do: the
-// call's context is cancelled only after, so that the handler learns of
-// the end as the channel says it (a closed connection, not a cancel).
-func drain(cs grpc.ClientStream) {
-	for {
-		var m inprocconn.Encoded
-		if cs.RecvMsg(&m) != nil {
-			return
-		}
-		m.Data.Free()
+// awaitCallEnd waits, taking nothing more from the handler, until the
+// call ends: the client's reset cancels the call's context (later), and
+// the connection's end ends the call as a closed connection (bind's
+// context). Until then the handler's Send waits on a full window, as on
+// a socket whose client is gone; had the messages been taken, its Sends
+// would have succeeded into a call no one reads.
+func (sc *ServerConn) awaitCallEnd(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-sc.ctx.Done():
 	}
 }
 
