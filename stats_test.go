@@ -156,3 +156,48 @@ func TestAttack5StatsThroughNewClient(t *testing.T) {
 		})
 	}
 }
+
+// endNotifier is a stats handler that tells of every call that ends:
+// its method and its error.
+type endNotifier struct{ ended chan callEnd }
+
+type callEnd struct {
+	method string
+	err    error
+}
+
+type methodKey struct{}
+
+func (n endNotifier) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	return context.WithValue(ctx, methodKey{}, info.FullMethodName)
+}
+
+func (n endNotifier) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.End); ok {
+		n.ended <- callEnd{ctx.Value(methodKey{}).(string), s.(*stats.End).Error}
+	}
+}
+
+func (endNotifier) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (endNotifier) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// TestStatsHandlerOnEveryTransport checks that a stats handler given once
+// hears of calls on every transport.
+func TestStatsHandlerOnEveryTransport(t *testing.T) {
+	h := endNotifier{ended: make(chan callEnd, 1)}
+	srv := newEchoServer(localgrpc.WithServerStatsHandler(h))
+	serve(t, srv, "inproc:"+uniqueName(t), "unix:"+socketPath(t), "unix:@"+uniqueName(t), "127.0.0.1:0")
+	for _, addr := range srv.Addrs() {
+		if _, err := dial(t, addr).Get(timeoutCtx(t), &echov1.EchoRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-h.ended:
+			if e.method != "/echo.v1.Echo/Get" {
+				t.Errorf("%s: the stats handler saw the end of %q, want /echo.v1.Echo/Get", addr, e.method)
+			}
+		case <-time.After(waitLimit):
+			t.Errorf("%s: the stats handler saw no end of the call", addr)
+		}
+	}
+}
