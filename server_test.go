@@ -343,7 +343,12 @@ func TestClientInterceptorDroppingOptions(t *testing.T) {
 					t.Errorf("the call in flight when its connection closed: %v; want Canceled", err)
 				}
 				e := receive(t, ends.ended, "the stats handler to hear the call end")
-				if e.method != methods[call.Name] || status.Code(e.err) != codes.Canceled {
+				// grpc-go's client stream, on a busy machine, may read the
+				// closing transport's EOF before Close's error and report
+				// that End as a success (stream.go, finish): on a socket,
+				// grpc-go's own behaviour, it is allowed; in-process it is not.
+				endOK := status.Code(e.err) == codes.Canceled || tr.name == "unix" && e.err == nil
+				if e.method != methods[call.Name] || !endOK {
 					t.Errorf("the stats handler heard %s end with %v; want %s with Canceled", e.method, e.err, methods[call.Name])
 				}
 			})
