@@ -3,7 +3,6 @@ package inproc
 import (
 	"context"
 	"io"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -484,8 +483,8 @@ func (c *clientStream) Header() (metadata.MD, error) {
 	if trailersOnly {
 		// headerBeforeStatus set it before raising headerOut, and
 		// statusOut follows at once.
-		for !s.statusOut.isRaised() {
-			runtime.Gosched()
+		if !s.statusOut.isRaised() {
+			<-s.statusOut.done()
 		}
 		if err := s.clientStatus; err != nil {
 			s.finishClient(err)
