@@ -258,13 +258,6 @@ func (s *stream) sendStatus(err error) {
 	}
 }
 
-// Errors for what gRPC forbids and a stream cannot survive.
-var (
-	errSendAfterCloseSend = status.Error(codes.Internal, "SendMsg called after CloseSend")
-	errConcurrentSend     = status.Error(codes.Internal, "inproc: SendMsg called from two goroutines at once on one side of a stream; gRPC allows one sender at a time")
-	errConcurrentRecv     = status.Error(codes.Internal, "inproc: RecvMsg called from two goroutines at once on one side of a stream; gRPC allows one receiver at a time")
-)
-
 // kick wakes every parked side of the stream.
 func (s *stream) kick() {
 	s.toServer.kick()
@@ -639,7 +632,7 @@ func (c *clientStream) RecvMsg(m any) error {
 		if _, more, aborted := s.toClient.pop(c); aborted {
 			return s.finishClient(s.clientGoneErr())
 		} else if more {
-			return s.finishClient(status.Error(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"))
+			return s.finishClient(errExtraResponse)
 		}
 		if err := s.clientStatus; err != nil { // the queue closed after statusOut
 			return s.finishClient(err)
@@ -719,7 +712,7 @@ func (ss *serverStream) handlerGoneErr() error {
 	if err := ss.ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
-	return status.Error(codes.Canceled, "inproc: the client is gone")
+	return errClientGone
 }
 
 // fail ends the call because of err, which one of the handler's Sends or
@@ -736,7 +729,7 @@ func (ss *serverStream) fail(err error) error {
 func (ss *serverStream) SendMsg(m any) error {
 	switch {
 	case ss.handlerReturned.isRaised():
-		return status.Error(codes.Internal, "inproc: SendMsg called after the handler returned")
+		return errSendAfterReturn
 	case ss.statusOut.isRaised() || ss.ended():
 		// The call failed, or ended for the handler (the client left, the
 		// deadline passed, Stop): nothing more goes out, as over a socket.
@@ -806,7 +799,7 @@ func (ss *serverStream) recvOne(m any) error {
 	}
 	if err := ss.recv(m); err != nil {
 		if err == io.EOF {
-			return status.Error(codes.Internal, "cardinality violation: received no request message from non-client-streaming RPC")
+			return errNoRequest
 		}
 		return err
 	}
@@ -814,7 +807,7 @@ func (ss *serverStream) recvOne(m any) error {
 	if _, more, aborted := ss.toServer.pop(ss); aborted {
 		return ss.handlerGoneErr()
 	} else if more {
-		return status.Error(codes.Internal, "cardinality violation: received multiple request messages for non-client-streaming RPC")
+		return errExtraRequest
 	}
 	return nil
 }
