@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -60,8 +59,6 @@ type serverStats struct {
 }
 
 func (s *serverStats) handle(ctx context.Context, st stats.RPCStats) { s.hs.handle(ctx, st) }
-
-var errHeaderSent = status.Error(codes.Internal, "transport: SendHeader called multiple times")
 
 // startServer makes the handler's context from parent, which gives its
 // deadline and cancellation; parentValues says parent holds no caller
@@ -192,13 +189,6 @@ func (c *call) sendHeader(md metadata.MD) error {
 	return nil
 }
 
-// transportClosing is what grpc-go's server transport reports for a
-// write on a closed connection.
-var (
-	transportClosing    = status.New(codes.Unavailable, "transport is closing")
-	errTransportClosing = transportClosing.Err()
-)
-
 // writeGone is what a handler's write (SendHeader, SendMsg) that finds
 // the call over returns: err, unless the call's transport is gone (see
 // transportGone). Then, as grpc-go's server, whose transport reports a
@@ -217,11 +207,6 @@ func (c *call) writeGone(err error) error {
 func (c *call) transportGone() bool {
 	return c.ch.state.Load() == stopped || c.info.connClosed()
 }
-
-// errHeaderWrite is what setting a header or trailer reports once the
-// call is over for the handler (the client left, the deadline passed, the
-// status went out), as grpc-go's transport does.
-var errHeaderWrite = status.Error(codes.Internal, "transport: the stream is done or WriteHeader was already called")
 
 // sendHeaderIfNot sends the header before the first message or the end.
 func (c *call) sendHeaderIfNot() {

@@ -177,8 +177,6 @@ func splitMethod(fullMethod string) (service, method string, ok bool) {
 	return sm[:pos], sm[pos+1:], true
 }
 
-var errStopped = status.Error(codes.Unavailable, "inproc: the channel is stopped")
-
 // begin counts a call in, unless the channel no longer takes calls.
 func (ch *Channel) begin(cl *client) bool {
 	ch.active.Add(1)

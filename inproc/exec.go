@@ -4,8 +4,8 @@ import "context"
 
 // An executor is where a Channel's handlers run (see Execution), chosen
 // once, in New. It runs unary calls and makes each stream with the runner
-// that runs its handler; stream.go and unary.go only call it, so that a
-// mode of execution is one file: isolated.go, inline.go.
+// that runs its handler; the stream's files and unary.go only call it, so
+// that a mode of execution is one file: isolated.go, inline.go.
 type executor interface {
 	// invoke starts u's handler, with its context following ctx, and
 	// returns its result or why the client stopped waiting.

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc/internal/goroutine"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // inlineExecutor runs unary handlers on the caller's goroutine and stream
@@ -20,11 +18,6 @@ import (
 // two goroutines at once is served too: a call that cannot make progress
 // itself parks until the other goroutine's call resumes the handler.
 type inlineExecutor struct{}
-
-// errHandlerPanicked ends a call whose Inline handler panicked: the panic
-// goes on to the caller, whose goroutine ran the handler, and the call
-// ends with it, counted out, in case the caller recovers.
-var errHandlerPanicked = status.Error(codes.Internal, "inproc: the handler panicked")
 
 func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	u.uctx.init(&u.call, ctx, ctx)
@@ -306,6 +299,6 @@ func (r *inlineRun) abandon() {
 	r.stopHandler()
 	if !r.started {
 		r.started = true
-		r.s.finishServer(status.Error(codes.Canceled, "inproc: the client is gone"))
+		r.s.finishServer(errClientGone)
 	}
 }

@@ -1,9 +1,6 @@
 package inproc
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // A signal is one event of a call's life that happens at most once: the
 // header going out, the status going out, the handler returning, the
@@ -77,15 +74,15 @@ func (g *errSignal) raise(err error) bool {
 	return g.signal.raise() // after err: whoever sees it raised sees err
 }
 
-// cause is the error the signal was raised with; nil until it is. A
-// caller that lost a race to raise it waits the few instructions until
-// the winner has.
+// cause is the error the signal was raised with; nil until it is claimed.
+// A caller that finds it claimed but not yet raised waits on its channel.
+// The winner raises it a few instructions after it claims it.
 func (g *errSignal) cause() error {
 	if !g.claimed.Load() {
 		return nil
 	}
-	for !g.isRaised() {
-		runtime.Gosched()
+	if !g.isRaised() {
+		<-g.done()
 	}
 	return g.err
 }

@@ -71,3 +71,28 @@ func TestErrSignalCause(t *testing.T) {
 		}
 	}
 }
+
+// TestErrSignalCauseWaitsForRaise checks that cause, between a raise's
+// claim and its raising, waits for the raise and reports its error.
+func TestErrSignalCauseWaitsForRaise(t *testing.T) {
+	var g errSignal
+	g.claimed.Store(true) // a raise that won the claim and has not raised yet
+	got := make(chan error, 1)
+	go func() { got <- g.cause() }()
+	select {
+	case err := <-got:
+		t.Fatalf("cause returned %v before the raise", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	want := errors.New("why")
+	g.err = want
+	g.signal.raise()
+	select {
+	case err := <-got:
+		if err != want {
+			t.Errorf("cause reported %v, want %v", err, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cause kept waiting after the raise")
+	}
+}

@@ -197,10 +197,6 @@ type okStatus struct{ st *status.Status }
 func (e okStatus) Error() string              { return e.st.Message() }
 func (e okStatus) GRPCStatus() *status.Status { return e.st }
 
-// errNoResponse is how grpc-go's client ends a unary call whose OK status
-// came without a response (stream.go csAttempt.recvMsg).
-var errNoResponse = status.Error(codes.Internal, "cardinality violation: received no response message from non-server-streaming RPC")
-
 // unheard is how a call whose handler's end never reached its client
 // ends for the client, which took the result before it noticed why: as
 // over a socket, where neither header nor trailer came, with what the
