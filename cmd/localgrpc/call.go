@@ -11,12 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/internal/callerr"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -282,26 +281,13 @@ func callError(err error, f *callFlags, answered bool) error {
 	}
 	if a, perr := localgrpc.ParseAddress(f.address); perr == nil && !answered {
 		if why, ok := f.security.securityError(err, a); ok {
-			return fmt.Errorf("%s to %s: %s (%v: %s)", f.stack, f.address, why, codeOf(err), callMessage(err))
+			return fmt.Errorf("%s to %s: %s (%v: %s)", f.stack, f.address, why, callerr.Code(err), callerr.Message(err))
 		}
 	}
-	if f.compress && strings.Contains(callMessage(err), "unknown compression") {
+	if f.compress && strings.Contains(callerr.Message(err), "unknown compression") {
 		// A connect server accepts gzip only if it was started with it;
 		// its own message lists what it accepts, which is nothing.
-		return fmt.Errorf("--compress: the server at %s does not accept gzip: start it with localgrpc serve --compress, or call without --compress (%v: %s)", f.address, codeOf(err), callMessage(err))
+		return fmt.Errorf("--compress: the server at %s does not accept gzip: start it with localgrpc serve --compress, or call without --compress (%v: %s)", f.address, callerr.Code(err), callerr.Message(err))
 	}
-	return fmt.Errorf("%s to %s: %v: %s", f.stack, f.address, codeOf(err), callMessage(err))
-}
-
-// callMessage is a call error's message without the code each stack puts
-// in front of it.
-func callMessage(err error) string {
-	if s, ok := status.FromError(err); ok {
-		return s.Message()
-	}
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		return ce.Message()
-	}
-	return err.Error()
+	return fmt.Errorf("%s to %s: %v: %s", f.stack, f.address, callerr.Code(err), callerr.Message(err))
 }

@@ -1,14 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"strings"
 	"testing"
-
-	"connectrpc.com/connect"
-	"google.golang.org/grpc/codes"
 )
 
 // TestCallCompressToPlainServer calls a connect server started without
@@ -25,19 +19,5 @@ func TestCallCompressToPlainServer(t *testing.T) {
 		if !strings.Contains(stderr, "--compress") || !strings.Contains(stderr, "serve --compress") {
 			t.Errorf("--stack %s: exit %d, stderr %q; want it to say to start the server with --compress", c, code, stderr)
 		}
-	}
-}
-
-// TestCodeOfCutStream checks that a connect stream cut mid-message, as
-// connect-go reports it (InvalidArgument wrapping io.ErrUnexpectedEOF),
-// counts as Unavailable, as grpc-go reports the same end.
-func TestCodeOfCutStream(t *testing.T) {
-	cut := connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("protocol error: incomplete envelope: %w", io.ErrUnexpectedEOF))
-	if got := codeOf(cut); got != codes.Unavailable {
-		t.Errorf("codeOf(a cut stream) = %v, want Unavailable", got)
-	}
-	bad := connect.NewError(connect.CodeInvalidArgument, errors.New("bad request"))
-	if got := codeOf(bad); got != codes.InvalidArgument {
-		t.Errorf("codeOf(an invalid argument) = %v, want InvalidArgument", got)
 	}
 }

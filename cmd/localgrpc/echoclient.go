@@ -14,9 +14,7 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inprochttp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding/gzip"
-	"google.golang.org/grpc/status"
 )
 
 // The client stacks that call Echo: grpc-go, and connect-go in each of its
@@ -359,25 +357,3 @@ type inputError struct{ err error }
 
 func (e inputError) Error() string { return e.err.Error() }
 func (e inputError) Unwrap() error { return e.err }
-
-// codeOf is the status code of a call's error, on either stack: their
-// codes are the same numbers.
-func codeOf(err error) codes.Code {
-	if err == nil {
-		return codes.OK
-	}
-	if s, ok := status.FromError(err); ok {
-		return s.Code()
-	}
-	if c := connect.CodeOf(err); c != connect.CodeUnknown {
-		if c == connect.CodeInvalidArgument && errors.Is(err, io.ErrUnexpectedEOF) {
-			// connect-go reads a stream cut mid-message (the server
-			// stopped, a drain's deadline passed) as an invalid
-			// envelope; grpc-go, which sees the transport end, says
-			// Unavailable, and so does the CLI whatever the stack.
-			return codes.Unavailable
-		}
-		return codes.Code(c)
-	}
-	return status.FromContextError(err).Code()
-}

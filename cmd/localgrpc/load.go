@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/callerr"
 	"golang.org/x/perf/benchunit"
 	"google.golang.org/grpc/codes"
 )
@@ -85,7 +86,7 @@ func (l load) calls(ctx context.Context, n int, call func(ctx context.Context) e
 				if err == nil {
 					r.latencies = append(r.latencies, took)
 				} else {
-					code := codeOf(err)
+					code := callerr.Code(err)
 					if r.errors[code]++; r.firstErr[code] == nil {
 						r.firstErr[code] = err
 					}
@@ -177,7 +178,7 @@ func (r loadResult) write(w io.Writer, l load) {
 	}
 	fmt.Fprintf(w, "errors  %d", r.failed())
 	for _, c := range r.codesByCount() {
-		fmt.Fprintf(w, "\n  %-18v %d, the first: %s", c, r.errors[c], callMessage(r.firstErr[c]))
+		fmt.Fprintf(w, "\n  %-18v %d, the first: %s", c, r.errors[c], callerr.Message(r.firstErr[c]))
 	}
 	fmt.Fprintln(w)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/callerr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -32,7 +33,7 @@ func TestLoadStatistics(t *testing.T) {
 	if got := r.errorCounts(); got != "Unavailable 6, DeadlineExceeded 4" {
 		t.Errorf("errorCounts %q", got)
 	}
-	if got := callMessage(r.firstErr[codes.Unavailable]); got != "down" {
+	if got := callerr.Message(r.firstErr[codes.Unavailable]); got != "down" {
 		t.Errorf("the first Unavailable error says %q", got)
 	}
 
@@ -52,10 +53,10 @@ func TestLoadStatistics(t *testing.T) {
 	if got := (loadResult{}).percentile(50); got != 0 {
 		t.Errorf("p50 of nothing = %v", got)
 	}
-	if got := codeOf(errors.New("plain")); got != codes.Unknown {
+	if got := callerr.Code(errors.New("plain")); got != codes.Unknown {
 		t.Errorf("codeOf a plain error = %v", got)
 	}
-	if got := codeOf(context.DeadlineExceeded); got != codes.DeadlineExceeded {
+	if got := callerr.Code(context.DeadlineExceeded); got != codes.DeadlineExceeded {
 		t.Errorf("codeOf context.DeadlineExceeded = %v", got)
 	}
 }
