@@ -13,6 +13,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/internal/callerr"
+	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
@@ -136,7 +137,7 @@ func (f *callFlags) check(cmd *cobra.Command, m method) error {
 	case f.timeout < 0:
 		return fmt.Errorf("--timeout %v: it must be 0 (no limit) or more", f.timeout)
 	case f.measure:
-		return f.load().check()
+		return f.load().Check()
 	case fl.Changed("concurrency") || fl.Changed("warmup"):
 		return errors.New("-c and --warmup measure: they go with -n")
 	}
@@ -144,8 +145,8 @@ func (f *callFlags) check(cmd *cobra.Command, m method) error {
 }
 
 // load is the measurement -n asks for.
-func (f *callFlags) load() load {
-	return load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+func (f *callFlags) load() load.Spec {
+	return load.Spec{N: f.n, C: f.c, Warmup: f.warmup, Timeout: f.timeout}
 }
 
 func (f *callFlags) run(cmd *cobra.Command, m method) error {
@@ -183,21 +184,21 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 
 	if f.measure {
 		l := f.load()
-		r := l.run(ctx, func(ctx context.Context) error {
+		r := l.Run(ctx, func(ctx context.Context) error {
 			reqs, _ := next()
 			return client.call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })
 		})
 		cancelled := takeCancelled(ctx, &r)
 		fmt.Fprintf(cmd.OutOrStdout(), "%s over %s to %s\n", m, f.stack, f.address)
-		r.write(cmd.OutOrStdout(), l)
+		r.Write(cmd.OutOrStdout(), l)
 		if cancelled > 0 {
 			fmt.Fprintf(cmd.OutOrStdout(), "cancelled %d calls in flight, by the interrupt: neither errors nor counted\n", cancelled)
 		}
-		if r.calls < f.n {
-			return failure{fmt.Errorf("interrupted after %d of %d calls", r.calls, f.n)}
+		if r.Calls < f.n {
+			return failure{fmt.Errorf("interrupted after %d of %d calls", r.Calls, f.n)}
 		}
-		if failed := r.failed(); failed > 0 {
-			return failure{fmt.Errorf("%d of %d calls failed", failed, r.calls)}
+		if failed := r.Failed(); failed > 0 {
+			return failure{fmt.Errorf("%d of %d calls failed", failed, r.Calls)}
 		}
 		return nil
 	}
@@ -236,14 +237,14 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 // end of ctx) cancelled in flight, and returns how many: they did not
 // fail, nor complete, so they count neither as errors nor as calls made.
 // A Canceled call while ctx lives is an error like any other.
-func takeCancelled(ctx context.Context, r *loadResult) int {
+func takeCancelled(ctx context.Context, r *load.Result) int {
 	if ctx.Err() == nil {
 		return 0
 	}
-	n := r.errors[codes.Canceled]
-	delete(r.errors, codes.Canceled)
-	delete(r.firstErr, codes.Canceled)
-	r.calls -= n
+	n := r.Errors[codes.Canceled]
+	delete(r.Errors, codes.Canceled)
+	delete(r.FirstErr, codes.Canceled)
+	r.Calls -= n
 	return n
 }
 

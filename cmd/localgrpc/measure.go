@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
@@ -149,12 +150,12 @@ func pairs(server, client, kind string) bool {
 }
 
 // load is the measurement of each cell.
-func (f *measureFlags) load() load {
-	return load{n: f.n, c: f.c, warmup: f.warmup, timeout: f.timeout}
+func (f *measureFlags) load() load.Spec {
+	return load.Spec{N: f.n, C: f.c, Warmup: f.warmup, Timeout: f.timeout}
 }
 
 func (f *measureFlags) check() error {
-	if err := f.load().check(); err != nil {
+	if err := f.load().Check(); err != nil {
 		return err
 	}
 	switch {
@@ -207,7 +208,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	defer stop()
 
 	rows := pairings(addrs)
-	results := make([][]loadResult, len(rows))
+	results := make([][]load.Result, len(rows))
 	prog := newProgress(stderr, len(rows)*len(methods), 1, 0)
 	l := f.load()
 	interrupted := false
@@ -231,14 +232,14 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 			}
 			reqs := repeated(m, f.message, f.count)
 			prog.start(i*len(methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.server, row.client, row.kind, m), 1)
-			r := l.run(ctx, func(ctx context.Context) error {
+			r := l.Run(ctx, func(ctx context.Context) error {
 				return client.call(ctx, m, listRequests(reqs), func(*echov1.EchoResponse) error { return nil })
 			})
-			if takeCancelled(ctx, &r); r.calls < l.n {
+			if takeCancelled(ctx, &r); r.Calls < l.N {
 				interrupted = true
 			}
 			results[i] = append(results[i], r)
-			prog.done(i*len(methods)+j, fmt.Sprintf("mean %s, %d errors", formatDuration(r.mean()), r.failed()))
+			prog.done(i*len(methods)+j, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
 		}
 		client.close()
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 )
 
@@ -18,7 +19,7 @@ type measurement struct {
 	flags   measureFlags
 	pid     int // of this process, the clients'
 	rows    []pairing
-	results [][]loadResult
+	results [][]load.Result
 	// interrupted is whether the user's interrupt ended the measurement:
 	// its last cell may hold fewer calls than -n.
 	interrupted bool
@@ -28,7 +29,7 @@ func (m measurement) failed() int {
 	n := 0
 	for _, rs := range m.results {
 		for _, r := range rs {
-			n += r.failed()
+			n += r.Failed()
 		}
 	}
 	return n
@@ -88,10 +89,10 @@ func (m measurement) writeMarkdown(out io.Writer) error {
 	fmt.Fprintf(w, "Environment: %s.\n\n%s\n\n%s\n", report.EscapeMarkdown(m.env.Summary()), report.EscapeMarkdown(m.conditions()), report.EscapeMarkdown(m.processes()))
 	for _, table := range []struct {
 		title string
-		stat  func(loadResult) time.Duration
+		stat  func(load.Result) time.Duration
 	}{
-		{"Mean time per call", loadResult.mean},
-		{"p99 time per call", func(r loadResult) time.Duration { return r.percentile(99) }},
+		{"Mean time per call", load.Result.Mean},
+		{"p99 time per call", func(r load.Result) time.Duration { return r.Percentile(99) }},
 	} {
 		fmt.Fprintf(w, "\n### %s\n\n| server | client | address | server process |", table.title)
 		for _, meth := range methods {
@@ -135,19 +136,19 @@ const measureMethod = "The Echo API (Get, Expand, Collect, Update) served on grp
 
 // markdownCell is a result's statistic, with its errors if any, and how
 // many of the n calls it holds if the interrupt cut it short.
-func markdownCell(r loadResult, n int, stat func(loadResult) time.Duration) string {
-	if r.calls == 0 {
+func markdownCell(r load.Result, n int, stat func(load.Result) time.Duration) string {
+	if r.Calls == 0 {
 		return "not run"
 	}
-	if len(r.latencies) == 0 {
-		return "failed: " + r.errorCounts()
+	if len(r.Latencies) == 0 {
+		return "failed: " + r.ErrorCounts()
 	}
-	cell := formatDuration(stat(r))
-	if r.failed() > 0 {
-		cell += " (errors: " + r.errorCounts() + ")"
+	cell := load.FormatDuration(stat(r))
+	if r.Failed() > 0 {
+		cell += " (errors: " + r.ErrorCounts() + ")"
 	}
-	if r.calls < n {
-		cell += fmt.Sprintf(" (partial: %d of %d calls)", r.calls, n)
+	if r.Calls < n {
+		cell += fmt.Sprintf(" (partial: %d of %d calls)", r.Calls, n)
 	}
 	return cell
 }
@@ -172,16 +173,16 @@ func (m measurement) writeCSV(out io.Writer) error {
 	for i, row := range m.rows {
 		for j, r := range m.results[i] {
 			stats := []string{"", "", "", "", ""}
-			if len(r.latencies) > 0 {
-				stats = []string{sec(r.mean()), sec(r.percentile(50)), sec(r.percentile(90)), sec(r.percentile(99)), sec(r.latencies[len(r.latencies)-1])}
+			if len(r.Latencies) > 0 {
+				stats = []string{sec(r.Mean()), sec(r.Percentile(50)), sec(r.Percentile(90)), sec(r.Percentile(99)), sec(r.Latencies[len(r.Latencies)-1])}
 			}
 			codes := ""
-			if r.failed() > 0 {
-				codes = r.errorCounts()
+			if r.Failed() > 0 {
+				codes = r.ErrorCounts()
 			}
-			rec := []string{row.server, row.client, row.kind, m.serverProcess(row), strconv.Itoa(row.pid), string(methods[j]), strconv.Itoa(r.calls), strconv.Itoa(r.failed()), codes}
+			rec := []string{row.server, row.client, row.kind, m.serverProcess(row), strconv.Itoa(row.pid), string(methods[j]), strconv.Itoa(r.Calls), strconv.Itoa(r.Failed()), codes}
 			rec = append(rec, stats...)
-			rec = append(rec, strconv.FormatFloat(r.rate(), 'g', 6, 64),
+			rec = append(rec, strconv.FormatFloat(r.Rate(), 'g', 6, 64),
 				strconv.Itoa(m.flags.c), strconv.Itoa(m.flags.count), strconv.FormatBool(m.flags.compress))
 			cw.Write(append(rec, env...))
 		}

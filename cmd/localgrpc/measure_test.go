@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"google.golang.org/grpc/codes"
 )
 
@@ -216,13 +217,13 @@ func TestMeasureUsageErrors(t *testing.T) {
 // A cell the interrupt cut short says how many of -n calls it holds, and
 // the conditions no longer claim -n calls of every method for it.
 func TestMeasurePartialCell(t *testing.T) {
-	full := loadResult{calls: 10, latencies: []time.Duration{time.Microsecond}, errors: map[codes.Code]int{}}
-	cut := loadResult{calls: 3, latencies: []time.Duration{2 * time.Microsecond}, errors: map[codes.Code]int{}}
-	none := loadResult{errors: map[codes.Code]int{}}
+	full := load.Result{Calls: 10, Latencies: []time.Duration{time.Microsecond}, Errors: map[codes.Code]int{}}
+	cut := load.Result{Calls: 3, Latencies: []time.Duration{2 * time.Microsecond}, Errors: map[codes.Code]int{}}
+	none := load.Result{Errors: map[codes.Code]int{}}
 	m := measurement{
 		flags:       measureFlags{n: 10, c: 1, count: 1, message: "x"},
 		rows:        []pairing{{server: stackGRPC, client: clientGRPC, kind: "inproc"}},
-		results:     [][]loadResult{{full, cut, none}},
+		results:     [][]load.Result{{full, cut, none}},
 		interrupted: true,
 	}
 	var out strings.Builder
@@ -238,7 +239,7 @@ func TestMeasurePartialCell(t *testing.T) {
 		}
 	}
 	m.interrupted = false
-	m.results = [][]loadResult{{full, full, full, full}}
+	m.results = [][]load.Result{{full, full, full, full}}
 	out.Reset()
 	if err := m.writeMarkdown(&out); err != nil {
 		t.Fatal(err)
