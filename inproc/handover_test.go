@@ -2,8 +2,11 @@ package inproc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,11 +17,16 @@ import (
 	"github.com/localgrpc/localgrpc/internal/zoo/open3"
 	"github.com/localgrpc/localgrpc/internal/zoo/proto2"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/typepb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -397,3 +405,685 @@ func FuzzHandover(f *testing.F) {
 		}
 	})
 }
+
+// TestHandoverExtensionSetByDynamicType: the client sets the registered
+// extension zoo.proto2.sub through a dynamic type of the same descriptor
+// (as a proxy working from descriptors does), so its value is a dynamic
+// message. Over a socket the handler decodes it with the registry and
+// gets a *proto2.Record from proto.GetExtension; the handler's view must
+// be the same in every mode.
+func TestHandoverExtensionSetByDynamicType(t *testing.T) {
+	dynSub := dynamicpb.NewExtensionType(proto2.E_Sub.TypeDescriptor().Descriptor())
+	dynNote := dynamicpb.NewExtensionType(proto2.E_Note.TypeDescriptor().Descriptor())
+	msg := func() proto.Message {
+		m := &proto2.Record{Name: proto.String("n")}
+		rm := m.ProtoReflect()
+		sub := rm.Mutable(dynSub.TypeDescriptor()).Message()
+		sub.Set(sub.Descriptor().Fields().ByName("name"), protoreflect.ValueOfString("inner"))
+		rm.Set(dynNote.TypeDescriptor(), protoreflect.ValueOfString("note"))
+		return m
+	}
+	svc := &anySvc{newReq: func() proto.Message { return &proto2.Record{} }, resp: func(req proto.Message) (proto.Message, error) {
+		var out string
+		err := catch(func() error {
+			sub := proto.GetExtension(req, proto2.E_Sub).(*proto2.Record)
+			out = fmt.Sprintf("sub %q note %q", sub.GetName(), proto.GetExtension(req, proto2.E_Note))
+			return nil
+		})
+		if err != nil {
+			out = err.Error()
+		}
+		return &proto2.Record{Name: proto.String(out)}, nil
+	}}
+	run := func(cc grpc.ClientConnInterface) string {
+		reply := &proto2.Record{}
+		if err := cc.Invoke(context.Background(), anyUnary, msg(), reply); err != nil {
+			return "error " + err.Error()
+		}
+		return reply.GetName()
+	}
+	want := run(anyReference(t, svc))
+	forEachMode(t, func(t *testing.T, m testMode) {
+		ch := newChannel(t, m)
+		ch.RegisterService(anyDesc, svc)
+		if got := run(ch); got != want {
+			t.Errorf("handler saw: %s\ngrpc-go's saw: %s", got, want)
+		}
+	})
+}
+
+// TestHandoverReplyReused: the client receives into a reply that already
+// holds fields, unknown fields and extensions of an earlier call; grpc-go
+// resets it before decoding, so nothing of the old reply survives.
+func TestHandoverReplyReused(t *testing.T) {
+	reps, _ := oracleRecordExtensions(t)
+	cases := []struct {
+		name  string
+		resp  func() proto.Message
+		reply func() proto.Message
+	}{
+		{"proto2/extensions", func() proto.Message { return &proto2.Record{Name: proto.String("new")} }, func() proto.Message {
+			m := &proto2.Record{Name: proto.String("old"), D: proto.Float64(1), Kids: []*proto2.Record{{Name: proto.String("k")}}}
+			proto.SetExtension(m, proto2.E_Note, "old note")
+			m.ProtoReflect().Mutable(reps.TypeDescriptor()).List().Append(protoreflect.ValueOfString("old rep"))
+			m.ProtoReflect().SetUnknown([]byte{0xa0, 0x06, 0x01})
+			return m
+		}},
+		{"proto2/extensions-into-extensions", func() proto.Message {
+			m := &proto2.Record{Name: proto.String("new")}
+			proto.SetExtension(m, proto2.E_Note, "new note")
+			return m
+		}, func() proto.Message {
+			m := &proto2.Record{Name: proto.String("old")}
+			proto.SetExtension(m, proto2.E_Sub, &proto2.Record{Name: proto.String("old sub")})
+			return m
+		}},
+		{"empty/unknown", func() proto.Message { return &emptypb.Empty{} }, func() proto.Message {
+			m := &emptypb.Empty{}
+			m.ProtoReflect().SetUnknown([]byte{0x08, 0x01})
+			return m
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			svc := &anySvc{newReq: func() proto.Message { return &emptypb.Empty{} }, resp: func(proto.Message) (proto.Message, error) {
+				return c.resp(), nil
+			}}
+			run := func(cc grpc.ClientConnInterface) string {
+				reply := c.reply()
+				if err := cc.Invoke(context.Background(), anyUnary, &emptypb.Empty{}, reply); err != nil {
+					return "error " + err.Error()
+				}
+				return wireOf(reply)
+			}
+			want := run(anyReference(t, svc))
+			forEachMode(t, func(t *testing.T, m testMode) {
+				ch := newChannel(t, m)
+				ch.RegisterService(anyDesc, svc)
+				if got := run(ch); got != want {
+					t.Errorf("\ninproc:  %s\ngrpc-go: %s", got, want)
+				}
+			})
+		})
+	}
+}
+
+// oracleLegacy is a message of the first Go API: protobuf tags, no
+// ProtoReflect and no Marshal of its own, so protobuf wraps it by
+// reflection.
+type oracleLegacy struct {
+	Text                 string          `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Data                 []byte          `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	Kid                  *oracleLegacy   `protobuf:"bytes,3,opt,name=kid,proto3" json:"kid,omitempty"`
+	Kids                 []*oracleLegacy `protobuf:"bytes,4,rep,name=kids,proto3" json:"kids,omitempty"`
+	Nums                 []int32         `protobuf:"varint,5,rep,packed,name=nums,proto3" json:"nums,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}        `json:"-"`
+	XXX_unrecognized     []byte          `json:"-"`
+	XXX_sizecache        int32           `json:"-"`
+}
+
+func (m *oracleLegacy) Reset()         { *m = oracleLegacy{} }
+func (m *oracleLegacy) String() string { return fmt.Sprintf("%+v", *m) }
+func (*oracleLegacy) ProtoMessage()    {}
+
+// oracleStamped is a message a sender changes in place, through every
+// nested path it has, after each SendMsg, and how to read the stamps
+// back: a receiver must see every stamp of one message equal.
+type oracleStamped struct {
+	name  string
+	msg   func() any
+	recv  func() any
+	stamp func(m any, i int)
+	read  func(m any) []int
+}
+
+func oracleStampedMessages() []oracleStamped {
+	b := func(i int) byte { return byte(i) }
+	dynMD := (&open3.Tree{}).ProtoReflect().Descriptor()
+	return []oracleStamped{
+		{"typepb", func() any {
+			return &typepb.Type{Fields: []*typepb.Field{{Options: []*typepb.Option{{Value: &anypb.Any{Value: []byte{0, 0}}}}}}, Oneofs: []string{"x"}}
+		}, func() any { return &typepb.Type{} }, func(m any, i int) {
+			t := m.(*typepb.Type)
+			t.Name = fmt.Sprint(i)
+			t.Fields[0].Number = int32(i)
+			t.Fields[0].Options[0].Value.Value[1] = b(i)
+			t.Oneofs[0] = fmt.Sprint(i)
+		}, func(m any) []int {
+			t := m.(*typepb.Type)
+			var n, o int
+			fmt.Sscan(t.Name, &n)
+			fmt.Sscan(t.Oneofs[0], &o)
+			return []int{n, int(t.Fields[0].Number), int(t.Fields[0].Options[0].Value.Value[1]), o}
+		}},
+		{"open3", func() any {
+			return &open3.Tree{Leaf: &open3.Leaf{}, Leaves: []*open3.Leaf{{B: []byte{0}}}, ByName: map[string]*open3.Leaf{"k": {}},
+				Ds: []float64{0}, OptD: proto.Float64(0), Choice: &open3.Tree_Od{}}
+		}, func() any { return &open3.Tree{} }, func(m any, i int) {
+			t := m.(*open3.Tree)
+			t.Leaf.D = float64(i)
+			t.Leaves[0].B[0] = b(i)
+			t.ByName["k"].F = float32(i)
+			t.Ds[0] = float64(i)
+			*t.OptD = float64(i)
+			t.Choice.(*open3.Tree_Od).Od = float64(i)
+		}, func(m any) []int {
+			t := m.(*open3.Tree)
+			return []int{int(t.Leaf.D), int(t.Leaves[0].B[0]), int(t.ByName["k"].F), int(t.Ds[0]), int(t.GetOptD()), int(t.GetOd())}
+		}},
+		{"proto2", func() any {
+			m := &proto2.Record{Name: proto.String(""), D: proto.Float64(0), Kids: []*proto2.Record{{Name: proto.String("")}}}
+			proto.SetExtension(m, proto2.E_Sub, &proto2.Record{Name: proto.String(""), D: proto.Float64(0)})
+			return m
+		}, func() any { return &proto2.Record{} }, func(m any, i int) {
+			r := m.(*proto2.Record)
+			*r.D = float64(i)
+			*r.Kids[0].Name = fmt.Sprint(i)
+			*proto.GetExtension(r, proto2.E_Sub).(*proto2.Record).D = float64(i)
+		}, func(m any) []int {
+			r := m.(*proto2.Record)
+			var k int
+			fmt.Sscan(r.Kids[0].GetName(), &k)
+			return []int{int(r.GetD()), k, int(proto.GetExtension(r, proto2.E_Sub).(*proto2.Record).GetD())}
+		}},
+		{"opaque", func() any {
+			return opaque.Holder_builder{Kids: []*opaque.Node{opaque.Node_builder{Eager: opaque.Node_builder{}.Build()}.Build()}, Names: []string{""}}.Build()
+		}, func() any { return &opaque.Holder{} }, func(m any, i int) {
+			h := m.(*opaque.Holder)
+			h.GetKids()[0].SetD(float64(i))
+			h.GetKids()[0].GetEager().SetData([]byte{b(i)})
+			h.GetNames()[0] = fmt.Sprint(i)
+		}, func(m any) []int {
+			h := m.(*opaque.Holder)
+			var n int
+			fmt.Sscan(h.GetNames()[0], &n)
+			return []int{int(h.GetKids()[0].GetD()), int(h.GetKids()[0].GetEager().GetData()[0]), n}
+		}},
+		{"dynamic", func() any {
+			m := dynamicpb.NewMessage(dynMD)
+			leaf := m.Mutable(dynMD.Fields().ByName("leaf")).Message()
+			leaf.Set(leaf.Descriptor().Fields().ByName("b"), protoreflect.ValueOfBytes([]byte{0}))
+			return m
+		}, func() any { return &open3.Tree{} }, func(m any, i int) {
+			d := m.(*dynamicpb.Message)
+			d.Set(dynMD.Fields().ByName("d"), protoreflect.ValueOfFloat64(float64(i)))
+			leaf := d.Mutable(dynMD.Fields().ByName("leaf")).Message()
+			leaf.Get(leaf.Descriptor().Fields().ByName("b")).Bytes()[0] = b(i)
+		}, func(m any) []int {
+			t := m.(*open3.Tree)
+			return []int{int(t.D), int(t.Leaf.B[0])}
+		}},
+		{"self-coding", func() any { return &selfCoded{Data: []byte{0}} }, func() any { return &selfCoded{} }, func(m any, i int) {
+			s := m.(*selfCoded)
+			s.Data[0] = b(i)
+			s.Text = fmt.Sprint(i)
+		}, func(m any) []int {
+			s := m.(*selfCoded)
+			var n int
+			fmt.Sscan(s.Text, &n)
+			return []int{int(s.Data[0]), n}
+		}},
+		{"legacy", func() any {
+			return &oracleLegacy{Data: []byte{0}, Kid: &oracleLegacy{}, Kids: []*oracleLegacy{{Nums: []int32{0}}}}
+		}, func() any { return &oracleLegacy{} }, func(m any, i int) {
+			l := m.(*oracleLegacy)
+			l.Data[0] = b(i)
+			l.Kid.Text = fmt.Sprint(i)
+			l.Kids[0].Nums[0] = int32(i)
+		}, func(m any) []int {
+			l := m.(*oracleLegacy)
+			var n int
+			fmt.Sscan(l.Kid.Text, &n)
+			return []int{int(l.Data[0]), n, int(l.Kids[0].Nums[0])}
+		}},
+	}
+}
+
+// TestHandoverCloneSenderChangesAfterSend: with Clone, as over a socket, a
+// sender may change its message, nested fields in place included, as
+// soon as SendMsg returns; the receiver must see each message as it was
+// when sent, and (under -race) no memory of the sender's. Both
+// directions of a stream; with CallCopy(Clone) on a Share channel too.
+func TestHandoverCloneSenderChangesAfterSend(t *testing.T) {
+	const n = 30
+	for _, c := range oracleStampedMessages() {
+		t.Run(c.name, func(t *testing.T) {
+			check := func(m any, want int) error {
+				for _, got := range c.read(m) {
+					if got != want {
+						return fmt.Errorf("message %d arrived as %v", want, c.read(m))
+					}
+				}
+				return nil
+			}
+			svc := &oracleRawSvc{saw: make(chan string, 1), bidi: func(ss grpc.ServerStream) error {
+				var got []any
+				for i := 0; ; i++ {
+					in := c.recv()
+					if err := ss.RecvMsg(in); err != nil {
+						if errors.Is(err, io.EOF) {
+							break
+						}
+						return err
+					}
+					got = append(got, in)
+				}
+				// Read what arrived only now, after the client changed
+				// its message n times.
+				for i, in := range got {
+					if err := check(in, i+1); err != nil {
+						return fmt.Errorf("handler: %v", err)
+					}
+				}
+				out := c.msg()
+				for i := range n {
+					c.stamp(out, i+1)
+					if err := ss.SendMsg(out); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+			run := func(t *testing.T, cc grpc.ClientConnInterface, opts ...grpc.CallOption) {
+				s, err := cc.NewStream(timeoutCtx(t), anyBidiDesc, "/oracle.Raw/Bidi", opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := c.msg()
+				for i := range n {
+					c.stamp(out, i+1)
+					if err := s.SendMsg(out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.CloseSend(); err != nil {
+					t.Fatal(err)
+				}
+				var got []any
+				for {
+					in := c.recv()
+					if err := s.RecvMsg(in); err != nil {
+						if !errors.Is(err, io.EOF) {
+							t.Fatal(err)
+						}
+						break
+					}
+					got = append(got, in)
+				}
+				if len(got) != n {
+					t.Fatalf("got %d messages, want %d", len(got), n)
+				}
+				for i, in := range got {
+					if err := check(in, i+1); err != nil {
+						t.Fatalf("client: %v", err)
+					}
+				}
+			}
+			run(t, realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(oracleRawDesc, svc) }, nil, nil))
+			forEachMode(t, func(t *testing.T, m testMode) {
+				ch := newChannel(t, m)
+				ch.RegisterService(oracleRawDesc, svc)
+				if isShare(t, m) {
+					run(t, ch, inproc.CallCopy(inproc.Clone))
+				} else {
+					run(t, ch)
+				}
+			})
+		})
+	}
+}
+
+// TestHandoverConcurrentReadersWhileSent: readers of a message may run
+// while it is sent, in every mode: another goroutine marshals and sizes
+// the client's message, and the handler does the same to what it got,
+// which with Share shares the client's nested messages. Run with -race.
+func TestHandoverConcurrentReadersWhileSent(t *testing.T) {
+	for _, c := range oracleStampedMessages() {
+		t.Run(c.name, func(t *testing.T) {
+			read := func(m any) {
+				switch m := m.(type) {
+				case proto.Message:
+					_, _ = proto.Marshal(m)
+					_ = proto.Size(m)
+					_ = proto.Equal(m, m)
+				case protoadapt.MessageV1:
+					_, _ = proto.Marshal(protoadapt.MessageV2Of(m))
+				}
+			}
+			svc := &oracleRawSvc{saw: make(chan string, 1), bidi: func(ss grpc.ServerStream) error {
+				for {
+					in := c.recv()
+					if err := ss.RecvMsg(in); err != nil {
+						if errors.Is(err, io.EOF) {
+							return nil
+						}
+						return err
+					}
+					read(in)
+					if err := ss.SendMsg(in); err != nil {
+						return err
+					}
+				}
+			}}
+			forEachMode(t, func(t *testing.T, m testMode) {
+				ch := newChannel(t, m)
+				ch.RegisterService(oracleRawDesc, svc)
+				msg := c.msg()
+				c.stamp(msg, 7)
+				stop := meanwhileRead(func() { read(msg) })
+				defer stop()
+				s, err := ch.NewStream(timeoutCtx(t), anyBidiDesc, "/oracle.Raw/Bidi")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 20 {
+					if err := s.SendMsg(msg); err != nil {
+						t.Fatal(err)
+					}
+					in := c.recv()
+					if err := s.RecvMsg(in); err != nil {
+						t.Fatal(err)
+					}
+					read(in)
+					for _, v := range c.read(in) {
+						if v != 7 {
+							t.Fatalf("got %v", c.read(in))
+						}
+					}
+				}
+				if err := s.CloseSend(); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.RecvMsg(c.recv()); !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// oracleSelf is a proto2 message as gogoproto generates them: no
+// ProtoReflect, its own Marshal, Unmarshal and Size, and a required
+// field. Its Marshal refuses a message whose Fail is set, and its
+// Unmarshal a text of "refused on decode", as gogoproto's custom types
+// may refuse values.
+type oracleSelf struct {
+	Text             *string `protobuf:"bytes,1,req,name=text" json:"text,omitempty"`
+	Fail             *bool   `protobuf:"varint,2,opt,name=fail" json:"fail,omitempty"`
+	XXX_unrecognized []byte  `json:"-"`
+	XXX_sizecache    int32   `json:"-"`
+}
+
+const oracleRefused = "refused on decode"
+
+func (m *oracleSelf) Reset() { *m = oracleSelf{} }
+func (m *oracleSelf) String() string {
+	return fmt.Sprintf("text=%v fail=%v", m.Text != nil, m.Fail != nil)
+}
+func (*oracleSelf) ProtoMessage() {}
+
+func (m *oracleSelf) Size() int {
+	b, _ := m.Marshal()
+	return len(b)
+}
+
+func (m *oracleSelf) Marshal() ([]byte, error) {
+	var b []byte
+	if m == nil {
+		return nil, nil // as gogoproto's Size is, nil-safe
+	}
+	if m.Text != nil {
+		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), *m.Text)
+	}
+	if m.Fail != nil {
+		if *m.Fail {
+			return nil, errors.New("oracleSelf: refused on encode")
+		}
+		b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), 0)
+	}
+	return append(b, m.XXX_unrecognized...), nil
+}
+
+func (m *oracleSelf) Unmarshal(b []byte) error {
+	return eachWireField("oracleSelf", b, func(num protowire.Number, typ protowire.Type, field, value []byte) error {
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			v, _ := protowire.ConsumeString(value)
+			if v == oracleRefused {
+				return errors.New("oracleSelf: refused on decode")
+			}
+			m.Text = &v
+		case num == 2 && typ == protowire.VarintType:
+			v, _ := protowire.ConsumeVarint(value)
+			f := v != 0
+			m.Fail = &f
+		default:
+			m.XXX_unrecognized = append(m.XXX_unrecognized, field...)
+		}
+		return nil
+	})
+}
+
+// eachWireField calls f with each field of b in turn: its number and wire
+// type, the whole field (tag and value) and its value; it stops at f's
+// first error, and fails, as name's Unmarshal, at a malformed field.
+func eachWireField(name string, b []byte, f func(num protowire.Number, typ protowire.Type, field, value []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errors.New(name + ": bad tag")
+		}
+		l := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if l < 0 {
+			return errors.New(name + ": bad field")
+		}
+		if err := f(num, typ, b[:n+l], b[n:n+l]); err != nil {
+			return err
+		}
+		b = b[n+l:]
+	}
+	return nil
+}
+
+var _ protoadapt.MessageV1 = (*oracleSelf)(nil)
+
+// oracleRawSvc is a service whose handlers receive into whatever Go
+// value newIn makes (a gogoproto message itself, not protobuf's wrapper
+// of it) and answer with what out makes of it.
+type oracleRawSvc struct {
+	newIn func() any
+	out   func(in any) any
+	saw   chan string
+	bidi  func(ss grpc.ServerStream) error // if set, the stream's handler
+}
+
+func oracleDescribe(m any) string {
+	if v1, ok := m.(protoadapt.MessageV1); ok {
+		return fmt.Sprintf("%T %s", m, wireOf(protoadapt.MessageV2Of(v1)))
+	}
+	return fmt.Sprintf("%T", m)
+}
+
+var oracleRawDesc = &grpc.ServiceDesc{
+	ServiceName: "oracle.Raw",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{MethodName: "Unary", Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		s := srv.(*oracleRawSvc)
+		in := s.newIn()
+		if err := dec(in); err != nil {
+			if status.Code(err) != codes.Canceled { // a client that failed its own send cancels, sooner or later
+				s.saw <- "recv " + status.Code(err).String()
+			}
+			return nil, err
+		}
+		s.saw <- oracleDescribe(in)
+		return s.out(in), nil
+	}}},
+	Streams: []grpc.StreamDesc{{StreamName: "Bidi", ServerStreams: true, ClientStreams: true, Handler: func(srv any, ss grpc.ServerStream) error {
+		s := srv.(*oracleRawSvc)
+		if s.bidi != nil {
+			return s.bidi(ss)
+		}
+		for {
+			in := s.newIn()
+			if err := ss.RecvMsg(in); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if status.Code(err) != codes.Canceled { // a client that failed its own send cancels, sooner or later
+					s.saw <- "recv " + status.Code(err).String()
+				}
+				return err
+			}
+			s.saw <- oracleDescribe(in)
+			if err := ss.SendMsg(s.out(in)); err != nil {
+				return err // not told: with Inline, SendMsg learns of the client's failure
+			}
+		}
+	}}},
+}
+
+// oracleRawRun sends req by the unary method and by the bidi one, and
+// receives the answers into what newReply makes.
+func oracleRawRun(cc grpc.ClientConnInterface, svc *oracleRawSvc, req any, newReply func() any) string {
+	var b strings.Builder
+	reply := newReply()
+	err := catch(func() error { return cc.Invoke(context.Background(), "/oracle.Raw/Unary", req, reply) })
+	fmt.Fprintf(&b, "unary: handler [%s] client ", oracleDrain(svc.saw))
+	if err != nil {
+		fmt.Fprintf(&b, "code=%v", status.Code(err))
+	} else {
+		b.WriteString(oracleDescribe(reply))
+	}
+	err = catch(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		s, err := cc.NewStream(ctx, anyBidiDesc, "/oracle.Raw/Bidi")
+		if err != nil {
+			return err
+		}
+		if err := s.SendMsg(req); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if err := s.CloseSend(); err != nil {
+			return err
+		}
+		b.WriteString(" | stream: client")
+		for {
+			in := newReply()
+			if err := s.RecvMsg(in); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			b.WriteString(" " + oracleDescribe(in))
+		}
+	})
+	if err != nil {
+		fmt.Fprintf(&b, " code=%v", status.Code(err))
+	}
+	fmt.Fprintf(&b, " handler [%s]", oracleDrain(svc.saw))
+	return b.String()
+}
+
+// TestHandoverSelfCodingChecks: grpc-go hands a gogoproto message to
+// protobuf's Marshal and Unmarshal, which call the message's own methods
+// and then check its required fields: a receiver's message missing one
+// is refused (Internal), a Marshal that fails fails the send, an
+// Unmarshal that fails fails the receive. In-process, every mode must
+// agree, in both directions of a unary call and of a stream.
+func TestHandoverSelfCodingChecks(t *testing.T) {
+	self := func() any { return &oracleSelf{} }
+	cases := []struct {
+		name     string
+		req      func() any
+		newIn    func() any
+		out      func(in any) any
+		newReply func() any
+	}{
+		// The sender's type has no required field; the receiver's has.
+		{"required-missing/request", func() any { return &emptypb.Empty{} }, self,
+			func(any) any { return &emptypb.Empty{} }, func() any { return &emptypb.Empty{} }},
+		{"required-missing/response", func() any { return &emptypb.Empty{} }, func() any { return &emptypb.Empty{} },
+			func(any) any { return &emptypb.Empty{} }, self},
+		{"required-missing/other-self-coder", func() any { return &selfCoded{Data: []byte("d")} }, self,
+			func(any) any { return &selfCoded{Data: []byte("d")} }, self},
+		{"required-present/from-generated", func() any { return wrapperspb.String("t") }, self,
+			func(in any) any { return in }, self},
+		{"marshal-fails/request", func() any { return &oracleSelf{Text: proto.String("t"), Fail: proto.Bool(true)} }, self,
+			func(any) any { return &oracleSelf{Text: proto.String("ok")} }, self},
+		{"marshal-fails/response", func() any { return &oracleSelf{Text: proto.String("t")} }, self,
+			func(any) any { return &oracleSelf{Text: proto.String("t"), Fail: proto.Bool(true)} }, self},
+		{"unmarshal-fails/request", func() any { return &oracleSelf{Text: proto.String(oracleRefused)} }, self,
+			func(any) any { return &oracleSelf{Text: proto.String("ok")} }, self},
+		{"unmarshal-fails/response", func() any { return &oracleSelf{Text: proto.String("t")} }, self,
+			func(any) any { return &oracleSelf{Text: proto.String(oracleRefused)} }, self},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			svc := &oracleRawSvc{newIn: c.newIn, out: c.out, saw: make(chan string, 16)}
+			ref := realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(oracleRawDesc, svc) }, nil, nil)
+			want := oracleRawRun(ref, svc, c.req(), c.newReply)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				svc := &oracleRawSvc{newIn: c.newIn, out: c.out, saw: make(chan string, 16)}
+				ch := newChannel(t, m)
+				ch.RegisterService(oracleRawDesc, svc)
+				got := oracleRawRun(ch, svc, c.req(), c.newReply)
+				if isShare(t, m) && (strings.HasPrefix(c.name, "marshal-fails") || strings.HasPrefix(c.name, "unmarshal-fails")) {
+					// Share calls neither a self-coding message's Marshal
+					// nor its Unmarshal (see inproc.Share): what only they
+					// refuse crosses, and the call succeeds.
+					if strings.Contains(got, "code=") {
+						t.Errorf("Share refused what only the message's own coding refuses:\n%s", got)
+					}
+					return
+				}
+				if got != want {
+					t.Errorf("\ninproc:  %s\ngrpc-go: %s", got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestHandoverNilMessages: untyped and typed nil messages, as requests, as
+// unary responses and as stream messages both ways, of a flat type, an
+// open one, a proto2 one with a required field, and a self-coding one.
+func TestHandoverNilMessages(t *testing.T) {
+	cases := []struct {
+		name string
+		nil_ func() any
+		recv func() any
+	}{
+		{"untyped", func() any { return nil }, func() any { return &typepbType{} }},
+		{"flat", func() any { return (*typepbType)(nil) }, func() any { return &typepbType{} }},
+		{"proto2-required", func() any { return (*proto2Record)(nil) }, func() any { return &proto2Record{} }},
+		{"self-coding-required", func() any { return (*oracleSelf)(nil) }, func() any { return &oracleSelf{} }},
+		// A typed nil selfCoded is left out: its Marshal panics on nil,
+		// as grpc-go finds when it calls it; inproc does not call it.
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			newSvc := func() *oracleRawSvc {
+				return &oracleRawSvc{newIn: c.recv, out: func(any) any { return c.nil_() }, saw: make(chan string, 16)}
+			}
+			svc := newSvc()
+			ref := realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(oracleRawDesc, svc) }, nil, nil)
+			want := oracleRawRun(ref, svc, c.nil_(), c.recv)
+			forEachMode(t, func(t *testing.T, m testMode) {
+				svc := newSvc()
+				ch := newChannel(t, m)
+				ch.RegisterService(oracleRawDesc, svc)
+				if got := oracleRawRun(ch, svc, c.nil_(), c.recv); got != want {
+					t.Errorf("\ninproc:  %s\ngrpc-go: %s", got, want)
+				}
+			})
+		})
+	}
+}
+
+type (
+	typepbType   = typepb.Type
+	proto2Record = proto2.Record
+)

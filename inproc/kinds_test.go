@@ -1,10 +1,15 @@
 package inproc_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/localgrpc/localgrpc/echo"
@@ -12,7 +17,9 @@ import (
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // TestKinds calls each kind of method of the Echo service and checks the
@@ -256,6 +263,179 @@ func TestHeaderWhileAnotherReceives(t *testing.T) {
 			if err := receive(t, received, "the receiver"); err != nil {
 				t.Error(err)
 			}
+		}
+	})
+}
+
+// TestStreamMessagesReachClientBeforeHandlerWaits: a handler that sends a
+// few messages, fewer than the window, and then waits for what its client
+// does only once it has read them (cancel the call, or close a channel)
+// gets them to the client first, as over a socket, in every mode and at
+// GOMAXPROCS 1 and 2. That is why an Inline handler hands its client each
+// message as it sends it, not once per window: one that went on to wait
+// would hold the client, whose goroutine drives it, for ever.
+func TestStreamMessagesReachClientBeforeHandlerWaits(t *testing.T) {
+	for _, sent := range []int{1, 3} {
+		for _, until := range []string{"cancel", "signal"} {
+			t.Run(fmt.Sprintf("sent=%d/until=%s", sent, until), func(t *testing.T) {
+				var mu sync.Mutex
+				var release chan struct{}
+				srv := &funcEcho{expand: func(_ *echov1.EchoRequest, s grpc.ServerStreamingServer[echov1.EchoResponse]) error {
+					mu.Lock()
+					r := release
+					mu.Unlock()
+					for i := range sent {
+						if err := s.Send(&echov1.EchoResponse{Text: strconv.Itoa(i)}); err != nil {
+							return err
+						}
+					}
+					select {
+					case <-r:
+						return nil
+					case <-s.Context().Done():
+						return s.Context().Err()
+					}
+				}}
+				run := func(t *testing.T, c echov1.EchoClient) {
+					t.Helper()
+					r := make(chan struct{})
+					mu.Lock()
+					release = r
+					mu.Unlock()
+					ctx, cancel := context.WithCancel(timeoutCtx(t))
+					defer cancel()
+					done := async(func() error {
+						s, err := c.Expand(ctx, &echov1.EchoRequest{})
+						if err != nil {
+							return err
+						}
+						for i := range sent {
+							resp, err := s.Recv()
+							if err != nil {
+								return fmt.Errorf("Recv %d: %v", i, err)
+							}
+							if resp.Text != strconv.Itoa(i) {
+								return fmt.Errorf("Recv %d: %q", i, resp.Text)
+							}
+						}
+						want := codes.OK
+						if until == "cancel" {
+							cancel()
+							want = codes.Canceled
+						} else {
+							close(r)
+						}
+						_, err = s.Recv()
+						switch {
+						case want == codes.OK && !errors.Is(err, io.EOF):
+							return fmt.Errorf("Recv after the handler returned: %v, want io.EOF", err)
+						case want != codes.OK && status.Code(err) != want:
+							return fmt.Errorf("Recv after cancel: %v, want %v", err, want)
+						}
+						return nil
+					})
+					if err := receive(t, done, "the client to read what the handler sent before it waits"); err != nil {
+						t.Error(err)
+					}
+				}
+				t.Run("grpc-go", func(t *testing.T) { run(t, echoOracle(t, srv, nil)) })
+				forEachMode(t, func(t *testing.T, m testMode) {
+					withProcs(t, func(t *testing.T) {
+						c, _ := newEcho(t, m, srv)
+						run(t, c)
+					})
+				})
+			})
+		}
+	}
+}
+
+// duplexHandler is a bidi handler that is full duplex on the server's
+// side too: it receives on its own goroutine and sends from another, as
+// gRPC allows (one sender and one receiver at a time).
+var duplexHandler = &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+	sent := make(chan error, 1)
+	go func() {
+		for i := range 50 {
+			if err := s.Send(&echov1.EchoResponse{Text: strconv.Itoa(i)}); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	for {
+		_, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return <-sent
+}}
+
+func runDuplex(t *testing.T, c echov1.EchoClient) error {
+	s, err := c.Update(timeoutCtx(t))
+	if err != nil {
+		return err
+	}
+	sent := async(func() error {
+		for range 50 {
+			if err := s.Send(&echov1.EchoRequest{Text: "x"}); err != nil {
+				return err
+			}
+		}
+		return s.CloseSend()
+	})
+	for i := 0; ; i++ {
+		r, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if r.GetText() != strconv.Itoa(i) {
+			return errors.New("out of order: " + r.GetText())
+		}
+	}
+	return receive(t, sent, "the client's sends")
+}
+
+// TestInlineHandlerSendsFromGoroutine: an Inline stream handler that
+// sends from a goroutine it started (while it receives on its own) calls
+// handed, and so the coroutine's yield, from a goroutine that is not the
+// coroutine: iter.Pull panics ("yield called again before next") on that
+// goroutine, which kills the process. Over grpc-go (and Isolated) the call
+// works. The cases run in a child process so the crash is reported.
+func TestInlineHandlerSendsFromGoroutine(t *testing.T) {
+	if os.Getenv("INPROC_INLINE_DUPLEX_CHILD") != "" {
+		forEachMode(t, func(t *testing.T, m testMode) {
+			if m.name != os.Getenv("INPROC_INLINE_DUPLEX_CHILD") {
+				t.Skip()
+			}
+			c, _ := newEcho(t, m, duplexHandler)
+			for range 20 {
+				if err := runDuplex(t, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		return
+	}
+	ref := echov1.NewEchoClient(realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, duplexHandler) }, nil, nil))
+	if err := runDuplex(t, ref); err != nil {
+		t.Fatalf("reference: grpc-go: %v", err)
+	}
+	forEachMode(t, func(t *testing.T, m testMode) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestInlineHandlerSendsFromGoroutine$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "INPROC_INLINE_DUPLEX_CHILD="+m.name)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			lines := crashLines(out)
+			t.Errorf("grpc-go: OK; inproc (child %v):\n%s", err, lines)
 		}
 	})
 }

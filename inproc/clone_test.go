@@ -12,15 +12,237 @@ import (
 	"sync"
 	"testing"
 
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
+	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/zoo/flat3"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/anypb"
 )
+
+// Receivers that keep what they received, in every way a program may, while
+// the sender reuses one message and changes it in place, and the copy each
+// receiver's message came from goes back for reuse (handover.Release): what
+// each receiver holds must stay as it was received, plus its own changes,
+// as over grpc-go.
+
+// keepSender sends n messages of one google.rpc.Status, changed in place
+// between sends: its nested Any's bytes are written over, its list is cut
+// and grown over its own array.
+func keepSender(n int, send func(proto.Message) error) error {
+	st := &rpcstatus.Status{Details: []*anypb.Any{{Value: make([]byte, 4)}}}
+	for i := range n {
+		st.Code = int32(i)
+		st.Message = fmt.Sprint("m", i)
+		st.Details[0].TypeUrl = fmt.Sprint("t", i)
+		for j := range st.Details[0].Value {
+			st.Details[0].Value[j] = byte(i + j)
+		}
+		st.Details = st.Details[:1]
+		if i%3 == 0 {
+			st.Details = append(st.Details, &anypb.Any{TypeUrl: "extra", Value: []byte{byte(i)}})
+		}
+		if err := send(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kept is what a receiver keeps of one message: the message, its list,
+// its first nested message, a part of that one's bytes.
+type kept struct {
+	m    proto.Message
+	list []*anypb.Any
+	any0 *anypb.Any
+	part []byte
+}
+
+// keepReceive receives into a message of the generated type, or every
+// fifth time into a dynamic one of the same descriptor, keeps parts of it
+// and changes every other one.
+func keepReceive(i int, recv func(any) error) (kept, error) {
+	if i%5 == 4 {
+		d := dynamicpb.NewMessage((&rpcstatus.Status{}).ProtoReflect().Descriptor())
+		if err := recv(d); err != nil {
+			return kept{}, err
+		}
+		return kept{m: d}, nil
+	}
+	r := &rpcstatus.Status{}
+	if err := recv(r); err != nil {
+		return kept{}, err
+	}
+	if len(r.Details) == 0 || len(r.Details[0].Value) < 3 {
+		return kept{}, fmt.Errorf("message %d arrived as %v", i, r)
+	}
+	k := kept{m: r, list: r.Details, any0: r.Details[0], part: r.Details[0].Value[1:3]}
+	if i%2 == 0 {
+		r.Details[0].Value[0] ^= 0xff
+		r.Details = append(r.Details, &anypb.Any{TypeUrl: "mine"})
+		r.Message += "!"
+		k.part[1] = 0xee
+	}
+	return k, nil
+}
+
+// dumpKept describes what a receiver holds.
+func dumpKept(ks []kept) string {
+	var b strings.Builder
+	for i, k := range ks {
+		fmt.Fprintf(&b, "%d: %s", i, wireOf(k.m))
+		if k.any0 != nil {
+			fmt.Fprintf(&b, " list %d any0 %q %x part %x", len(k.list), k.any0.TypeUrl, k.any0.Value, k.part)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// keepBidi is a handler that keeps every request and answers each with
+// a message of its own reused, then tells done what it keeps.
+func keepBidi(n int, done chan<- string) func(grpc.ServerStream) error {
+	return func(ss grpc.ServerStream) error {
+		var ks []kept
+		i := 0
+		err := keepSender(n, func(m proto.Message) error {
+			k, err := keepReceive(i, ss.RecvMsg)
+			if err != nil {
+				return err
+			}
+			i++
+			ks = append(ks, k)
+			return ss.SendMsg(m)
+		})
+		done <- dumpKept(ks)
+		return err
+	}
+}
+
+// keepClient runs streams concurrent bidi streams of n messages each on
+// cc, and unary calls between, and returns what every receiver holds at
+// the end.
+func keepClient(t *testing.T, cc grpc.ClientConnInterface, n, streams int, done chan string) string {
+	var wg sync.WaitGroup
+	out := make([]string, streams)
+	unary := make([]string, streams)
+	for s := range streams {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*waitLimit)
+			defer cancel()
+			cs, err := cc.NewStream(ctx, anyBidiDesc, anyBidi)
+			if err != nil {
+				out[s] = err.Error()
+				return
+			}
+			var ks []kept
+			var calls []kept
+			i := 0
+			err = keepSender(n, func(m proto.Message) error {
+				if err := cs.SendMsg(m); err != nil {
+					return err
+				}
+				k, err := keepReceive(i, cs.RecvMsg)
+				if err != nil {
+					return err
+				}
+				i++
+				ks = append(ks, k)
+				if i%7 == 0 { // a unary call of the same type: its request takes a spare copy
+					c, err := keepReceive(i, func(reply any) error {
+						return cc.Invoke(ctx, anyUnary, m, reply)
+					})
+					if err != nil {
+						return err
+					}
+					calls = append(calls, c)
+				}
+				return nil
+			})
+			if err == nil {
+				err = cs.CloseSend()
+			}
+			if err == nil {
+				if err = cs.RecvMsg(&rpcstatus.Status{}); errors.Is(err, io.EOF) {
+					err = nil
+				}
+			}
+			out[s] = fmt.Sprintf("client err=%v\n%s", err, dumpKept(ks))
+			unary[s] = dumpKept(calls)
+		})
+	}
+	wg.Wait()
+	var handlers []string
+	for range streams {
+		handlers = append(handlers, receive(t, done, "a handler's dump"))
+	}
+	// The handlers' dumps are alike: every stream sends the same.
+	return strings.Join(out, "\n") + "\nunary:\n" + strings.Join(unary, "\n") + "\nhandlers:\n" + strings.Join(handlers, "\n")
+}
+
+func keepSvc(n int, done chan string, handlerKept *[]kept, mu *sync.Mutex) *anySvc {
+	return &anySvc{
+		newReq: func() proto.Message { return &rpcstatus.Status{} },
+		resp: func(req proto.Message) (proto.Message, error) {
+			mu.Lock()
+			*handlerKept = append(*handlerKept, kept{m: req})
+			mu.Unlock()
+			return req, nil
+		},
+		bidi: keepBidi(n, done),
+	}
+}
+
+// TestCloneReceiversKeepWhatTheyGot compares what every receiver holds
+// at the end with grpc-go's over bufconn, in every mode, with several
+// streams of the same method and type at once.
+func TestCloneReceiversKeepWhatTheyGot(t *testing.T) {
+	const n, streams = 60, 4
+	run := func(cc func(*anySvc) grpc.ClientConnInterface) string {
+		done := make(chan string, streams)
+		var mu sync.Mutex
+		var unaryKept []kept
+		got := keepClient(t, cc(keepSvc(n, done, &unaryKept, &mu)), n, streams, done)
+		mu.Lock()
+		defer mu.Unlock()
+		// The unary handler's requests, in no set order: only their count
+		// and that each is one the client sent.
+		bad := 0
+		for _, k := range unaryKept {
+			st := k.m.(*rpcstatus.Status)
+			if want := fmt.Sprint("m", st.Code); st.Message != want || st.Details[0].TypeUrl != fmt.Sprint("t", st.Code) || st.Details[0].Value[0] != byte(st.Code) {
+				bad++
+			}
+		}
+		return got + fmt.Sprintf("\nunary handler kept %d, %d changed", len(unaryKept), bad)
+	}
+	want := run(func(s *anySvc) grpc.ClientConnInterface { return anyReference(t, s) })
+	forEachMode(t, func(t *testing.T, m testMode) {
+		if isShare(t, m) {
+			t.Skip("with Share the sender must not change what it sent")
+		}
+		got := run(func(s *anySvc) grpc.ClientConnInterface {
+			ch := newChannel(t, m)
+			ch.RegisterService(anyDesc, s)
+			return ch
+		})
+		if got != want {
+			gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+			for i := range min(len(gl), len(wl)) {
+				if gl[i] != wl[i] {
+					t.Fatalf("line %d differs:\ninproc:  %s\ngrpc-go: %s", i, gl[i], wl[i])
+				}
+			}
+			t.Fatalf("inproc %d lines, grpc-go %d", len(gl), len(wl))
+		}
+	})
+}
 
 // With Clone, a stream's receiver gives back the copy its message's top
 // level came from (handover.Release), and the next message of the type is
@@ -513,6 +735,123 @@ func TestReleasedCopiesNeverReachReceivers(t *testing.T) {
 		}
 		if len(ik.seen) == 0 || len(sh.k.seen) == 0 || len(ch2.k.seen) == 0 {
 			t.Errorf("keepers saw %d, %d, %d messages", len(ik.seen), len(sh.k.seen), len(ch2.k.seen))
+		}
+	})
+}
+
+// listFunc is a ListStrings server whose List is a function.
+type listFunc struct {
+	listv1.UnimplementedListStringsServer
+	list func(*listv1.ListRequest, grpc.ServerStreamingServer[listv1.ListResponse]) error
+}
+
+func (l *listFunc) List(req *listv1.ListRequest, s grpc.ServerStreamingServer[listv1.ListResponse]) error {
+	return l.list(req, s)
+}
+
+// TestCloneReceivedMessagesStayTheReceivers checks, in every mode, that
+// each message a stream's receiver got stays as it got it and as it then
+// changed it, while the sender reuses one message for all it sends and
+// more messages follow: with Clone, the copy a receiver took its message
+// from is reused for a later one, which must not reach what it gave.
+func TestCloneReceivedMessagesStayTheReceivers(t *testing.T) {
+	const n = 300
+	strs := func(i int) []string { return []string{fmt.Sprintf("m%d-0", i), fmt.Sprintf("m%d-1", i)} }
+	forEachMode(t, func(t *testing.T, m testMode) {
+		if isShare(t, m) {
+			t.Skip("with Share the sender keeps its messages as they are, as gRPC's rule says")
+		}
+		ch := newChannel(t, m)
+		listv1.RegisterListStringsServer(ch, &listFunc{list: func(_ *listv1.ListRequest, s grpc.ServerStreamingServer[listv1.ListResponse]) error {
+			resp := &listv1.ListResponse{}
+			for i := range n {
+				resp.Strings = append(resp.Strings[:0], strs(i)...)
+				if err := s.Send(resp); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+		stream, err := listv1.NewListStringsClient(ch).List(timeoutCtx(t), &listv1.ListRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []*listv1.ListResponse
+		for {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := len(got)
+			if !slices.Equal(r.Strings, strs(i)) {
+				t.Fatalf("message %d arrived as %q, want %q", i, r.Strings, strs(i))
+			}
+			if i%2 == 0 { // the others are kept as they came
+				r.Strings[0] = "changed"
+				r.Strings = append(r.Strings, "added")
+			}
+			got = append(got, r)
+		}
+		if len(got) != n {
+			t.Fatalf("received %d messages, want %d", len(got), n)
+		}
+		for i, r := range got {
+			want := strs(i)
+			if i%2 == 0 {
+				want = []string{"changed", want[1], "added"}
+			}
+			if !slices.Equal(r.Strings, want) {
+				t.Fatalf("message %d is %q once all arrived, want %q", i, r.Strings, want)
+			}
+		}
+
+		// Requests too: a bidi handler keeps what it received while the
+		// client sends on.
+		result := make(chan error, 1)
+		client, _ := newEcho(t, m, &funcEcho{update: func(s grpc.BidiStreamingServer[echov1.EchoRequest, echov1.EchoResponse]) error {
+			var kept []*echov1.EchoRequest
+			for {
+				req, err := s.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				req.Text += "!"
+				kept = append(kept, req)
+			}
+			for i, req := range kept {
+				if want := fmt.Sprintf("r%d!", i); req.Text != want {
+					result <- fmt.Errorf("request %d is %q once all arrived, want %q", i, req.Text, want)
+					return nil
+				}
+			}
+			result <- nil
+			return nil
+		}})
+		bidi, err := client.Update(timeoutCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &echov1.EchoRequest{}
+		for i := range n {
+			req.Text = fmt.Sprintf("r%d", i)
+			if err := bidi.Send(req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := bidi.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bidi.Recv(); !errors.Is(err, io.EOF) {
+			t.Fatalf("Recv after the handler returned: %v, want io.EOF", err)
+		}
+		if err := receive(t, result, "the handler's check"); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
