@@ -343,18 +343,7 @@ func TestAttack6ShmGracefulStopRacingCalls(t *testing.T) {
 						res <- fmt.Sprintf("%q %v", r.GetText(), status.Code(err))
 					}()
 				}
-				_, wait := a6Returns(srv.GracefulStop, 5*time.Second)
-				if !wait() {
-					seen["GracefulStop hung"]++
-				}
-				for range 10 {
-					select {
-					case r := <-res:
-						seen[r]++
-					case <-time.After(5 * time.Second):
-						seen["call hung"]++
-					}
-				}
+				stopAndCount(srv.GracefulStop, res, 10, seen)
 			}
 			t.Logf("%v", seen)
 			for k, n := range seen {
@@ -714,18 +703,7 @@ func TestAttack6ShmGracefulStopAfterRequestsSent(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Fatal("requests not sent")
 				}
-				_, wait := a6Returns(srv.GracefulStop, 5*time.Second)
-				if !wait() {
-					seen["GracefulStop hung"]++
-				}
-				for range 10 {
-					select {
-					case r := <-res:
-						seen[r]++
-					case <-time.After(5 * time.Second):
-						seen["call hung"]++
-					}
-				}
+				stopAndCount(srv.GracefulStop, res, 10, seen)
 			}
 			t.Logf("%v", seen)
 			for k, n := range seen {
@@ -985,4 +963,22 @@ func TestAttack8ShmGracefulStopStreamsOpening(t *testing.T) {
 		}
 		return out + fmt.Sprintf("held %q %v; other codes %v, unavailable seen %v; %s", text, status.Code(herr), kinds, codes["Unavailable"] > 0, serr)
 	})
+}
+
+// stopAndCount runs stop, bounded to 5s, then counts the outcomes of the n
+// calls res reports into seen, a GracefulStop or a call still hanging
+// after 5s among them.
+func stopAndCount(stop func(), res <-chan string, n int, seen map[string]int) {
+	_, wait := a6Returns(stop, 5*time.Second)
+	if !wait() {
+		seen["GracefulStop hung"]++
+	}
+	for range n {
+		select {
+		case r := <-res:
+			seen[r]++
+		case <-time.After(5 * time.Second):
+			seen["call hung"]++
+		}
+	}
 }
