@@ -31,60 +31,78 @@ const (
 	// grpc-go's codec would; and messages that are not protobuf through the
 	// call's codec.
 	Clone CopyMode = iota
-	// Share gives the receiver its own top-level message whose fields share
-	// memory with the sender's, and copies nothing else. Its rule: the
-	// sender never changes a message after sending it, and the receiver
-	// may set its message's fields but never writes into what they hold
-	// (the elements of lists and bytes, nested messages), not even after
-	// a reslice such as l = l[:0].
+	// Share gives the receiver its own top-level message. Its fields share
+	// memory with the sender's message. Nothing else is copied.
 	//
-	// What the receiver may do to its top level without reaching the
+	// Share's rule has two halves:
+	//   - The sender never changes a message after sending it.
+	//   - The receiver may set its message's fields, but never writes into
+	//     what they hold: the elements of lists and bytes, and nested
+	//     messages. This holds even after a reslice such as l = l[:0].
+	//
+	// The receiver may do these to its top level without reaching the
 	// sender's message:
-	//   - assign or clear any field, through protobuf's API or plain Go,
-	//     and merge into it (proto.Merge, a merging Unmarshal) where the
-	//     merge writes into no message the field holds: fields with
-	//     presence get boxes of their own, oneofs wrappers of their own
-	//     (which protobuf's reflection writes through; a gogoproto
-	//     message's own code assigns new ones, so its are shared), and the
-	//     opaque API's repeated fields headers of their own;
-	//   - append to a list or bytes: their capacity is clipped to their
-	//     length, so an append reallocates;
-	//   - change a map: maps are copied (a map of n entries costs n
-	//     insertions; message values are shared, bytes values clipped).
+	//   - Assign or clear any field, through protobuf's API or plain Go.
+	//   - Merge into it (proto.Merge, a merging Unmarshal) where the merge
+	//     writes into no message a field holds. Fields with presence get
+	//     boxes of their own. Oneofs get wrappers of their own, which
+	//     protobuf's reflection writes through. A gogoproto message's oneof
+	//     wrappers are shared, since its own code assigns new ones. The opaque
+	//     API's repeated fields get headers of their own.
+	//   - Append to a list or bytes. Their capacity is clipped to their
+	//     length, so an append reallocates.
+	//   - Change a map. Maps are copied: a map of n entries costs n
+	//     insertions. Message values in a map are shared; bytes values are
+	//     clipped.
 	//
-	// What reaches the sender's message, and races with a sender still
-	// reading it: a store to an element of a list or bytes, an append
-	// after a reslice (the in-place filter out := l[:0] then
-	// out = append(out, x), the buffer reuse b = append(b[:0], ...)),
-	// protobuf's List().Set, List().Truncate then Append, and any change
-	// to a nested message, a merge into a message field that is set
-	// included (protobuf merges into the message the field holds). Copying every list and bytes field instead
-	// would cost an allocation and a copy a field a message, more than
-	// twice Share's time on a stream of 100-string messages.
+	// These reach the sender's message, and race with a sender still
+	// reading it:
+	//   - a store to an element of a list or bytes;
+	//   - an append after a reslice, as in the in-place filter
+	//     out := l[:0] then out = append(out, x), or the buffer reuse
+	//     b = append(b[:0], ...);
+	//   - protobuf's List().Set, and List().Truncate then Append;
+	//   - any change to a nested message, a merge into a message field that
+	//     is set included, since protobuf merges into the message the field
+	//     holds.
 	//
-	// The receiver's top level holds values as a socket delivers them: an
-	// empty list, map, or bytes without presence comes out nil, a nil bytes
-	// value in a map, a list or a oneof empty (a list holding one is
-	// copied), and a oneof holding a typed nil wrapper unset. The messages
-	// it holds are the sender's, so below the top level, at any depth,
-	// values come out as sent: an empty list, map or bytes stays empty,
-	// not nil, a nil bytes value in a map, a list or a oneof stays nil, and
-	// a oneof holding a typed nil wrapper stays set. A message that only its
-	// wire encoding carries as a socket would is copied as with Clone:
-	// one with extensions set (the receiver's registry decides what they
-	// decode to), lazy fields, unknown fields or nil messages in lists,
-	// maps or oneofs, a dynamic message, one nested past a hundred levels,
-	// a legacy one that has, or holds one that has, a Marshal or an
-	// Unmarshal of its own without bringing all three of the next
-	// sentence's methods (protobuf encodes and decodes it by those). A
-	// message that brings its own Marshal, Unmarshal and Size
-	// (gogoproto's) is measured by its Size alone: an error that only its
-	// Marshal or Unmarshal would report is not.
+	// Copying every list and bytes field instead would cost an allocation
+	// and a copy per field per message. That is more than twice Share's
+	// time on a stream of 100-string messages.
 	//
-	// gRPC already forbids changing a message after SendMsg, but over a
-	// socket the rule is harmless to break, because SendMsg serializes the
-	// message before it returns. With Share nothing enforces it, and the
-	// most common streaming loop breaks it:
+	// The receiver's top level holds values as a socket delivers them:
+	//   - an empty list, map or bytes without presence comes out nil;
+	//   - a nil bytes value in a map, a list or a oneof comes out empty,
+	//     and a list holding one is copied;
+	//   - a oneof holding a typed nil wrapper comes out unset.
+	//
+	// The messages the top level holds are the sender's. So below the top
+	// level, at any depth, values come out as sent:
+	//   - an empty list, map or bytes stays empty, not nil;
+	//   - a nil bytes value in a map, a list or a oneof stays nil;
+	//   - a oneof holding a typed nil wrapper stays set.
+	//
+	// A message that only its wire encoding carries as a socket would is
+	// copied as with [Clone]:
+	//   - one with extensions set, since the receiver's registry decides
+	//     what they decode to;
+	//   - one with lazy fields, unknown fields, or nil messages in lists,
+	//     maps or oneofs;
+	//   - a dynamic message;
+	//   - one nested past a hundred levels;
+	//   - a legacy message that has, or holds one that has, a Marshal or an
+	//     Unmarshal of its own without bringing all three of Marshal,
+	//     Unmarshal and Size, since protobuf encodes and decodes it by
+	//     those.
+	//
+	// A message that brings its own Marshal, Unmarshal and Size
+	// (gogoproto's) is measured by its Size alone. An error that only its
+	// Marshal or Unmarshal would report is not reported.
+	//
+	// gRPC already forbids changing a message after SendMsg. Over a socket
+	// the rule is harmless to break, because SendMsg serializes the message
+	// before it returns. With Share nothing enforces it, and the most
+	// common streaming loop breaks it:
 	//
 	//	req := &pb.Request{}
 	//	for i := range n {
@@ -93,10 +111,12 @@ const (
 	//	}
 	//
 	// The receiver then sees later values in place of earlier ones, or a
-	// mix of them, and the race detector reports a data race. Use Share only
+	// mix of them. The race detector reports a data race. Use Share only
 	// where every message sent is a fresh one that nobody changes after
-	// sending, or pass CallCopy(Clone) to the calls that reuse messages.
-	// Limits are checked as with Clone: the size check is what Share costs.
+	// sending. Otherwise pass [CallCopy]([Clone]) to the calls that reuse
+	// messages.
+	//
+	// Limits are checked as with Clone. The size check is what Share costs.
 	Share
 
 	// encode is a transport's binding's (see client.copy): messages cross
