@@ -309,12 +309,7 @@ func TestAttack6ShmGracefulStopInFlight(t *testing.T) {
 		if !gsWait() {
 			return out + "; GracefulStop hung"
 		}
-		select {
-		case err := <-served:
-			out += fmt.Sprintf("; Serve: %v", err)
-		case <-time.After(5 * time.Second):
-			out += "; Serve did not return"
-		}
+		out += serveOutcome(served)
 		return out
 	})
 }
@@ -406,12 +401,7 @@ func TestAttack6ShmStopDuringGracefulStop(t *testing.T) {
 				if !gsWait() {
 					return out + "; GracefulStop hung"
 				}
-				select {
-				case err := <-served:
-					out += fmt.Sprintf("; Serve: %v", err)
-				case <-time.After(5 * time.Second):
-					out += "; Serve did not return"
-				}
+				out += serveOutcome(served)
 				return out
 			})
 		})
@@ -980,5 +970,16 @@ func stopAndCount(stop func(), res <-chan string, n int, seen map[string]int) {
 		case <-time.After(5 * time.Second):
 			seen["call hung"]++
 		}
+	}
+}
+
+// serveOutcome says how Serve, whose result served reports, ended, or
+// that it had not returned 5s on.
+func serveOutcome(served <-chan error) string {
+	select {
+	case err := <-served:
+		return fmt.Sprintf("; Serve: %v", err)
+	case <-time.After(5 * time.Second):
+		return "; Serve did not return"
 	}
 }
