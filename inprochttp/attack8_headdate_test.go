@@ -8,7 +8,6 @@ package inprochttp_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -41,37 +40,7 @@ func TestAttack8RequestHeaderLimitMoreShapes(t *testing.T) {
 	}
 	for _, name := range slices.Sorted(mapsKeys(shapes)) {
 		t.Run(name, func(t *testing.T) {
-			var res [2]int
-			for i, tr := range transports {
-				ran := make(chan struct{}, 1)
-				hc, base := limitedClient(t, tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.URL.Path != "/warm" {
-						select {
-						case ran <- struct{}{}:
-						default:
-						}
-					}
-					io.Copy(io.Discard, r.Body)
-				}), headerLimits{header: maxHeaderBytes})
-				warm(t, hc, base)
-				res[i] = a5Largest(0, 3000, func(n int) bool {
-					select {
-					case <-ran:
-					default:
-					}
-					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/x", nil)
-					shapes[name](req)
-					req.Header.Set("X-Pad", strings.Repeat("p", n))
-					resp, err := hc.Do(req)
-					if err == nil {
-						drain(resp.Body)
-					}
-					return len(ran) > 0 && err == nil && resp.StatusCode == http.StatusOK
-				})
-			}
-			if res[0] != res[1] {
-				t.Errorf("largest X-Pad served: inproc %d, net/http h2c (oracle) %d", res[0], res[1])
-			}
+			checkLargestPad(t, maxHeaderBytes, shapes[name])
 		})
 	}
 }
