@@ -2,14 +2,16 @@ package fanin
 
 import "fmt"
 
-// SourceError is an error one of the merged sequences yielded, with the index
-// of that sequence among the arguments of MergeSeq or MergeSorted, so the
-// caller can tell which source failed. Use errors.As to get it; it unwraps to
-// the source's own error.
+// SourceError is an error that one of the merged sequences yielded.
+// It holds the index of that sequence among the arguments of MergeSeq or
+// MergeSorted, so the caller can tell which source failed.
+// Use errors.As to get it.
+// It unwraps to the source's own error.
 //
-// A merged sequence yields a SourceError in place of an item and goes on: a
-// loop that breaks on it stops the merge (and every source) at the first
-// error, one that continues reads the other sources to the end.
+// A merged sequence yields a SourceError in place of an item and goes on:
+//   - A loop that breaks on it stops the merge, and every source, at the
+//     first error.
+//   - A loop that continues reads the other sources to the end.
 type SourceError struct {
 	Source int
 	Err    error

@@ -7,19 +7,23 @@ import (
 )
 
 // Merge returns a channel that delivers every value received from ins, in the
-// order they arrive, and closes when every input is closed or ctx ends; by
-// then every goroutine Merge started has ended. Values of one input keep
-// their order.
+// order they arrive.
+// The channel closes when every input is closed or ctx ends.
+// By then every goroutine Merge started has ended.
+// Values of one input keep their order.
 //
 // The output is buffered (64 values), so senders are not held up by a
-// consumer that takes a moment. Values already in the buffer when ctx ends
-// are still delivered before the close; a value a goroutine of Merge has
-// received but not yet put in the buffer is dropped. Inputs are not drained
-// after ctx ends: their senders should watch ctx too.
+// consumer that takes a moment.
+// When ctx ends:
+//   - Values already in the buffer are still delivered before the close.
+//   - A value that a goroutine of Merge has received but not yet put in the
+//     buffer is dropped.
+//   - Inputs are not drained: their senders should watch ctx too.
 //
-// A nil input is skipped: a nil channel never delivers and never closes, so
-// waiting on it would only keep the output open until ctx ends. With no
-// non-nil inputs the output is closed at once.
+// A nil input is skipped.
+// A nil channel never delivers and never closes, so waiting on it would only
+// keep the output open until ctx ends.
+// With no non-nil inputs, the output is closed at once.
 func Merge[T any](ctx context.Context, ins ...<-chan T) <-chan T {
 	n := 0
 	for _, in := range ins {

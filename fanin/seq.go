@@ -11,20 +11,24 @@ import (
 const readAhead = 64
 
 // MergeSeq returns a sequence of every item of seqs, in the order they are
-// produced. Each source runs on a goroutine of its own and reads up to 64
-// items ahead of the consumer, so a slow source does not hold up the others;
-// the consumer takes what a source has buffered in one step.
+// produced.
+// Each source runs on a goroutine of its own.
+// It reads up to 64 items ahead of the consumer, so a slow source does not
+// hold up the others.
+// The consumer takes what a source has buffered in one step.
 //
 // An error a source yields comes out as a *SourceError naming the source.
-// When ctx ends, the sequence yields ctx.Err() and stops. Nil sequences are
-// skipped.
+// When ctx ends, the sequence yields ctx.Err() and stops.
+// Nil sequences are skipped.
 //
 // When the loop over the result ends, early or not, every source is told to
-// stop (its yield returns false) and the loop waits for all of them to
-// return, so no goroutine outlives it. A source that blocks between items (a
-// network stream, say) must end when its own context does: cancel that
-// context before breaking out of the loop, or the break waits for the
-// source's next item.
+// stop: its yield returns false.
+// The loop then waits for all sources to return, so no goroutine outlives
+// it.
+// A source that blocks between items (a network stream, say) must end when
+// its own context does.
+// Cancel that context before breaking out of the loop.
+// Otherwise the break waits for the source's next item.
 func MergeSeq[T any](ctx context.Context, seqs ...iter.Seq2[T, error]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var sources []*source[T]

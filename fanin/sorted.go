@@ -3,18 +3,20 @@ package fanin
 import "iter"
 
 // MergeSorted merges sequences that are each sorted by cmp into one sorted
-// sequence, keeping equal items in the order of their sources (the merge is
-// stable). It pulls each source in batches, which grow from 1 to 64 items,
-// so the cost of switching to a source is spread over many items, and picks
-// the next item with a loser tree: one comparison per level of a tree over
-// the sources.
+// sequence.
+// The merge is stable: equal items keep the order of their sources.
+// It pulls each source in batches, which grow from 1 to 64 items.
+// So the cost of switching to a source is spread over many items.
+// It picks the next item with a loser tree: one comparison per level of a
+// tree over the sources.
 //
-// An error a source yields comes out as a *SourceError naming the source, as
-// soon as the merge reaches it in that source; the source's later items are
-// merged as before. Nil sequences are skipped. The sources run on the
-// consumer's goroutine, one batch at a time, so a source is read up to a
-// batch ahead; when the loop over the result ends, early or not, every
-// source is stopped.
+// An error a source yields comes out as a *SourceError naming the source.
+// It comes out as soon as the merge reaches it in that source.
+// The source's later items are merged as before.
+// Nil sequences are skipped.
+// The sources run on the consumer's goroutine, one batch at a time, so a
+// source is read up to a batch ahead.
+// When the loop over the result ends, early or not, every source is stopped.
 func MergeSorted[T any](cmp func(a, b T) int, seqs ...iter.Seq2[T, error]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		t := &loserTree[T]{cmp: cmp}
