@@ -12,14 +12,16 @@ import (
 )
 
 // A Sender gathers items into batches of type M and sends each with send,
-// typically a stream's Send. It calls send from one goroutine at a time,
-// as gRPC requires, and never touches a batch again once sent. It is safe
-// for concurrent use.
+// typically a stream's Send.
+// It calls send from one goroutine at a time, as gRPC requires.
+// It never touches a batch again once sent.
+// It is safe for concurrent use.
 //
-// A Send error is returned by the Add or Flush that sends, or, for a batch
-// MaxAge sent, by the next Add or Flush; from then on every Add and Flush
-// returns it. Call Flush (or Close) before the handler returns, so that
-// no item is left behind and no timer outlives the stream.
+// A Send error is returned by the Add or Flush that sends.
+// For a batch that MaxAge sent, the next Add or Flush returns it.
+// From then on every Add and Flush returns it.
+// Call Flush (or Close) before the handler returns.
+// Then no item is left behind and no timer outlives the stream.
 type Sender[M, I any] struct {
 	send func(*M) error
 	add  func(*M, I)
@@ -42,11 +44,16 @@ type Sender[M, I any] struct {
 var ErrClosed = errors.New("batch: Add after Close")
 
 // NewSender returns a Sender that adds items to a batch with add and sends
-// batches with send. Each batch starts as a new(M); Appender's add
-// function makes its repeated field with room for a whole batch. It panics on options out of range (a MaxItems below
-// one, a negative MaxBytes or MaxAge), and on MaxBytes for items that are
-// not proto.Message without an ItemSize of the item type: mistakes of the
-// program, not of its input.
+// batches with send.
+// Each batch starts as a new(M).
+// Appender's add function makes its repeated field with room for a whole
+// batch.
+//
+// NewSender panics on mistakes of the program, not of its input:
+//   - options out of range: a MaxItems below one, a negative MaxBytes or
+//     MaxAge;
+//   - MaxBytes for items that are not proto.Message, without an ItemSize of
+//     the item type.
 func NewSender[M, I any](send func(*M) error, add func(*M, I), opts ...Option) *Sender[M, I] {
 	s := &Sender[M, I]{send: send, add: add, cfg: config{maxItems: DefaultMaxItems}}
 	s.settled.L = &s.mu
@@ -101,9 +108,9 @@ func tagSize(m any) int {
 	return size
 }
 
-// Add adds item to the batch, and sends the batch if that fills it. It
-// returns the Send error of this or an earlier batch, if there was one,
-// and then does not take item.
+// Add adds item to the batch, and sends the batch if that fills it.
+// If this or an earlier batch had a Send error, Add returns it and does not
+// take item.
 func (s *Sender[M, I]) Add(item I) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,12 +150,14 @@ func (s *Sender[M, I]) Add(item I) error {
 	return nil
 }
 
-// Flush sends the batch being filled, if any, and returns the Send error
-// of this or an earlier batch. The Sender stays usable. Once Flush has
-// returned, the Sender calls send again only for a later Add: until then
-// the caller may send other messages on the same stream itself, such as a
-// bidirectional stream's answers between batches, without two Sends at
-// once and in order after every item added before.
+// Flush sends the batch being filled, if any.
+// It returns the Send error of this or an earlier batch.
+// The Sender stays usable.
+// Once Flush has returned, the Sender calls send again only for a later Add.
+// Until then the caller may send other messages on the same stream itself,
+// such as a bidirectional stream's answers between batches.
+// Those sends are never two at once with the Sender's.
+// They come in order after every item added before.
 func (s *Sender[M, I]) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
