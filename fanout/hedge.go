@@ -8,26 +8,31 @@ import (
 	"time"
 )
 
-// Hedging is the policy of WithHedging, after "The Tail at Scale" (Dean
-// and Barroso, CACM 2013): a shard's call that is slow to produce its first
-// response is sent again to another replica, and the first to respond
-// wins. Only the wait for the first response is hedged; once a replica has
-// responded, the stream stays with it.
+// Hedging is the policy of WithHedging.
+// It follows "The Tail at Scale" (Dean and Barroso, CACM 2013).
+// A shard's call that is slow to produce its first response is sent again
+// to another replica.
+// The first to respond wins.
+// Only the wait for the first response is hedged.
+// Once a replica has responded, the stream stays with it.
 type Hedging struct {
 	// Delay is how long a call waits for its first response before the
 	// next replica is called. With Percentile set, it is the delay until
 	// the shard has seen enough first responses to measure one; zero then
 	// means no hedge until then.
 	Delay time.Duration
-	// Percentile, in (0, 100), when set, makes the delay that percentile
-	// of the shard's recent first-response latencies (the last 128 calls
-	// that had one), so that about 100-Percentile % of calls are hedged.
-	// Calls cancelled before they answered are not among them, so the
-	// measure leans fast when many calls are hedged.
+	// Percentile, in (0, 100), when set, makes the delay that percentile of
+	// the shard's recent first-response latencies.
+	// Those are the latencies of the last 128 calls that had one.
+	// So about 100-Percentile % of calls are hedged.
+	// Calls cancelled before they answered are not among them.
+	// So the measure leans fast when many calls are hedged.
 	Percentile float64
-	// Budget bounds the extra load: hedges are at most this fraction of
-	// the shard's calls (0.1 allows 10% more calls), with a burst of at
-	// most 10 hedges after a quiet spell. Zero means 0.1.
+	// Budget bounds the extra load.
+	// Hedges are at most this fraction of the shard's calls: 0.1 allows 10%
+	// more calls.
+	// After a quiet spell, the burst is at most 10 hedges.
+	// Zero means 0.1.
 	Budget float64
 }
 

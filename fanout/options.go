@@ -44,31 +44,43 @@ func (p PartialResponse) String() string {
 }
 
 // WithSortedMerge merges the backends' responses, each backend's sorted by
-// cmp, into one sorted stream; equal responses keep the order of their
-// shards. Without it, responses come as the backends send them. New
-// refuses a cmp whose type is not the proxy's response type's.
+// cmp, into one sorted stream.
+// Equal responses keep the order of their shards.
+// Without it, responses come as the backends send them.
+// New refuses a cmp whose type is not the proxy's response type's.
 //
-// The merge places whole responses: it needs each backend's responses in
-// cmp's order and cmp to order them as the keys inside them are ordered.
-// Responses of one key each do; batched responses of several keys come out
-// sorted only if no two backends' batches overlap (compare them by their
-// first keys, and a batch [a c e] merged with [b c d] still yields c after
-// e). Unbatch such streams first, one key per response, and batch after
-// the merge (package batch). cmp must also handle an empty response.
+// The merge places whole responses, so it needs two things:
+//   - each backend's responses in cmp's order;
+//   - cmp to order them as the keys inside them are ordered.
+//
+// Responses of one key each do.
+// Batched responses of several keys come out sorted only if no two
+// backends' batches overlap.
+// Compare them by their first keys, and a batch [a c e] merged with [b c d]
+// still yields c after e.
+// Unbatch such streams first, one key per response, and batch after the
+// merge (package batch).
+// cmp must also handle an empty response.
 func WithSortedMerge[T any](cmp func(a, b *T) int) Option {
 	return func(c *config) { c.cmp = cmp }
 }
 
 // WithDedup, after a sorted merge, replaces each run of adjacent equal
-// responses by one: the first, or what merge folds the run into, when
-// merge is not nil. merge gets the response kept so far and the next of
-// the run, and returns the one to keep, never nil: one that returns nil
-// ends the stream, under Abort as under Warn, with an Internal error
-// naming the method the proxy serves (grpc.Method of Stream's context),
-// rather than lose the run without a word or yield a nil response, which
-// a handler would send as an empty message. New refuses it without
-// WithSortedMerge, and functions whose types are not the proxy's response
-// type's.
+// responses by one.
+// The one kept is the first, or what merge folds the run into when merge is
+// not nil.
+// merge gets the response kept so far and the next of the run.
+// It returns the one to keep, never nil.
+//
+// A merge that returns nil ends the stream, under Abort as under Warn.
+// The stream ends with an Internal error naming the method the proxy serves
+// (grpc.Method of Stream's context).
+// Ending it beats losing the run without a word.
+// It also beats yielding a nil response, which a handler would send as an
+// empty message.
+//
+// New refuses WithDedup without WithSortedMerge.
+// It refuses functions whose types are not the proxy's response type's.
 func WithDedup[T any](equal func(a, b *T) bool, merge func(kept, next *T) *T) Option {
 	return func(c *config) {
 		// Both of one call, so that merge is of equal's type: a nil merge
@@ -86,43 +98,51 @@ func WithPartialResponse(p PartialResponse) Option {
 	return func(c *config) { c.partial = p }
 }
 
-// WithFirstResponseTimeout gives up on a shard that has not sent its
-// first response within d, hedges included: its calls are cancelled and it
-// fails with DeadlineExceeded. Zero, the default, waits as long as the
-// caller's context allows.
+// WithFirstResponseTimeout gives up on a shard that has not sent its first
+// response within d, hedges included.
+// Its calls are then cancelled and it fails with DeadlineExceeded.
+// Zero, the default, waits as long as the caller's context allows.
 func WithFirstResponseTimeout(d time.Duration) Option {
 	return func(c *config) { c.firstTimeout = d }
 }
 
 // WithIdleTimeout gives up on a backend that sends nothing for d after a
-// response: its call is cancelled and it fails with DeadlineExceeded. Zero,
-// the default, waits as long as the caller's context allows.
+// response.
+// Its call is then cancelled and it fails with DeadlineExceeded.
+// Zero, the default, waits as long as the caller's context allows.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idleTimeout = d }
 }
 
-// WithHedging hedges every shard of more than one replica: when the call
-// to a replica has not produced its first response after the policy's
-// delay, the proxy starts the same call on the shard's next replica, and
-// the first to respond wins; the others are cancelled. See [Hedging].
+// WithHedging hedges every shard of more than one replica.
+// The policy's delay may pass before the call to a replica has produced its
+// first response.
+// The proxy then starts the same call on the shard's next replica.
+// The first to respond wins, and the others are cancelled.
+// See [Hedging].
 func WithHedging(h Hedging) Option {
 	return func(c *config) { c.hedging = &h }
 }
 
 // WithStatsHandler calls h when each backend call ends, hedges and
-// cancelled calls included, with what an operator graphs: see [CallStats].
-// It also makes the proxy count the bytes of the responses it receives,
-// which costs a walk of each message. h runs on the call's goroutine, so
-// it must be quick and safe for concurrent use.
+// cancelled calls included.
+// h gets what an operator graphs: see [CallStats].
+// The option also makes the proxy count the bytes of the responses it
+// receives, which costs a walk of each message.
+// h runs on the call's goroutine.
+// So it must be quick and safe for concurrent use.
 func WithStatsHandler(h func(CallStats)) Option {
 	return func(c *config) { c.handler = h }
 }
 
-// WithCooldown sets how long a replica whose call failed as an unhealthy
-// server fails (Unavailable, DeadlineExceeded, ResourceExhausted,
-// Internal, Unknown) is passed over while its shard has a replica that has
-// not failed; DefaultCooldown without it. Zero calls replicas strictly in
-// turn.
+// WithCooldown sets how long a replica is passed over after its call failed
+// as an unhealthy server fails.
+// Those failures are Unavailable, DeadlineExceeded, ResourceExhausted,
+// Internal and Unknown.
+// The replica is passed over only while its shard has a replica that has
+// not failed.
+// Without WithCooldown, the while is DefaultCooldown.
+// Zero calls replicas strictly in turn.
 func WithCooldown(d time.Duration) Option {
 	return func(c *config) { c.cooldown = d }
 }

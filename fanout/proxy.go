@@ -16,9 +16,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// A Backend is one server behind a Proxy. Of the replicas of a shard, a
-// Proxy calls one, in turn, passing over for a while one whose last call
-// failed as an unhealthy server fails (see WithCooldown).
+// A Backend is one server behind a Proxy.
+// Of the replicas of a shard, a Proxy calls one, in turn.
+// It passes over, for a while, a replica whose last call failed as an
+// unhealthy server fails (see WithCooldown).
 type Backend struct {
 	// Name names the backend in errors; every backend of a Proxy has its
 	// own.
@@ -31,10 +32,10 @@ type Backend struct {
 	Conn grpc.ClientConnInterface
 }
 
-// An OpenFunc starts the server-streaming call a Proxy fans out on cc,
-// typically a generated client's method. The Proxy calls it, and the
-// stream's Recv, on goroutines of its own, so a panic in them ends the
-// program, as one in any goroutine does:
+// An OpenFunc starts the server-streaming call a Proxy fans out on cc.
+// It is typically a generated client's method.
+// The Proxy calls it, and the stream's Recv, on goroutines of its own.
+// So a panic in them ends the program, as one in any goroutine does:
 //
 //	func(ctx context.Context, cc grpc.ClientConnInterface, r *pb.ListRequest) (grpc.ServerStreamingClient[pb.ListResponse], error) {
 //		return pb.NewListStringsClient(cc).List(ctx, r)
@@ -48,10 +49,13 @@ type Proxy[Req, Resp any] struct {
 	core[Req, Resp]
 }
 
-// New returns a Proxy that opens calls with open on backends. It refuses
-// no backend, a backend without a name, a connection or with another's
-// name, and options that are out of range or whose functions are not of
-// the response type.
+// New returns a Proxy that opens calls with open on backends.
+// It refuses:
+//   - no backend;
+//   - a backend without a name or a connection;
+//   - a backend with another's name;
+//   - options that are out of range;
+//   - options whose functions are not of the response type.
 func New[Req, Resp any](open OpenFunc[Req, Resp], backends []Backend, opts ...Option) (*Proxy[Req, Resp], error) {
 	if open == nil {
 		return nil, errors.New("fanout: New needs an OpenFunc")
@@ -74,11 +78,13 @@ func New[Req, Resp any](open OpenFunc[Req, Resp], backends []Backend, opts ...Op
 }
 
 // Stream calls one replica of every shard with req and yields their
-// responses, merged. A backend's failure is a *BackendError, yielded
-// (Warn) or ending the stream (Abort); if ctx ends, Stream yields its
-// status (Canceled or DeadlineExceeded) and ends. Breaking out of the loop
-// cancels every backend call, and every goroutine Stream started has ended
-// when the loop is over.
+// responses, merged.
+// A backend's failure is a *BackendError.
+// It is yielded under Warn, and ends the stream under Abort.
+// If ctx ends, Stream yields its status (Canceled or DeadlineExceeded) and
+// ends.
+// Breaking out of the loop cancels every backend call.
+// When the loop is over, every goroutine Stream started has ended.
 func (p *Proxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[*Resp, error] {
 	return p.stream(ctx, req)
 }

@@ -17,11 +17,12 @@ import (
 //	}
 type UnaryFunc[Req, Resp any] func(ctx context.Context, cc grpc.ClientConnInterface, req *Req) (*Resp, error)
 
-// A UnaryProxy fans one unary call out to one replica of every shard of
-// its backends and gathers one response per shard. Its options are a
-// Proxy's, hedging included, the response being the first response;
-// WithIdleTimeout has no meaning for it and NewUnary refuses it. It is
-// safe for concurrent use.
+// A UnaryProxy fans one unary call out to one replica of every shard of its
+// backends and gathers one response per shard.
+// Its options are a Proxy's, hedging included.
+// For hedging, the response is the first response.
+// WithIdleTimeout has no meaning for it, and NewUnary refuses it.
+// It is safe for concurrent use.
 type UnaryProxy[Req, Resp any] struct {
 	core[Req, Resp]
 }
@@ -57,19 +58,25 @@ func NewUnary[Req, Resp any](call UnaryFunc[Req, Resp], backends []Backend, opts
 }
 
 // Stream calls one replica of every shard with req and yields their
-// responses as they come (in order, with WithSortedMerge), and the
-// failures as a Proxy's Stream does.
+// responses as they come.
+// With WithSortedMerge, they come in order.
+// It yields the failures as a Proxy's Stream does.
 func (p *UnaryProxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[*Resp, error] {
 	return p.stream(ctx, req)
 }
 
 // Gather calls one replica of every shard with req and returns their
-// responses, in the order they came (sorted and deduplicated, with
-// WithSortedMerge and WithDedup). If backends failed, the error joins
-// their *BackendErrors (errors.As finds each) and, under Warn, the
-// responses are those of the others; under Abort, if ctx ends, or if the
-// stream ended on an error that is no backend's (a WithDedup merge that
-// returned nil), the responses are nil.
+// responses, in the order they came.
+// With WithSortedMerge and WithDedup, they are sorted and deduplicated.
+//
+// If backends failed, the error joins their *BackendErrors, and errors.As
+// finds each.
+// Under Warn, the responses are then those of the other backends.
+// The responses are nil in these cases:
+//   - under Abort;
+//   - if ctx ends;
+//   - if the stream ended on an error that is no backend's, such as a
+//     WithDedup merge that returned nil.
 func (p *UnaryProxy[Req, Resp]) Gather(ctx context.Context, req *Req) ([]*Resp, error) {
 	var resps []*Resp
 	var errs []error
