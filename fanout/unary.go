@@ -73,7 +73,7 @@ func (p *UnaryProxy[Req, Resp]) Stream(ctx context.Context, req *Req) iter.Seq2[
 // finds each.
 // Under Warn, the responses are then those of the other backends.
 // The responses are nil in these cases:
-//   - under Abort;
+//   - under Abort, when a backend failed;
 //   - if ctx ends;
 //   - if the stream ended on an error that is no backend's, such as a
 //     WithDedup merge that returned nil.
