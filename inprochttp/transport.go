@@ -9,13 +9,14 @@ import (
 )
 
 // NewTransport returns an [http.RoundTripper] that serves every request by
-// calling h.ServeHTTP in this process, with the semantics of net/http's
-// HTTP/2 server (see the package documentation). Any URL with the scheme
-// http or https and a host reaches h; the host is only a name, which the
-// handler sees as the request's Host.
+// calling h.ServeHTTP in this process.
+// It has the semantics of net/http's HTTP/2 server (see the package
+// documentation).
+// Any URL with the scheme http or https and a host reaches h.
+// The host is only a name, which the handler sees as the request's Host.
 //
-// NewTransport panics if h is nil, as [http.Handle] does; nil options are
-// ignored.
+// NewTransport panics if h is nil, as [http.Handle] does.
+// Nil options are ignored.
 func NewTransport(h http.Handler, opts ...Option) http.RoundTripper {
 	if h == nil {
 		panic("inprochttp: NewTransport: nil handler")
