@@ -15,10 +15,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Channel is an in-process gRPC channel: a grpc.ServiceRegistrar to register
-// service implementations on, and a grpc.ClientConnInterface whose calls
-// reach them with no network and no serialization. It is safe for
-// concurrent use; the zero value is not, use New.
+// Channel is an in-process gRPC channel.
+// It is a grpc.ServiceRegistrar to register service implementations on.
+// It is a grpc.ClientConnInterface whose calls reach them with no network
+// and no serialization.
+// It is safe for concurrent use.
+// The zero value is not: use New.
 type Channel struct {
 	cfg      config
 	own      client                   // the Channel's own client side: Invoke's and NewStream's
@@ -93,8 +95,9 @@ type method struct {
 }
 
 // RegisterService registers a service implementation, as generated
-// RegisterXServer functions do. It panics, as grpc.Server does, if impl does
-// not implement the service or the service is already registered.
+// RegisterXServer functions do.
+// It panics, as grpc.Server does, if impl does not implement the service or
+// the service is already registered.
 func (ch *Channel) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	if impl != nil {
 		ht := reflect.TypeOf(desc.HandlerType).Elem()
@@ -128,8 +131,8 @@ func (ch *Channel) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	ch.services.Store(r)
 }
 
-// GetServiceInfo lists the registered services, as grpc.Server does, so
-// grpc-go's reflection service can be registered on a Channel.
+// GetServiceInfo lists the registered services, as grpc.Server does.
+// So grpc-go's reflection service can be registered on a Channel.
 func (ch *Channel) GetServiceInfo() map[string]grpc.ServiceInfo {
 	r := ch.services.Load()
 	info := make(map[string]grpc.ServiceInfo, len(r.services))
@@ -204,12 +207,15 @@ func (ch *Channel) markDrained() {
 	}
 }
 
-// Stop refuses new calls and ends the calls in flight: their handlers'
-// contexts are cancelled and waiting clients get Unavailable. A handler's
-// Send or SendHeader then fails with Unavailable, as after a grpc.Server's
-// Stop, and its Recv with Canceled. It does not wait for handlers to
-// return. An Inline handler runs on its caller's
-// goroutine, so that caller returns when the handler does.
+// Stop refuses new calls and ends the calls in flight.
+// Their handlers' contexts are cancelled, and waiting clients get
+// Unavailable.
+// A handler's Send or SendHeader then fails with Unavailable, as after a
+// grpc.Server's Stop.
+// A handler's Recv then fails with Canceled.
+// Stop does not wait for handlers to return.
+// An Inline handler runs on its caller's goroutine, so that caller returns
+// when the handler does.
 func (ch *Channel) Stop() {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
@@ -232,10 +238,11 @@ func (ch *Channel) drain() {
 }
 
 // GracefulStop refuses new calls and waits until every call in flight has
-// finished, then stops the channel. As with grpc.Server, Stop is how a
-// drain is cut short: the calls end at once, and GracefulStop returns
-// once their handlers returned, which those that honour their context do
-// at once.
+// finished, then stops the channel.
+// As with grpc.Server, Stop is how a drain is cut short:
+//   - The calls end at once.
+//   - GracefulStop returns once their handlers returned.
+//   - Handlers that honour their context return at once.
 func (ch *Channel) GracefulStop() {
 	ch.drain()
 	if ch.active.Load() == 0 {

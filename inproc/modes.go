@@ -11,25 +11,34 @@ import (
 type CopyMode uint8
 
 const (
-	// Clone gives the receiver its own deep copy, as a network would: neither
-	// side can observe the other's later changes. The copy is taken before
-	// the sender's SendMsg returns (for a unary call, before Invoke hands the
-	// request to the handler, and when the handler returns its response),
-	// so a sender may change and send the same message again at once, as
-	// streaming loops over grpc-go do. A copy holds every value a socket
-	// would deliver, bit for bit (-0 and NaN payloads included), and parses
-	// unknown fields as a socket's receiver does. How it is made depends on
-	// the message's Go type, decided once per type: a generated message of
-	// strings, bytes, plain scalars, repeated strings and messages of such
-	// fields is copied field by field (strings are shared: Go never changes
-	// a string's bytes); another with vtprotobuf's CloneMessageVT by it,
-	// which copies an empty list, map or bytes as empty, so that below the
-	// top level, at any depth, such a field comes out empty where a socket
-	// gives nil (the receiver's top level is as a socket's); a message that
-	// brings its own Marshal and Unmarshal (gogoproto's) by one call of
-	// each; other protobuf messages by protobuf's Marshal and Unmarshal, as
-	// grpc-go's codec would; and messages that are not protobuf through the
-	// call's codec.
+	// Clone gives the receiver its own deep copy, as a network would.
+	// Neither side can observe the other's later changes.
+	//
+	// The copy is taken before the sender's SendMsg returns.
+	// For a unary call, it is taken before Invoke hands the request to the
+	// handler, and when the handler returns its response.
+	// So a sender may change and send the same message again at once, as
+	// streaming loops over grpc-go do.
+	//
+	// A copy holds every value a socket would deliver, bit for bit, -0 and NaN
+	// payloads included.
+	// It parses unknown fields as a socket's receiver does.
+	//
+	// How the copy is made depends on the message's Go type, decided once per
+	// type:
+	//   - A generated message of strings, bytes, plain scalars, repeated
+	//     strings and messages of such fields is copied field by field.
+	//     Strings are shared: Go never changes a string's bytes.
+	//   - Another with vtprotobuf's CloneMessageVT is copied by it.
+	//     CloneMessageVT copies an empty list, map or bytes as empty.
+	//     So below the top level, at any depth, such a field comes out empty
+	//     where a socket gives nil.
+	//     The receiver's top level is as a socket's.
+	//   - A message that brings its own Marshal and Unmarshal (gogoproto's) is
+	//     copied by one call of each.
+	//   - Other protobuf messages are copied by protobuf's Marshal and
+	//     Unmarshal, as grpc-go's codec would.
+	//   - Messages that are not protobuf go through the call's codec.
 	Clone CopyMode = iota
 	// Share gives the receiver its own top-level message. Its fields share
 	// memory with the sender's message. Nothing else is copied.
@@ -90,10 +99,10 @@ const (
 	//     maps or oneofs;
 	//   - a dynamic message;
 	//   - one nested past a hundred levels;
-	//   - a legacy message that has, or holds one that has, a Marshal or an
-	//     Unmarshal of its own without bringing all three of Marshal,
-	//     Unmarshal and Size, since protobuf encodes and decodes it by
-	//     those.
+	//   - a legacy message that has a Marshal or an Unmarshal of its own
+	//     without bringing all three of Marshal, Unmarshal and Size, or
+	//     that holds such a message.
+	//     Protobuf encodes and decodes it by those.
 	//
 	// A message that brings its own Marshal, Unmarshal and Size
 	// (gogoproto's) is measured by its Size alone. An error that only its
@@ -149,38 +158,50 @@ func (m CopyMode) String() string {
 type Execution uint8
 
 const (
-	// Isolated runs each handler on a goroutine of its own. A client whose
-	// context ends returns at once even if the handler ignores its context,
-	// exactly as over a socket. A client that refuses a message it took
-	// (over its receive limit, say) first lets its handler return, for
-	// 10 ms at most, as a socket's server's trailer most often reaches its
-	// client before the client's reset reaches the server.
+	// Isolated runs each handler on a goroutine of its own.
+	// A client whose context ends returns at once, even if the handler ignores
+	// its context, exactly as over a socket.
+	// A client may refuse a message it took (over its receive limit, say).
+	// It then first lets its handler return, for 10 ms at most.
+	// That mirrors a socket, where the server's trailer most often reaches
+	// its client before the client's reset reaches the server.
 	Isolated Execution = iota
-	// Inline runs unary handlers on the caller's goroutine and stream
-	// handlers as coroutines driven by the caller: function-call speed. A
-	// stream handler runs while the caller waits for it, and hands control
-	// back as soon as it has sent (or made room for) what the caller waits
-	// for; code after that runs when the caller next needs the handler. A
-	// handler may also send or receive from goroutines it starts (one
-	// sender and one receiver at a time, as gRPC allows); those wait as
-	// Isolated handlers do.
-	// Cancellation is cooperative: the handler's context ends with the
-	// caller's, with Stop, with the call and with the Close of the
-	// localgrpc client that made it, but a client waits for a handler
-	// that ignores its context, and a handler that blocks on something
-	// other than its stream blocks its caller. A client whose
-	// context ended no longer drives its handler: its next call reports
-	// the cancel, however much the handler would still send, and a stream
-	// handler whose client leaves before first driving it never runs
-	// (over a socket it would start and find its context cancelled). A
-	// client that refuses a message it took (over its receive limit, say)
-	// drives the handler once more, until it would wait: as a socket's
-	// server runs on, a handler that then returns sends its trailer; one
-	// that waits on anything but its stream finds its context ended after
-	// 10 ms, as the client's reset would end it, and its trailer lost. A
-	// handler's panic reaches the caller, whose goroutine ran it; the call
-	// still ends, with Internal, and is counted out, so a caller that
-	// recovers it can still GracefulStop.
+	// Inline runs unary handlers on the caller's goroutine.
+	// It runs stream handlers as coroutines driven by the caller.
+	// Calls run at function-call speed.
+	//
+	// A stream handler runs while the caller waits for it.
+	// It hands control back as soon as it has sent (or made room for) what the
+	// caller waits for.
+	// Code after that runs when the caller next needs the handler.
+	// A handler may also send or receive from goroutines it starts: one sender
+	// and one receiver at a time, as gRPC allows.
+	// Those goroutines wait as Isolated handlers do.
+	//
+	// Cancellation is cooperative:
+	//   - The handler's context ends with the caller's, with Stop, with the
+	//     call, and with the Close of the localgrpc client that made it.
+	//   - A client waits for a handler that ignores its context.
+	//   - A handler that blocks on something other than its stream blocks its
+	//     caller.
+	//   - A client whose context ended no longer drives its handler.
+	//     Its next call reports the cancel, however much the handler would
+	//     still send.
+	//   - A stream handler whose client leaves before first driving it never
+	//     runs.
+	//     Over a socket it would start and find its context cancelled.
+	//
+	// A client may refuse a message it took (over its receive limit, say).
+	// It then drives the handler once more, until the handler would wait, as a
+	// socket's server runs on:
+	//   - A handler that then returns sends its trailer.
+	//   - A handler that waits on anything but its stream finds its context
+	//     ended after 10 ms, as the client's reset would end it.
+	//     Its trailer is lost.
+	//
+	// A handler's panic reaches the caller, whose goroutine ran it.
+	// The call still ends, with Internal, and is counted out.
+	// So a caller that recovers the panic can still GracefulStop.
 	Inline
 )
 

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/stats"
 )
 
-// Addr is the address of both ends of an in-process call, as peer.Peer and
-// stats handlers see it.
+// Addr is the address of both ends of an in-process call.
+// It is what peer.Peer and stats handlers see.
 type Addr struct{}
 
 // Network returns "inproc".
