@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// Listen returns a [net.Listener] for a server of another stack, such as
-// an [http.Server] serving connect-go's handlers; it is not
-// [Server.Listen], with which a Server binds its own addresses.
+// Listen returns a [net.Listener] for a server of another stack, such as an
+// [http.Server] serving connect-go's handlers.
+// It is not [Server.Listen], with which a Server binds its own addresses.
 // addr is a socket address of the grammar of [ParseAddress]: unix:PATH,
 // unix:@NAME or HOST:PORT.
 // Listen binds it with the care Server.Listen takes:
@@ -26,8 +26,8 @@ import (
 //   - of servers racing for one path, exactly one gets it.
 //
 // Closing the listener removes the socket file it created.
-// In-process addresses, shm: addresses and grpc-go targets are errors:
-// no socket of theirs serves another stack.
+// In-process addresses, shm: addresses and grpc-go targets are errors.
+// No socket of theirs serves another stack.
 func Listen(addr string, mode fs.FileMode) (net.Listener, error) {
 	a, err := ParseAddress(addr)
 	if err != nil {
@@ -59,18 +59,20 @@ func (s *socketListener) Close() error {
 }
 
 // HTTPClient returns an HTTP client that speaks HTTP/2 to the server at
-// addr, a socket address of the grammar, and the base URL to give it:
-// what a connect-go client needs to reach any of the addresses a Server
-// or Listen serves, sockets included.
+// addr, and the base URL to give it.
+// addr is a socket address of the grammar.
+// The two are what a connect-go client needs to reach any of the addresses
+// a Server or Listen serves, sockets included.
 // It speaks without TLS unless given [WithHTTPClientTLS].
 // Transparent compression is off.
 // A connection whose server sends nothing for 20 seconds fails
 // ([WithHTTPClientConnectTimeout]).
 // Call CloseIdleConnections on the client when done with it.
 //
-// A Server (grpc-go) speaks only the gRPC protocol. A call to it in the
-// Connect or gRPC-Web protocol fails at once with a *ProtocolError that
-// says so, not with the bare HTTP status connect-go would report.
+// A Server (grpc-go) speaks only the gRPC protocol.
+// A call to it in the Connect or gRPC-Web protocol fails at once with a
+// *ProtocolError that says so.
+// connect-go would report the bare HTTP status instead.
 func HTTPClient(addr string, opts ...HTTPClientOption) (*http.Client, string, error) {
 	cfg := httpClientConfig{connectTimeout: defaultConnectTimeout}
 	for _, o := range opts {
@@ -136,11 +138,12 @@ func WithHTTPClientTLS(cfg *tls.Config) HTTPClientOption {
 }
 
 // WithHTTPClientConnectTimeout bounds how long a new connection may wait
-// for the server's first bytes: the dial, then its TLS handshake or its
-// HTTP/2 settings.
+// for the server's first bytes.
+// The wait covers the dial, then its TLS handshake or its HTTP/2 settings.
 // A server that accepts and never answers then fails the call, as with
 // grpc-go, instead of holding it forever.
-// The default is 20 seconds, grpc-go's; 0 or less waits without bound.
+// The default is 20 seconds, grpc-go's.
+// 0 or less waits without bound.
 func WithHTTPClientConnectTimeout(d time.Duration) HTTPClientOption {
 	return func(c *httpClientConfig) { c.connectTimeout = d }
 }

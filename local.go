@@ -13,9 +13,10 @@ import (
 	"google.golang.org/grpc/resolver"
 )
 
-// OnThisMachine reports whether a names an endpoint on this machine by
-// what it says, as NewClient decides it: such an address is called in
-// plaintext unless given credentials, any other needs them.
+// OnThisMachine reports whether a names an endpoint on this machine by what
+// it says, as NewClient decides it.
+// Such an address is called in plaintext unless given credentials.
+// Any other needs them.
 // What a name resolves to, which may change, is not asked.
 // An address on this machine is one of:
 //   - an in-process name, a unix or abstract socket, or shm:;
