@@ -54,9 +54,10 @@ func (k AddressKind) String() string {
 	return fmt.Sprintf("AddressKind(%d)", uint8(k))
 }
 
-// An Address is where a [Server] listens or where [NewClient] connects,
-// parsed by [ParseAddress]. The server, NewClient and the CLI share the
-// grammar. Kind says which one field holds the address.
+// An Address is where a [Server] listens or where [NewClient] connects.
+// [ParseAddress] parses it.
+// The server, NewClient and the CLI share the grammar.
+// Kind says which one field holds the address.
 type Address struct {
 	Kind AddressKind
 	// Name is the name of an in-process channel (Inproc) or of an abstract
@@ -164,23 +165,30 @@ func addressError(addr, format string, args ...any) *AddressError {
 //	dns:///host:port, ...        for clients, any target of a registered
 //	                             grpc-go resolver (kind Target)
 //
-// A socket's PATH or NAME is taken as written. grpc-go reads unix:,
-// unix:// and unix-abstract: addresses as URLs: it decodes percent
-// escapes, ends the path at '?' or '#', and reads unix-abstract:///x as
-// the name "/x". Here none of that happens, so that an address names one
-// socket whatever it holds. The same string given to a grpc-go client,
-// or grpcurl, reaches the same socket only when it holds no '%', '?' or
-// '#' and, after unix-abstract:, does not begin with '/'.
+// A socket's PATH or NAME is taken as written.
+// grpc-go reads unix:, unix:// and unix-abstract: addresses as URLs:
+//   - it decodes percent escapes;
+//   - it ends the path at '?' or '#';
+//   - it reads unix-abstract:///x as the name "/x".
 //
-// A target's scheme is in lower case, and its endpoint follows "///" or
-// an authority: "dns:///host:443", not grpc-go's "dns:host:443" or
-// "DNS:///host:443", which are refused with the form to use.
+// Here none of that happens, so that an address names one socket whatever
+// it holds.
+// The same string given to a grpc-go client, or grpcurl, reaches the same
+// socket only when both hold:
+//   - it holds no '%', '?' or '#';
+//   - after unix-abstract:, it does not begin with '/'.
+//
+// A target's scheme is in lower case.
+// Its endpoint follows "///" or an authority: "dns:///host:443".
+// grpc-go's "dns:host:443" and "DNS:///host:443" are refused with the
+// form to use.
 //
 // A HOST, and a dns target's host, holds only what a host name, an IP
-// address and an IPv6 zone may: no control character, space or
-// character that is not ASCII. A target is a URL, as grpc-go reads it:
-// its percent escapes are valid, and neither it nor what they decode to
-// holds a control character.
+// address and an IPv6 zone may.
+// So it holds no control character, space or character that is not ASCII.
+// A target is a URL, as grpc-go reads it.
+// Its percent escapes are valid.
+// Neither it nor what they decode to holds a control character.
 //
 // Errors are *AddressError and name the address and what is wrong.
 func ParseAddress(s string) (Address, error) {

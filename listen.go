@@ -9,20 +9,26 @@ import (
 	"strings"
 )
 
-// Listen binds every address in addrs, or none of them: if any is
-// malformed or cannot be bound, Listen returns an error naming each such
-// address and leaves nothing bound. Once Listen has returned, [NewClient] on
-// any of the addresses works: socket clients connect, and their calls,
-// like in-process ones, wait until [Server.Serve] serves them (or their
-// context ends). [ParseListenAddresses] says which addresses Listen
-// refuses before it binds any. A TCP address whose host
-// is localhost, in any case, binds loopback (127.0.0.1, or ::1 where that
-// fails) without asking a resolver, which might name an interface other
-// machines reach; ":PORT" binds every interface, as net.Listen does.
+// Listen binds every address in addrs, or none of them.
+// If any is malformed or cannot be bound, Listen returns an error naming
+// each such address, and leaves nothing bound.
+// [ParseListenAddresses] says which addresses Listen refuses before it binds
+// any.
 //
-// Listen may be called again, before or while Serve serves (what it binds
-// then is served at once), but not after a stop: that is an error
-// wrapping grpc.ErrServerStopped.
+// Once Listen has returned, [NewClient] on any of the addresses works.
+// Socket clients connect.
+// Their calls, like in-process ones, wait until [Server.Serve] serves them,
+// or until their context ends.
+//
+// A TCP address whose host is localhost, in any case, binds loopback
+// (127.0.0.1, or ::1 where that fails).
+// It asks no resolver, which might name an interface other machines reach.
+// ":PORT" binds every interface, as net.Listen does.
+//
+// Listen may be called again, before or while Serve serves.
+// What it binds then is served at once.
+// Called after a stop, Listen returns an error wrapping
+// grpc.ErrServerStopped.
 func (s *Server) Listen(addrs ...string) error {
 	if len(addrs) == 0 {
 		return errors.New("localgrpc: Listen needs at least one address")
@@ -43,13 +49,15 @@ func (s *Server) Listen(addrs ...string) error {
 	return s.add("Listen", bound)
 }
 
-// AddListener has the server serve l, a listener the caller made, such as
-// one systemd's socket activation passed on, beside the addresses of
-// [Server.Listen]: l's address is in [Server.Addrs], and the
-// peer-credential policy applies to it if it is a unix socket.
+// AddListener has the server serve l, a listener the caller made, beside
+// the addresses of [Server.Listen].
+// l may be one that systemd's socket activation passed on.
+// l's address is in [Server.Addrs].
+// The peer-credential policy applies to l if it is a unix socket.
 //
-// The server closes l when it stops. It removes no file itself: l's
-// Close says what becomes of a unix socket's file.
+// The server closes l when it stops.
+// It removes no file itself: l's Close says what becomes of a unix socket's
+// file.
 //   - A [*net.UnixListener] from net.Listen or net.ListenUnix removes the
 //     socket file it made, as Go's listeners do by default.
 //   - Its maker keeps the file by calling its SetUnlinkOnClose(false)
@@ -58,7 +66,8 @@ func (s *Server) Listen(addrs ...string) error {
 //     on, leaves the file.
 //
 // l must be a stream socket: unix (a path or, on Linux, an abstract name)
-// or TCP. If AddListener returns an error, l is still the caller's.
+// or TCP.
+// If AddListener returns an error, l is still the caller's.
 func (s *Server) AddListener(l net.Listener) error {
 	if l == nil {
 		return errors.New("localgrpc: AddListener: the listener is nil")

@@ -69,17 +69,21 @@ func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 }
 
 // WithTransportCredentials sets the transport credentials of every socket
-// connection, unix and TCP alike, as grpc.Creds does for a grpc.Server
-// (the default is insecure). Unlike grpc.Creds given through
-// [WithGRPCServerOptions], they compose with [WithPeerCredentials]: on unix and
-// abstract sockets the peer's kernel credentials are read and checked
-// beside their handshake.
+// connection, unix and TCP alike, as grpc.Creds does for a grpc.Server.
+// The default is insecure.
+// Unlike grpc.Creds given through [WithGRPCServerOptions], they compose
+// with [WithPeerCredentials].
+// On unix and abstract sockets, the peer's kernel credentials are read and
+// checked beside their handshake.
 //
-// On those sockets a handler's peer.AuthInfo is the server's own, which
-// carries creds' security level (so credentials.CheckSecurityLevel works)
-// and returns the AuthInfo of creds' handshake from its Unwrap method; on
-// TCP it is creds' AuthInfo itself. In-process calls have no transport and
-// use no credentials.
+// A handler's peer.AuthInfo depends on the socket:
+//   - On unix and abstract sockets it is the server's own.
+//     It carries creds' security level, so credentials.CheckSecurityLevel
+//     works.
+//     Its Unwrap method returns the AuthInfo of creds' handshake.
+//   - On TCP it is creds' AuthInfo itself.
+//
+// In-process calls have no transport and use no credentials.
 //
 // WithTransportCredentials(nil) panics: a server meant to be secured must
 // not start insecure.
@@ -90,14 +94,16 @@ func WithTransportCredentials(creds credentials.TransportCredentials) ServerOpti
 	return func(c *serverConfig) { c.creds = creds }
 }
 
-// WithServerUnaryInterceptor adds unary server interceptors, on every transport;
-// the first is outermost.
+// WithServerUnaryInterceptor adds unary server interceptors, on every
+// transport.
+// The first is outermost.
 func WithServerUnaryInterceptor(ints ...grpc.UnaryServerInterceptor) ServerOption {
 	return func(c *serverConfig) { c.unary = append(c.unary, ints...) }
 }
 
 // WithServerStreamInterceptor adds stream server interceptors, on every
-// transport; the first is outermost.
+// transport.
+// The first is outermost.
 func WithServerStreamInterceptor(ints ...grpc.StreamServerInterceptor) ServerOption {
 	return func(c *serverConfig) { c.stream = append(c.stream, ints...) }
 }
@@ -108,17 +114,21 @@ func WithServerStatsHandler(h stats.Handler) ServerOption {
 }
 
 // WithServerMaxRecvMsgSize sets the largest request, encoded, that the
-// server accepts, on every transport: grpc.MaxRecvMsgSize for sockets,
-// [inproc.WithServerMaxRecvMsgSize] in-process. A larger request fails with
-// ResourceExhausted. The default is grpc-go's, 4 MiB.
+// server accepts, on every transport.
+// It is grpc.MaxRecvMsgSize for sockets, and
+// [inproc.WithServerMaxRecvMsgSize] in-process.
+// A larger request fails with ResourceExhausted.
+// The default is grpc-go's, 4 MiB.
 func WithServerMaxRecvMsgSize(n int) ServerOption {
 	return func(c *serverConfig) { c.limits = append(c.limits, sizeLimit{recv: true, n: n}) }
 }
 
 // WithServerMaxSendMsgSize sets the largest response, encoded, that
-// handlers may send, on every transport: grpc.MaxSendMsgSize for sockets,
-// [inproc.WithServerMaxSendMsgSize] in-process. A larger one fails with
-// ResourceExhausted. The default is grpc-go's, math.MaxInt32.
+// handlers may send, on every transport.
+// It is grpc.MaxSendMsgSize for sockets, and
+// [inproc.WithServerMaxSendMsgSize] in-process.
+// A larger one fails with ResourceExhausted.
+// The default is grpc-go's, math.MaxInt32.
 func WithServerMaxSendMsgSize(n int) ServerOption {
 	return func(c *serverConfig) { c.limits = append(c.limits, sizeLimit{n: n}) }
 }
@@ -137,18 +147,19 @@ func (l sizeLimit) options() (grpc.ServerOption, inproc.Option) {
 	return grpc.MaxSendMsgSize(l.n), inproc.WithServerMaxSendMsgSize(l.n)
 }
 
-// WithSocketMode sets the file mode of the unix sockets the server
-// creates; the default, 0600, lets only the server's user connect.
+// WithSocketMode sets the file mode of the unix sockets the server creates.
+// The default, 0600, lets only the server's user connect.
 func WithSocketMode(mode fs.FileMode) ServerOption {
 	return func(c *serverConfig) { c.socketMode = mode.Perm() }
 }
 
 // WithHealth registers grpc-go's health service (grpc.health.v1.Health).
-// It reports SERVING for the server as a whole (the service "") and for
-// every registered service, the health service itself included, until the
-// server stops or begins to drain, when every service reports
-// NOT_SERVING; [Server.SetServingStatus] changes a service's status
-// meanwhile.
+// It reports SERVING for the server as a whole (the service "").
+// It reports SERVING for every registered service, the health service
+// itself included.
+// When the server stops or begins to drain, every service reports
+// NOT_SERVING.
+// Until then, [Server.SetServingStatus] changes a service's status.
 func WithHealth() ServerOption {
 	return func(c *serverConfig) { c.health = true }
 }
@@ -160,7 +171,8 @@ func WithReflection() ServerOption {
 }
 
 // WithLogger sets where the server logs what it refuses, such as a socket
-// client its PeerPolicy denies. The default is slog.Default().
+// client its PeerPolicy denies.
+// The default is slog.Default().
 func WithLogger(l *slog.Logger) ServerOption {
 	return func(c *serverConfig) { c.logger = l }
 }

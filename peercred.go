@@ -27,8 +27,8 @@ type PeerCred struct {
 }
 
 // PeerCredFromContext returns the credentials of the client of the call
-// whose handler has ctx. It reports false for TCP clients, and on systems
-// without SO_PEERCRED.
+// whose handler has ctx.
+// It reports false for TCP clients, and on systems without SO_PEERCRED.
 func PeerCredFromContext(ctx context.Context) (PeerCred, bool) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
@@ -56,22 +56,27 @@ func AllowGIDs(gids ...uint32) PeerRule {
 	return func(p *peerPolicy) { p.gids = append(p.gids, gids...) }
 }
 
-// WithPeerCredentials authorizes the clients of unix and abstract sockets
-// by their kernel credentials (SO_PEERCRED, Linux only). With no rules only
-// processes of the server's own user are allowed; with rules, those the
-// rules allow. A denied client's calls fail with PermissionDenied, and the
-// server logs the denial once per connection.
+// WithPeerCredentials authorizes the clients of unix and abstract sockets by
+// their kernel credentials (SO_PEERCRED, Linux only).
+// With no rules, only processes of the server's own user are allowed.
+// With rules, those the rules allow are.
+// A denied client's calls fail with PermissionDenied.
+// The server logs the denial once per connection.
 //
-// The policy fails closed: a client whose credentials cannot be read (on
-// systems without SO_PEERCRED, say) is denied, and so is every socket call
-// if grpc.Creds given through [WithGRPCServerOptions] replaced the server's own
-// transport credentials, without which the policy cannot check anything;
-// give credentials with [WithTransportCredentials] instead.
+// The policy fails closed:
+//   - A client whose credentials cannot be read (on systems without
+//     SO_PEERCRED, say) is denied.
+//   - Every socket call is denied if grpc.Creds given through
+//     [WithGRPCServerOptions] replaced the server's own transport
+//     credentials.
+//     Without those, the policy cannot check anything.
+//     Give credentials with [WithTransportCredentials] instead.
 //
-// Abstract sockets have no file and so no file permissions: any process in
-// the network namespace can connect, and this policy is their only
-// protection. TCP clients are not checked; use transport credentials for
-// them. In-process calls come from this process and are not checked.
+// Abstract sockets have no file and so no file permissions.
+// Any process in the network namespace can connect, and this policy is
+// their only protection.
+// TCP clients are not checked: use transport credentials for them.
+// In-process calls come from this process and are not checked.
 func WithPeerCredentials(rules ...PeerRule) ServerOption {
 	return func(c *serverConfig) {
 		p := &peerPolicy{}

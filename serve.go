@@ -13,17 +13,20 @@ import (
 )
 
 // Serve serves every address bound by [Server.Listen] and
-// [Server.AddListener], and those bound while it serves, until ctx ends,
-// [Server.Stop] is called, or [Server.GracefulStop]'s drain ends. When ctx
-// ends the server stops as Stop does, cutting short a drain in progress.
-// Serve returns nil once the server has stopped, or the error of a
-// listener that failed, having stopped the server.
+// [Server.AddListener], and those bound while it serves.
+// It serves until ctx ends, [Server.Stop] is called, or
+// [Server.GracefulStop]'s drain ends.
+// When ctx ends, the server stops as Stop does, cutting short a drain in
+// progress.
+// Serve returns nil once the server has stopped.
+// If a listener failed, Serve stops the server and returns that listener's
+// error.
 //
 // A Server serves once, and Serve refuses to start with nothing to serve.
 // Called after a stop, Serve returns an error wrapping
-// grpc.ErrServerStopped, as grpc.Server's does: code that may stop the
-// server before Serve runs (go srv.Serve(ctx), then srv.Stop()) checks
-// for it with errors.Is.
+// grpc.ErrServerStopped, as grpc.Server's does.
+// Code that may stop the server before Serve runs (go srv.Serve(ctx), then
+// srv.Stop()) checks for it with errors.Is.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	switch {
@@ -58,8 +61,9 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 // ListenAndServe listens on addrs as [Server.Listen] does, then serves as
-// [Server.Serve] does. Use Listen and Serve to learn the addresses (with
-// [Server.Addrs]) before serving.
+// [Server.Serve] does.
+// Use Listen and Serve to learn the addresses (with [Server.Addrs]) before
+// serving.
 func (s *Server) ListenAndServe(ctx context.Context, addrs ...string) error {
 	if err := s.Listen(addrs...); err != nil {
 		return err
@@ -136,21 +140,27 @@ func stoppedError(op string) error {
 	return fmt.Errorf("localgrpc: %s: %w", op, grpc.ErrServerStopped)
 }
 
-// Stop stops the server at once: listeners close, socket files are
-// removed, calls in flight end with Unavailable or Canceled. Their
-// handlers' contexts are cancelled, on every transport. A handler's Send
-// or SendHeader then fails with Unavailable, as over a connection that
-// closed, and its Recv with Canceled. It does not wait for handlers to
-// return, except those of sockets when
-// grpc.WaitForHandlers(true) was given through [WithGRPCServerOptions]. It
-// cuts short a GracefulStop in progress, as grpc.Server's Stop does: that
-// GracefulStop returns once the handlers still running have returned,
-// which those that honour their context do at once.
+// Stop stops the server at once:
+//   - Listeners close.
+//   - Socket files are removed.
+//   - Calls in flight end with Unavailable or Canceled.
+//   - Their handlers' contexts are cancelled, on every transport.
+//   - A handler's Send or SendHeader then fails with Unavailable, as over a
+//     connection that closed.
+//     Its Recv fails with Canceled.
+//
+// Stop does not wait for handlers to return.
+// It does wait for those of sockets when grpc.WaitForHandlers(true) was
+// given through [WithGRPCServerOptions].
+//
+// Stop cuts short a GracefulStop in progress, as grpc.Server's Stop does.
+// That GracefulStop returns once the handlers still running have returned.
+// Handlers that honour their context return at once.
 func (s *Server) Stop() { s.stop(false) }
 
 // GracefulStop stops taking calls, waits for the calls in flight to end,
-// then stops the server as Stop does. Stop, or the end of Serve's context,
-// cuts the wait short.
+// then stops the server as Stop does.
+// Stop, or the end of Serve's context, cuts the wait short.
 func (s *Server) GracefulStop() { s.stop(true) }
 
 func (s *Server) stop(graceful bool) {

@@ -12,15 +12,18 @@ import (
 	"google.golang.org/grpc/reflection"
 )
 
-// Server serves the services registered on it on any number of addresses
-// at once: inproc: addresses through one in-process channel, all others
-// (unix and abstract sockets, TCP) through one grpc.Server. Interceptors
-// and stats handlers apply on every transport.
+// Server serves the services registered on it on any number of addresses at
+// once.
+// It serves inproc: addresses through one in-process channel.
+// It serves all others (unix and abstract sockets, TCP) through one
+// grpc.Server.
+// Interceptors and stats handlers apply on every transport.
 //
-// A Server binds its addresses with [Server.Listen] (or takes a listener
-// of the caller's with [Server.AddListener]), then serves them with
-// [Server.Serve] until [Server.Stop], [Server.GracefulStop] or the end of
-// Serve's context. [Server.ListenAndServe] does both.
+// A Server binds its addresses with [Server.Listen], or takes a listener of
+// the caller's with [Server.AddListener].
+// It then serves them with [Server.Serve] until [Server.Stop],
+// [Server.GracefulStop] or the end of Serve's context.
+// [Server.ListenAndServe] does both.
 type Server struct {
 	cfg     serverConfig
 	grpc    *grpc.Server
@@ -111,13 +114,15 @@ func NewServer(opts ...ServerOption) *Server {
 }
 
 // RegisterService registers a service on every transport, as generated
-// RegisterXServer functions do. With [WithHealth], health checks report
-// the service SERVING.
+// RegisterXServer functions do.
+// With [WithHealth], health checks report the service SERVING.
 //
-// It panics if called once [Server.Serve] or a stop has begun, or with a
-// service already registered, on whatever transports the server has:
+// It panics, on whatever transports the server has, if called:
+//   - once [Server.Serve] or a stop has begun;
+//   - with a service already registered.
+//
 // grpc.Server's ends the process for a registration after its Serve and
-// for a duplicate (it logs them with Fatalf).
+// for a duplicate: it logs them with Fatalf.
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	// Held throughout, so that Serve cannot start grpc-go in between: its
 	// own check would end the process where this one panics.
@@ -141,11 +146,13 @@ func (s *Server) GetServiceInfo() map[string]grpc.ServiceInfo {
 	return s.grpc.GetServiceInfo()
 }
 
-// Addrs returns the addresses the server listens on, in the address
-// grammar and in the order they were bound, with TCP ports that were 0
-// resolved. Each parses back to itself with [ParseAddress] and can be
-// given to [NewClient] as soon as [Server.Listen] or [Server.AddListener] has
-// returned. It is empty before, and after the server stopped.
+// Addrs returns the addresses the server listens on, in the address grammar
+// and in the order they were bound.
+// TCP ports that were 0 are resolved.
+// Each address parses back to itself with [ParseAddress].
+// Each can be given to [NewClient] as soon as [Server.Listen] or
+// [Server.AddListener] has returned.
+// Addrs is empty before, and after the server stopped.
 func (s *Server) Addrs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,11 +23,14 @@ import (
 )
 
 // WithShmSpin has the reader of each shm: connection's ring look for
-// records spin times before it sleeps on its eventfd: a call then skips
-// a wake-up, at the cost of a core kept busy between calls. It applies
-// only where GOMAXPROCS is above 2: at fewer processors a spinning reader
-// would starve the goroutine it waits for, so it is off there, whatever
-// spin says. Off (0) by default.
+// records spin times before it sleeps on its eventfd.
+// A call then skips a wake-up, at the cost of a core kept busy between
+// calls.
+// It applies only where GOMAXPROCS is above 2.
+// At fewer processors a spinning reader would starve the goroutine it waits
+// for.
+// So it is off there, whatever spin says.
+// It is off (0) by default.
 func WithShmSpin(spin int) ServerOption {
 	return func(c *serverConfig) { c.shmSpin = spin }
 }
