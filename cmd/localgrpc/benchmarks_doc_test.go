@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/localgrpc/localgrpc/cmd/internal/bench"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 )
 
@@ -150,7 +151,7 @@ func checkMeasurePage(t *testing.T, page, hint string) {
 		}
 	}
 	header := "| server | client | address | server process |"
-	for _, m := range methods {
+	for _, m := range echoclient.Methods {
 		header += " " + string(m) + " |"
 	}
 	if strings.Count(page, header+"\n") != 2 {

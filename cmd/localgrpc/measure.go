@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
@@ -125,7 +126,7 @@ func pairings(addrs map[string]map[string]servedAt) []pairing {
 			if !ok {
 				continue
 			}
-			for _, client := range clientStacks {
+			for _, client := range echoclient.Stacks {
 				if !pairs(server, client, kind) {
 					continue
 				}
@@ -142,11 +143,11 @@ func pairings(addrs map[string]map[string]servedAt) []pairing {
 func pairs(server, client, kind string) bool {
 	switch kind {
 	case "inproc":
-		return (server == stackGRPC) == (client == clientGRPC)
+		return (server == stackGRPC) == (client == echoclient.GRPC)
 	case "shm":
-		return server == stackGRPC && client == clientGRPC
+		return server == stackGRPC && client == echoclient.GRPC
 	}
-	return server == stackConnect || client == clientGRPC || client == clientConnectGRPC
+	return server == stackConnect || client == echoclient.GRPC || client == echoclient.ConnectGRPC
 }
 
 // load is the measurement of each cell.
@@ -209,39 +210,39 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 
 	rows := pairings(addrs)
 	results := make([][]load.Result, len(rows))
-	prog := newProgress(stderr, len(rows)*len(methods), 1, 0)
+	prog := newProgress(stderr, len(rows)*len(echoclient.Methods), 1, 0)
 	l := f.load()
 	interrupted := false
 	for i, row := range rows {
 		if measureRowHook != nil {
 			measureRowHook(row)
 		}
-		var client echoClient
+		var client echoclient.Client
 		if row.handler != nil {
-			client, err = newInprocHTTPClient(row.client, row.handler, f.compress)
+			client, err = echoclient.NewInprocHTTP(row.client, row.handler, f.compress)
 		} else {
 			client, err = newEchoClient(row.client, row.addr, f.compress, nil)
 		}
 		if err != nil {
 			return failure{err}
 		}
-		for j, m := range methods {
+		for j, m := range echoclient.Methods {
 			if ctx.Err() != nil {
 				interrupted = true
 				break
 			}
-			reqs := repeated(m, f.message, f.count)
-			prog.start(i*len(methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.server, row.client, row.kind, m), 1)
+			reqs := echoclient.Repeated(m, f.message, f.count)
+			prog.start(i*len(echoclient.Methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.server, row.client, row.kind, m), 1)
 			r := l.Run(ctx, func(ctx context.Context) error {
-				return client.call(ctx, m, listRequests(reqs), func(*echov1.EchoResponse) error { return nil })
+				return client.Call(ctx, m, echoclient.List(reqs), func(*echov1.EchoResponse) error { return nil })
 			})
 			if takeCancelled(ctx, &r); r.Calls < l.N {
 				interrupted = true
 			}
 			results[i] = append(results[i], r)
-			prog.done(i*len(methods)+j, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
+			prog.done(i*len(echoclient.Methods)+j, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
 		}
-		client.close()
+		client.Close()
 	}
 	prog.finish()
 	// A server process that failed says so, after the tables.

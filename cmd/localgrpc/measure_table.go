@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 )
@@ -95,13 +96,13 @@ func (m measurement) writeMarkdown(out io.Writer) error {
 		{"p99 time per call", func(r load.Result) time.Duration { return r.Percentile(99) }},
 	} {
 		fmt.Fprintf(w, "\n### %s\n\n| server | client | address | server process |", table.title)
-		for _, meth := range methods {
+		for _, meth := range echoclient.Methods {
 			fmt.Fprintf(w, " %s |", meth)
 		}
-		fmt.Fprintf(w, "\n|---|---|---|---|%s\n", strings.Repeat("--:|", len(methods)))
+		fmt.Fprintf(w, "\n|---|---|---|---|%s\n", strings.Repeat("--:|", len(echoclient.Methods)))
 		for i, row := range m.rows {
 			fmt.Fprintf(w, "| %s | %s | %s | %s |", row.server, row.client, row.kind, m.serverProcess(row))
-			for j := range methods {
+			for j := range echoclient.Methods {
 				cell := "not run"
 				if j < len(m.results[i]) {
 					cell = markdownCell(m.results[i][j], m.flags.n, table.stat)
@@ -180,7 +181,7 @@ func (m measurement) writeCSV(out io.Writer) error {
 			if r.Failed() > 0 {
 				codes = r.ErrorCounts()
 			}
-			rec := []string{row.server, row.client, row.kind, m.serverProcess(row), strconv.Itoa(row.pid), string(methods[j]), strconv.Itoa(r.Calls), strconv.Itoa(r.Failed()), codes}
+			rec := []string{row.server, row.client, row.kind, m.serverProcess(row), strconv.Itoa(row.pid), string(echoclient.Methods[j]), strconv.Itoa(r.Calls), strconv.Itoa(r.Failed()), codes}
 			rec = append(rec, stats...)
 			rec = append(rec, strconv.FormatFloat(r.Rate(), 'g', 6, 64),
 				strconv.Itoa(m.flags.c), strconv.Itoa(m.flags.count), strconv.FormatBool(m.flags.compress))

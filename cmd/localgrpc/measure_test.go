@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"google.golang.org/grpc/codes"
 )
@@ -144,14 +145,14 @@ func TestMeasureCSV(t *testing.T) {
 // --count 2, and with --server-process if serverProcess.
 func checkMeasureCSV(t *testing.T, records [][]string, serverProcess bool) {
 	t.Helper()
-	if len(records) != 1+len(wantPairings)*len(methods) {
-		t.Fatalf("%d rows, want %d", len(records)-1, len(wantPairings)*len(methods))
+	if len(records) != 1+len(wantPairings)*len(echoclient.Methods) {
+		t.Fatalf("%d rows, want %d", len(records)-1, len(wantPairings)*len(echoclient.Methods))
 	}
 	for i, r := range records[1:] {
 		pairing := "| " + strings.Join(r[0:3], " | ") + " |"
-		want := wantPairings[i/len(methods)]
-		if pairing != want || r[5] != string(methods[i%len(methods)]) {
-			t.Errorf("row %d is %s %s, want %s %s", i+1, pairing, r[5], want, methods[i%len(methods)])
+		want := wantPairings[i/len(echoclient.Methods)]
+		if pairing != want || r[5] != string(echoclient.Methods[i%len(echoclient.Methods)]) {
+			t.Errorf("row %d is %s %s, want %s %s", i+1, pairing, r[5], want, echoclient.Methods[i%len(echoclient.Methods)])
 		}
 		if r[3] != wantProcess(want, serverProcess) {
 			t.Errorf("row %d (%s): server process %q, want %q", i+1, pairing, r[3], wantProcess(want, serverProcess))
@@ -222,7 +223,7 @@ func TestMeasurePartialCell(t *testing.T) {
 	none := load.Result{Errors: map[codes.Code]int{}}
 	m := measurement{
 		flags:       measureFlags{n: 10, c: 1, count: 1, message: "x"},
-		rows:        []pairing{{server: stackGRPC, client: clientGRPC, kind: "inproc"}},
+		rows:        []pairing{{server: stackGRPC, client: echoclient.GRPC, kind: "inproc"}},
 		results:     [][]load.Result{{full, cut, none}},
 		interrupted: true,
 	}
