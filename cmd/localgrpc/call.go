@@ -17,7 +17,6 @@ import (
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -189,7 +188,7 @@ func (f *callFlags) run(cmd *cobra.Command, m echoclient.Method) error {
 			reqs, _ := next()
 			return client.Call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })
 		})
-		cancelled := takeCancelled(ctx, &r)
+		cancelled := r.TakeCancelled(ctx)
 		fmt.Fprintf(cmd.OutOrStdout(), "%s over %s to %s\n", m, f.stack, f.address)
 		r.Write(cmd.OutOrStdout(), l)
 		if cancelled > 0 {
@@ -232,21 +231,6 @@ func (f *callFlags) run(cmd *cobra.Command, m echoclient.Method) error {
 		return failure{callError(err, f, answered)}
 	}
 	return nil
-}
-
-// takeCancelled takes out of r the calls that the user's interrupt (the
-// end of ctx) cancelled in flight, and returns how many: they did not
-// fail, nor complete, so they count neither as errors nor as calls made.
-// A Canceled call while ctx lives is an error like any other.
-func takeCancelled(ctx context.Context, r *load.Result) int {
-	if ctx.Err() == nil {
-		return 0
-	}
-	n := r.Errors[codes.Canceled]
-	delete(r.Errors, codes.Canceled)
-	delete(r.FirstErr, codes.Canceled)
-	r.Calls -= n
-	return n
 }
 
 // responseJSON is resp as protojson on one line. protojson varies its

@@ -185,7 +185,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 			r := l.Run(ctx, func(ctx context.Context) error {
 				return client.Call(ctx, m, echoclient.List(reqs), func(*echov1.EchoResponse) error { return nil })
 			})
-			if takeCancelled(ctx, &r); r.Calls < l.N {
+			if r.TakeCancelled(ctx); r.Calls < l.N {
 				interrupted = true
 			}
 			results[i] = append(results[i], r)
