@@ -21,7 +21,6 @@ import (
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	"github.com/localgrpc/localgrpc/cmd/internal/matrix"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
-	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
 )
 
@@ -157,54 +156,16 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	defer stop()
 
-	rows := matrix.Pairings(addrs)
-	results := make([][]load.Result, len(rows))
-	prog := newProgress(stderr, len(rows)*len(echoclient.Methods), 1, 0)
-	l := f.load()
-	interrupted := false
-	for i, row := range rows {
-		if measureRowHook != nil {
-			measureRowHook(row)
-		}
-		var client echoclient.Client
-		if row.Handler != nil {
-			client, err = echoclient.NewInprocHTTP(row.Client, row.Handler, f.compress)
-		} else {
-			client, err = newEchoClient(row.Client, row.Addr, f.compress, nil)
-		}
-		if err != nil {
-			return failure{err}
-		}
-		for j, m := range echoclient.Methods {
-			if ctx.Err() != nil {
-				interrupted = true
-				break
-			}
-			reqs := echoclient.Repeated(m, f.message, f.count)
-			prog.start(i*len(echoclient.Methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.Server, row.Client, row.Kind, m), 1)
-			r := l.Run(ctx, func(ctx context.Context) error {
-				return client.Call(ctx, m, echoclient.List(reqs), func(*echov1.EchoResponse) error { return nil })
-			})
-			if r.TakeCancelled(ctx); r.Calls < l.N {
-				interrupted = true
-			}
-			results[i] = append(results[i], r)
-			prog.done(i*len(echoclient.Methods)+j, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
-		}
-		client.Close()
+	m := matrix.Measurement{Conditions: f.conditions(), PID: os.Getpid(), Rows: matrix.Pairings(addrs)}
+	prog := newProgress(stderr, len(m.Rows)*len(echoclient.Methods), 1, 0)
+	if err := m.Run(ctx, f.dial, measureProgress{prog}); err != nil {
+		return failure{err}
 	}
 	prog.finish()
 	// A server process that failed says so, after the tables.
 	stoppedErr := stop()
 
-	m := matrix.Measurement{
-		Env:         report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}),
-		Conditions:  f.conditions(),
-		PID:         os.Getpid(),
-		Rows:        rows,
-		Results:     results,
-		Interrupted: interrupted,
-	}
+	m.Env = report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)})
 	if f.format == "csv" {
 		err = m.WriteCSV(stdout)
 	} else {
@@ -224,7 +185,7 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 		return failure{err}
 	}
 	switch failed := m.Failed(); {
-	case interrupted:
+	case m.Interrupted:
 		return failure{errors.New("interrupted: the tables hold what was measured before")}
 	case failed > 0:
 		return failure{fmt.Errorf("%d calls failed", failed)}
@@ -237,6 +198,29 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 // measureRowHook, if set, is called with each row before it is measured:
 // the tests' look at the server behind it.
 var measureRowHook func(matrix.Pairing)
+
+// dial returns the client of row: through inprochttp if row has a
+// handler, else to its address.
+func (f *measureFlags) dial(row matrix.Pairing) (echoclient.Client, error) {
+	if measureRowHook != nil {
+		measureRowHook(row)
+	}
+	if row.Handler != nil {
+		return echoclient.NewInprocHTTP(row.Client, row.Handler, f.compress)
+	}
+	return newEchoClient(row.Client, row.Addr, f.compress, nil)
+}
+
+// measureProgress shows each cell of the matrix on a progress display.
+type measureProgress struct{ p *progress }
+
+func (mp measureProgress) Start(cell int, row matrix.Pairing, m echoclient.Method) {
+	mp.p.start(cell, fmt.Sprintf("%s server, %s client, %s: %s", row.Server, row.Client, row.Kind, m), 1)
+}
+
+func (mp measureProgress) Done(cell int, r load.Result) {
+	mp.p.done(cell, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
+}
 
 // startServers serves Echo on grpc-go and on connect-go on every kind of
 // address, each its own, and returns them by stack and kind once every
