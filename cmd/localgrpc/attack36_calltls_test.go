@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 )
 
 // --authority HOST:PORT over TLS: grpcurl (the oracle; the flags "mean
@@ -36,7 +38,7 @@ func TestAttack36CallAuthorityWithPortTLS(t *testing.T) {
 			if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"hi"`) {
 				t.Fatalf("grpcurl -authority %s: %v, %q\n%s", authority, err, out, gerr.Bytes())
 			}
-			code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "--stack", clientGRPC,
+			code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "--stack", echoclient.GRPC,
 				"-m", "hi", "--timeout", "20s", "--cacert", pki.file("ca.pem"), "--authority", authority)
 			if code != exitOK || stdout != `{"text":"hi"}`+"\n" {
 				t.Errorf("call --authority %s: exit status %d (grpcurl answers), stdout %q; stderr:\n%s", authority, code, stdout, stderr)
@@ -81,7 +83,7 @@ func TestAttack36CallBlackHoleHangs(t *testing.T) {
 	// TestCallConnectTimeoutDefault) keeps the test short; the bound
 	// leaves room for a busy machine.
 	const limit = 8 * time.Second
-	for _, stack := range []string{clientGRPC, clientConnect, clientConnectGRPC, clientConnectGRPCWeb} {
+	for _, stack := range []string{echoclient.GRPC, echoclient.Connect, echoclient.ConnectGRPC, echoclient.ConnectGRPCWeb} {
 		for _, sec := range [][]string{nil, {"--insecure"}} {
 			name := "plaintext"
 			if sec != nil {
@@ -114,9 +116,9 @@ func TestAttack36CallNoIPSANsNamesServername(t *testing.T) {
 	cfg := &tls.Config{Certificates: []tls.Certificate{pki.serverCert(t, "other.example")}}
 	for _, server := range []string{stackGRPC, stackConnect} {
 		addr := startTLSServer(t, server, cfg)
-		client := clientGRPC
+		client := echoclient.GRPC
 		if server == stackConnect {
-			client = clientConnect
+			client = echoclient.Connect
 		}
 		t.Run(server, func(t *testing.T) {
 			code, _, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "--stack", client, "--timeout", "20s", "--cacert", caFile)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/localgrpc/localgrpc/cmd/internal/bench"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
+	"github.com/localgrpc/localgrpc/cmd/internal/matrix"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
 )
 
@@ -138,10 +140,10 @@ func TestMeasurePage(t *testing.T) {
 // measure run of every pairing.
 func checkMeasurePage(t *testing.T, page, hint string) {
 	t.Helper()
-	if !strings.HasPrefix(page, measurePageTitle+"Made by localgrpc measure") {
+	if !strings.HasPrefix(page, matrix.PageTitle+"Made by localgrpc measure") {
 		t.Errorf("the page does not open with its title and how it was made%s", hint)
 	}
-	if !strings.Contains(page, "\n\n"+report.EscapeMarkdown(measureMethod)+"\n\n") {
+	if !strings.Contains(page, "\n\n"+report.EscapeMarkdown(matrix.About)+"\n\n") {
 		t.Errorf("the page does not say what measure measures as the code does today%s", hint)
 	}
 	for _, title := range []string{"\n### Mean time per call\n", "\n### p99 time per call\n"} {
@@ -150,7 +152,7 @@ func checkMeasurePage(t *testing.T, page, hint string) {
 		}
 	}
 	header := "| server | client | address | server process |"
-	for _, m := range methods {
+	for _, m := range echoclient.Methods {
 		header += " " + string(m) + " |"
 	}
 	if strings.Count(page, header+"\n") != 2 {
@@ -165,22 +167,22 @@ func checkMeasurePage(t *testing.T, page, hint string) {
 			rows++
 		}
 	}
-	if want := 2 * len(pairings(allServed())); rows != want {
+	if want := 2 * len(matrix.Pairings(allServed())); rows != want {
 		t.Errorf("the page has %d rows, want %d: one per pairing in each table%s", rows, want, hint)
 	}
 }
 
 // allServed is every stack served on every kind of address, as measure
 // serves them, for counting the pairings.
-func allServed() map[string]map[string]servedAt {
-	addrs := make(map[string]map[string]servedAt)
+func allServed() map[string]map[string]matrix.ServedAt {
+	addrs := make(map[string]map[string]matrix.ServedAt)
 	for _, stack := range []string{stackGRPC, stackConnect} {
-		addrs[stack] = make(map[string]servedAt)
-		for _, kind := range measuredKinds {
+		addrs[stack] = make(map[string]matrix.ServedAt)
+		for _, kind := range matrix.Kinds {
 			if kind == "shm" && stack != stackGRPC {
 				continue
 			}
-			addrs[stack][kind] = servedAt{}
+			addrs[stack][kind] = matrix.ServedAt{}
 		}
 	}
 	return addrs

@@ -13,10 +13,10 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/internal/callerr"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -82,11 +82,11 @@ are wrong.`,
 			if len(args) != 1 {
 				return fmt.Errorf("call takes one method, get, expand, collect or update; got %d arguments", len(args))
 			}
-			_, err := parseMethod(args[0])
+			_, err := echoclient.ParseMethod(args[0])
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, _ := parseMethod(args[0])
+			m, _ := echoclient.ParseMethod(args[0])
 			f.measure, f.hasData = cmd.Flags().Changed("calls"), cmd.Flags().Changed("data")
 			return f.run(cmd, m)
 		},
@@ -94,7 +94,7 @@ are wrong.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.address, "address", "", "the server's `address`: unix:PATH, unix:@NAME or HOST:PORT (required)")
-	fl.StringVar(&f.stack, "stack", clientGRPC, "the client: "+strings.Join(clientStacks, ", "))
+	fl.StringVar(&f.stack, "stack", echoclient.GRPC, "the client: "+strings.Join(echoclient.Stacks, ", "))
 	fl.StringVarP(&f.message, "message", "m", "hello", "the request's `text`")
 	fl.IntVar(&f.count, "count", 1, "send the -m request `k` times (collect and update)")
 	fl.StringVarP(&f.data, "data", "d", "", "the requests as protojson: - (standard input), @FILE, or the JSON itself")
@@ -108,7 +108,7 @@ are wrong.`,
 }
 
 // check checks the flags that do not depend on one another's values.
-func (f *callFlags) check(cmd *cobra.Command, m method) error {
+func (f *callFlags) check(cmd *cobra.Command, m echoclient.Method) error {
 	fl := cmd.Flags()
 	if f.address == "" {
 		return errors.New("--address is required: unix:PATH, unix:@NAME or HOST:PORT")
@@ -124,11 +124,11 @@ func (f *callFlags) check(cmd *cobra.Command, m method) error {
 		return err
 	}
 	switch {
-	case !slices.Contains(clientStacks, f.stack):
-		return fmt.Errorf("--stack %q: the client stacks are %s", f.stack, strings.Join(clientStacks, ", "))
+	case !slices.Contains(echoclient.Stacks, f.stack):
+		return fmt.Errorf("--stack %q: the client stacks are %s", f.stack, strings.Join(echoclient.Stacks, ", "))
 	case f.count < 1:
 		return fmt.Errorf("--count %d: it must be at least 1", f.count)
-	case fl.Changed("count") && !m.clientStreams():
+	case fl.Changed("count") && !m.ClientStreams():
 		return fmt.Errorf("--count: %s sends one request; --count is for collect and update", m)
 	case f.hasData && (fl.Changed("message") || fl.Changed("count")):
 		return errors.New("-d gives the requests: it does not go with -m or --count")
@@ -149,21 +149,21 @@ func (f *callFlags) load() load.Spec {
 	return load.Spec{N: f.n, C: f.c, Warmup: f.warmup, Timeout: f.timeout}
 }
 
-func (f *callFlags) run(cmd *cobra.Command, m method) error {
+func (f *callFlags) run(cmd *cobra.Command, m echoclient.Method) error {
 	if err := f.check(cmd, m); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel() // ends the reader of -d -
 	data := dataSource{f.data, cmd.InOrStdin()}
-	var next func() (requests, error)
+	var next func() (echoclient.Requests, error)
 	switch {
 	case !f.hasData:
-		reqs := repeated(m, f.message, f.count)
-		next = func() (requests, error) { return listRequests(reqs), nil }
-	case f.data == "-" && m.clientStreams() && !f.measure:
+		reqs := echoclient.Repeated(m, f.message, f.count)
+		next = func() (echoclient.Requests, error) { return echoclient.List(reqs), nil }
+	case f.data == "-" && m.ClientStreams() && !f.measure:
 		// Sent as they are read, so that update answers each at once.
-		next = func() (requests, error) { return data.stream(ctx) }
+		next = func() (echoclient.Requests, error) { return data.stream(ctx) }
 	default:
 		// Read before any call, so that every call of -n sends them all,
 		// and a count get or expand cannot take is refused up front.
@@ -171,24 +171,24 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		if err != nil {
 			return err
 		}
-		if !m.clientStreams() && len(reqs) != 1 {
+		if !m.ClientStreams() && len(reqs) != 1 {
 			return oneRequestError(m, data.name(), len(reqs))
 		}
-		next = func() (requests, error) { return listRequests(reqs), nil }
+		next = func() (echoclient.Requests, error) { return echoclient.List(reqs), nil }
 	}
 	client, err := newEchoClient(f.stack, f.address, f.compress, &f.security)
 	if err != nil {
 		return err // the flags or their files are wrong: a usage error
 	}
-	defer client.close()
+	defer client.Close()
 
 	if f.measure {
 		l := f.load()
 		r := l.Run(ctx, func(ctx context.Context) error {
 			reqs, _ := next()
-			return client.call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })
+			return client.Call(ctx, m, reqs, func(*echov1.EchoResponse) error { return nil })
 		})
-		cancelled := takeCancelled(ctx, &r)
+		cancelled := r.TakeCancelled(ctx)
 		fmt.Fprintf(cmd.OutOrStdout(), "%s over %s to %s\n", m, f.stack, f.address)
 		r.Write(cmd.OutOrStdout(), l)
 		if cancelled > 0 {
@@ -214,7 +214,7 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 	}
 	out := cmd.OutOrStdout()
 	answered := false
-	err = client.call(ctx, m, reqs, func(resp *echov1.EchoResponse) error {
+	err = client.Call(ctx, m, reqs, func(resp *echov1.EchoResponse) error {
 		answered = true
 		line, err := responseJSON(resp)
 		if err != nil {
@@ -223,29 +223,14 @@ func (f *callFlags) run(cmd *cobra.Command, m method) error {
 		_, err = out.Write(line)
 		return err
 	})
-	var in inputError
+	var in echoclient.InputError
 	if errors.As(err, &in) {
-		return in.err // the requests are wrong: a usage error
+		return in.Err // the requests are wrong: a usage error
 	}
 	if err != nil {
 		return failure{callError(err, f, answered)}
 	}
 	return nil
-}
-
-// takeCancelled takes out of r the calls that the user's interrupt (the
-// end of ctx) cancelled in flight, and returns how many: they did not
-// fail, nor complete, so they count neither as errors nor as calls made.
-// A Canceled call while ctx lives is an error like any other.
-func takeCancelled(ctx context.Context, r *load.Result) int {
-	if ctx.Err() == nil {
-		return 0
-	}
-	n := r.Errors[codes.Canceled]
-	delete(r.Errors, codes.Canceled)
-	delete(r.FirstErr, codes.Canceled)
-	r.Calls -= n
-	return n
 }
 
 // responseJSON is resp as protojson on one line. protojson varies its
@@ -266,7 +251,7 @@ func responseJSON(resp *echov1.EchoResponse) ([]byte, error) {
 
 // oneRequestError says that m, which takes one request, was given n
 // from source.
-func oneRequestError(m method, source string, n int) error {
+func oneRequestError(m echoclient.Method, source string, n int) error {
 	if n == 0 {
 		return fmt.Errorf("%s takes one request, and %s gave none: the empty request is {}", m, source)
 	}

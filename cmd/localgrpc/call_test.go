@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
 	"github.com/localgrpc/localgrpc/cmd/internal/connectserve"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"google.golang.org/grpc"
@@ -46,23 +47,23 @@ func serveEverywhere(t *testing.T, stack string) map[string]string {
 // error that says why, at once.
 func TestCallMatrix(t *testing.T) {
 	const text = "hello big world"
-	want := map[method]string{
-		methodGet:     `{"text":"hello big world"}` + "\n",
-		methodExpand:  `{"text":"hello"}` + "\n" + `{"text":"big"}` + "\n" + `{"text":"world"}` + "\n",
-		methodCollect: `{"text":"hello big world hello big world"}` + "\n",
-		methodUpdate:  strings.Repeat(`{"text":"hello big world"}`+"\n", 2),
+	want := map[echoclient.Method]string{
+		echoclient.Get:     `{"text":"hello big world"}` + "\n",
+		echoclient.Expand:  `{"text":"hello"}` + "\n" + `{"text":"big"}` + "\n" + `{"text":"world"}` + "\n",
+		echoclient.Collect: `{"text":"hello big world hello big world"}` + "\n",
+		echoclient.Update:  strings.Repeat(`{"text":"hello big world"}`+"\n", 2),
 	}
 	for _, server := range []string{stackGRPC, stackConnect} {
 		addrs := serveEverywhere(t, server)
 		for _, kind := range addressKinds {
 			addr := addrs[kind]
-			for _, client := range clientStacks {
-				supported := server == stackConnect || client == clientGRPC || client == clientConnectGRPC
-				for _, m := range methods {
+			for _, client := range echoclient.Stacks {
+				supported := server == stackConnect || client == echoclient.GRPC || client == echoclient.ConnectGRPC
+				for _, m := range echoclient.Methods {
 					t.Run(fmt.Sprintf("server=%s/client=%s/address=%s/method=%s", server, client, kind, m), func(t *testing.T) {
 						t.Parallel()
 						args := []string{"call", string(m), "--address", addr, "--stack", client, "-m", text, "--timeout", "10s"}
-						if m.clientStreams() {
+						if m.ClientStreams() {
 							args = append(args, "--count", "2")
 						}
 						code, stdout, stderr := runCLI(t.Context(), args...)
@@ -95,9 +96,9 @@ func TestCallData(t *testing.T) {
 		want        string
 	}{
 		{"stdin", "{\"text\":\"p\"}\n{\"text\":\"q\"}\n{}", []string{"update", "-d", "-"}, "{\"text\":\"p\"}\n{\"text\":\"q\"}\n{}\n"},
-		{"file", "", []string{"collect", "-d", "@" + file, "--stack", clientConnect}, "{\"text\":\"from a file\"}\n"},
-		{"literal", "", []string{"expand", "-d", `{"text":"x y"}`, "--stack", clientConnectGRPCWeb}, "{\"text\":\"x\"}\n{\"text\":\"y\"}\n"},
-		{"stdin-one", `{"text":"one"}`, []string{"get", "-d", "-", "--stack", clientConnectGRPC}, "{\"text\":\"one\"}\n"},
+		{"file", "", []string{"collect", "-d", "@" + file, "--stack", echoclient.Connect}, "{\"text\":\"from a file\"}\n"},
+		{"literal", "", []string{"expand", "-d", `{"text":"x y"}`, "--stack", echoclient.ConnectGRPCWeb}, "{\"text\":\"x\"}\n{\"text\":\"y\"}\n"},
+		{"stdin-one", `{"text":"one"}`, []string{"get", "-d", "-", "--stack", echoclient.ConnectGRPC}, "{\"text\":\"one\"}\n"},
 		// -d '' is no requests, as empty standard input is; {} is the empty one.
 		{"empty-collect", "", []string{"collect", "-d", ""}, "{}\n"},
 		{"empty-update", "", []string{"update", "-d", ""}, ""},
@@ -186,7 +187,7 @@ func TestCallErrors(t *testing.T) {
 	}
 	// A call to no server fails with Unavailable on every client: the
 	// reason after the code is the stacks' and the system's.
-	for _, client := range []string{clientGRPC, clientConnect} {
+	for _, client := range []string{echoclient.GRPC, echoclient.Connect} {
 		t.Run("client="+client+"/no-server", func(t *testing.T) {
 			code, stdout, stderr := runCLI(t.Context(), "call", "get", "--address", nothing, "--stack", client)
 			callCode, msg, ok := callFailure(stderr, client, nothing)
@@ -280,9 +281,9 @@ func startStalling(t *testing.T, stack string) (string, func()) {
 // the status that says so, having printed what came before.
 func TestCallServerFails(t *testing.T) {
 	for _, stack := range []string{stackGRPC, stackConnect} {
-		client := clientGRPC
+		client := echoclient.GRPC
 		if stack == stackConnect {
-			client = clientConnect
+			client = echoclient.Connect
 		}
 		t.Run("server="+stack+"/gone-mid-stream", func(t *testing.T) {
 			addr, kill := startStalling(t, stack)
@@ -384,7 +385,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // status code when calls fail.
 func TestCallMeasure(t *testing.T) {
 	addr := serveEverywhere(t, stackConnect)["unix"]
-	for _, client := range clientStacks {
+	for _, client := range echoclient.Stacks {
 		t.Run("client="+client, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t.Context(), "call", "update", "--address", addr, "--stack", client, "--count", "3", "-n", "20", "-c", "2", "--warmup", "2")
 			if code != exitOK || stderr != "" {

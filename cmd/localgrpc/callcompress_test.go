@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 )
 
 // TestCallCompressToPlainServer calls a connect server started without
@@ -10,7 +12,7 @@ import (
 // error says to start the server with --compress.
 func TestCallCompressToPlainServer(t *testing.T) {
 	addr := serveEverywhere(t, stackConnect)["abstract"]
-	for _, c := range []string{clientConnect, clientConnectGRPC, clientConnectGRPCWeb} {
+	for _, c := range []string{echoclient.Connect, echoclient.ConnectGRPC, echoclient.ConnectGRPCWeb} {
 		code, _, stderr := runCLI(t.Context(), "call", "get", "--address", addr, "--stack", c, "--compress", "-m", "x")
 		if code == exitOK {
 			t.Errorf("--stack %s --compress to a server without it succeeded", c)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
@@ -181,9 +182,9 @@ func TestCallTLS(t *testing.T) {
 		{"no client cert", []string{"--cacert", pki.file("ca.pem")}, exitFailure, "pass --cert FILE and --key FILE"},
 	}
 	for _, server := range []string{stackGRPC, stackConnect} {
-		clients := []string{clientGRPC}
+		clients := []string{echoclient.GRPC}
 		if server == stackConnect {
-			clients = []string{clientConnect, clientConnectGRPC, clientConnectGRPCWeb}
+			clients = []string{echoclient.Connect, echoclient.ConnectGRPC, echoclient.ConnectGRPCWeb}
 		}
 		for _, auth := range []struct {
 			name  string
@@ -222,9 +223,9 @@ func TestCallTLS(t *testing.T) {
 func TestCallTLSToPlaintext(t *testing.T) {
 	for _, server := range []string{stackGRPC, stackConnect} {
 		addrs, _, _ := startServe(t, 1, "--stack", server, "127.0.0.1:0")
-		client := clientGRPC
+		client := echoclient.GRPC
 		if server == stackConnect {
-			client = clientConnect
+			client = echoclient.Connect
 		}
 		t.Run("server="+server, func(t *testing.T) {
 			code, _, stderr := runCLI(t.Context(), "call", "get", "--address", addrs[0], "--stack", client, "--insecure", "--timeout", "20s")
@@ -259,7 +260,7 @@ func TestCallSecurityFlagErrors(t *testing.T) {
 		{[]string{"--cacert", notPEM}, "no PEM certificate"},
 		{[]string{"--cert", notPEM, "--key", notPEM}, "--cert " + notPEM + " --key " + notPEM},
 	} {
-		for _, stack := range []string{clientGRPC, clientConnect} {
+		for _, stack := range []string{echoclient.GRPC, echoclient.Connect} {
 			t.Run(stack+"/"+strings.Join(tc.args, " "), func(t *testing.T) {
 				code, _, stderr := runCLI(t.Context(), append([]string{"call", "get", "--address", addr, "--stack", stack}, tc.args...)...)
 				if code != exitUsage || !strings.Contains(stderr, tc.want) {

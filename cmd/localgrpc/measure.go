@@ -17,9 +17,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	"github.com/localgrpc/localgrpc/cmd/internal/load"
+	"github.com/localgrpc/localgrpc/cmd/internal/matrix"
 	"github.com/localgrpc/localgrpc/cmd/internal/report"
-	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
 )
 
@@ -92,66 +93,14 @@ says which way each row was measured.`,
 	return cmd
 }
 
-// measuredKinds are the kinds of address measured, in the table's order.
-var measuredKinds = []string{"inproc", "shm", "abstract", "unix", "tcp"}
-
-// kindName is what the table calls each kind of address.
-var kindName = map[localgrpc.AddressKind]string{localgrpc.Inproc: "inproc", localgrpc.Shm: "shm", localgrpc.Abstract: "abstract", localgrpc.Unix: "unix", localgrpc.TCP: "tcp"}
-
-// pairing is a row of the matrix: a client calling a server at an
-// address of a kind, served by the process pid; or, for connect-go
-// in-process, the server's handler, which its clients call through
-// inprochttp.
-type pairing struct {
-	server, client, kind, addr string
-	pid                        int
-	handler                    http.Handler
-}
-
-// servedAt is where a server serves: its address, and its process's pid;
-// or, in-process, its handler if it is connect-go's.
-type servedAt struct {
-	addr    string
-	pid     int
-	handler http.Handler
-}
-
-// pairings are the rows the servers at addrs (by stack, then kind) allow.
-func pairings(addrs map[string]map[string]servedAt) []pairing {
-	var rows []pairing
-	for _, kind := range measuredKinds {
-		for _, server := range []string{stackGRPC, stackConnect} {
-			at, ok := addrs[server][kind]
-			if !ok {
-				continue
-			}
-			for _, client := range clientStacks {
-				if !pairs(server, client, kind) {
-					continue
-				}
-				rows = append(rows, pairing{server, client, kind, at.addr, at.pid, at.handler})
-			}
-		}
-	}
-	return rows
-}
-
-// pairs reports whether client can call server on an address of kind: a
-// grpc-go server takes the gRPC protocol alone; in-process, grpc-go's
-// takes grpc-go clients and connect-go's connect-go clients.
-func pairs(server, client, kind string) bool {
-	switch kind {
-	case "inproc":
-		return (server == stackGRPC) == (client == clientGRPC)
-	case "shm":
-		return server == stackGRPC && client == clientGRPC
-	}
-	return server == stackConnect || client == clientGRPC || client == clientConnectGRPC
-}
-
 // load is the measurement of each cell.
 func (f *measureFlags) load() load.Spec {
 	return load.Spec{N: f.n, C: f.c, Warmup: f.warmup, Timeout: f.timeout}
+}
+
+// conditions are how the calls are made, as the tables say.
+func (f *measureFlags) conditions() matrix.Conditions {
+	return matrix.Conditions{Load: f.load(), Message: f.message, Count: f.count, Compress: f.compress, ServerProcess: f.serverProcess}
 }
 
 func (f *measureFlags) check() error {
@@ -207,57 +156,26 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	defer stop()
 
-	rows := pairings(addrs)
-	results := make([][]load.Result, len(rows))
-	prog := newProgress(stderr, len(rows)*len(methods), 1, 0)
-	l := f.load()
-	interrupted := false
-	for i, row := range rows {
-		if measureRowHook != nil {
-			measureRowHook(row)
-		}
-		var client echoClient
-		if row.handler != nil {
-			client, err = newInprocHTTPClient(row.client, row.handler, f.compress)
-		} else {
-			client, err = newEchoClient(row.client, row.addr, f.compress, nil)
-		}
-		if err != nil {
-			return failure{err}
-		}
-		for j, m := range methods {
-			if ctx.Err() != nil {
-				interrupted = true
-				break
-			}
-			reqs := repeated(m, f.message, f.count)
-			prog.start(i*len(methods)+j, fmt.Sprintf("%s server, %s client, %s: %s", row.server, row.client, row.kind, m), 1)
-			r := l.Run(ctx, func(ctx context.Context) error {
-				return client.call(ctx, m, listRequests(reqs), func(*echov1.EchoResponse) error { return nil })
-			})
-			if takeCancelled(ctx, &r); r.Calls < l.N {
-				interrupted = true
-			}
-			results[i] = append(results[i], r)
-			prog.done(i*len(methods)+j, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
-		}
-		client.close()
+	m := matrix.Measurement{Conditions: f.conditions(), PID: os.Getpid(), Rows: matrix.Pairings(addrs)}
+	prog := newProgress(stderr, len(m.Rows)*len(echoclient.Methods), 1, 0)
+	if err := m.Run(ctx, f.dial, measureProgress{prog}); err != nil {
+		return failure{err}
 	}
 	prog.finish()
 	// A server process that failed says so, after the tables.
 	stoppedErr := stop()
 
-	m := measurement{env: report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)}), flags: *f, pid: os.Getpid(), rows: rows, results: results, interrupted: interrupted}
+	m.Env = report.CurrentEnvironment([]int{runtime.GOMAXPROCS(0)})
 	if f.format == "csv" {
-		err = m.writeCSV(stdout)
+		err = m.WriteCSV(stdout)
 	} else {
-		err = m.writeMarkdown(stdout)
+		err = m.WriteMarkdown(stdout)
 	}
 	if err == nil && out != nil {
 		if measureOutputFormats[strings.ToLower(filepath.Ext(f.output))] == "csv" {
-			err = m.writeCSV(out)
+			err = m.WriteCSV(out)
 		} else {
-			err = m.writePage(out, f.command, time.Now())
+			err = m.WritePage(out, f.command, time.Now())
 		}
 		if cerr := out.Close(); err == nil {
 			err = cerr
@@ -266,8 +184,8 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 	if err != nil {
 		return failure{err}
 	}
-	switch failed := m.failed(); {
-	case interrupted:
+	switch failed := m.Failed(); {
+	case m.Interrupted:
 		return failure{errors.New("interrupted: the tables hold what was measured before")}
 	case failed > 0:
 		return failure{fmt.Errorf("%d calls failed", failed)}
@@ -279,7 +197,30 @@ func (f *measureFlags) run(ctx context.Context, stdout, stderr io.Writer) error 
 
 // measureRowHook, if set, is called with each row before it is measured:
 // the tests' look at the server behind it.
-var measureRowHook func(pairing)
+var measureRowHook func(matrix.Pairing)
+
+// dial returns the client of row: through inprochttp if row has a
+// handler, else to its address.
+func (f *measureFlags) dial(row matrix.Pairing) (echoclient.Client, error) {
+	if measureRowHook != nil {
+		measureRowHook(row)
+	}
+	if row.Handler != nil {
+		return echoclient.NewInprocHTTP(row.Client, row.Handler, f.compress)
+	}
+	return newEchoClient(row.Client, row.Addr, f.compress, nil)
+}
+
+// measureProgress shows each cell of the matrix on a progress display.
+type measureProgress struct{ p *progress }
+
+func (mp measureProgress) Start(cell int, row matrix.Pairing, m echoclient.Method) {
+	mp.p.start(cell, fmt.Sprintf("%s server, %s client, %s: %s", row.Server, row.Client, row.Kind, m), 1)
+}
+
+func (mp measureProgress) Done(cell int, r load.Result) {
+	mp.p.done(cell, fmt.Sprintf("mean %s, %d errors", load.FormatDuration(r.Mean()), r.Failed()))
+}
 
 // startServers serves Echo on grpc-go and on connect-go on every kind of
 // address, each its own, and returns them by stack and kind once every
@@ -287,7 +228,7 @@ var measureRowHook func(pairing)
 // --server-process each stack's server on sockets is a child process, and
 // each in-process server a server of its own here. connect-go's is served
 // in-process by its handler, which its clients call through inprochttp.
-func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() error, error) {
+func (f *measureFlags) startServers() (map[string]map[string]matrix.ServedAt, func() error, error) {
 	dir, err := os.MkdirTemp("", "localgrpc-measure-")
 	if err != nil {
 		return nil, nil, err
@@ -302,19 +243,19 @@ func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() er
 		os.RemoveAll(dir)
 		return errors.Join(errs...)
 	}
-	addrs := make(map[string]map[string]servedAt)
+	addrs := make(map[string]map[string]matrix.ServedAt)
 	add := func(stack string, served []string, pid int) error {
 		for _, a := range served {
 			parsed, err := localgrpc.ParseAddress(a)
 			if err != nil {
 				return err
 			}
-			addrs[stack][kindName[parsed.Kind]] = servedAt{a, pid, nil}
+			addrs[stack][matrix.KindName(parsed.Kind)] = matrix.ServedAt{Addr: a, PID: pid}
 		}
 		return nil
 	}
-	for _, stack := range []string{stackGRPC, stackConnect} {
-		addrs[stack] = make(map[string]servedAt)
+	for _, stack := range matrix.Servers {
+		addrs[stack] = make(map[string]matrix.ServedAt)
 		sockets := []string{"127.0.0.1:0", "unix:" + filepath.Join(dir, stack+".sock"), "unix:@" + unique + "-" + stack}
 		if stack == stackGRPC {
 			// localgrpc's own transport between processes: a localgrpc
@@ -327,7 +268,7 @@ func (f *measureFlags) startServers() (map[string]map[string]servedAt, func() er
 		} else {
 			h, stop := f.connectInproc()
 			stops = append(stops, stop)
-			addrs[stack]["inproc"] = servedAt{"inproc", os.Getpid(), h}
+			addrs[stack]["inproc"] = matrix.ServedAt{Addr: "inproc", PID: os.Getpid(), Handler: h}
 		}
 		if f.serverProcess {
 			p, served, err := startServerProcess(stack, f.compress, sockets)

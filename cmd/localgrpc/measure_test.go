@@ -10,10 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/localgrpc/localgrpc/cmd/internal/load"
-	"google.golang.org/grpc/codes"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 )
 
 // wantPairings are the rows of measure's matrix, in order: every client
@@ -144,14 +142,14 @@ func TestMeasureCSV(t *testing.T) {
 // --count 2, and with --server-process if serverProcess.
 func checkMeasureCSV(t *testing.T, records [][]string, serverProcess bool) {
 	t.Helper()
-	if len(records) != 1+len(wantPairings)*len(methods) {
-		t.Fatalf("%d rows, want %d", len(records)-1, len(wantPairings)*len(methods))
+	if len(records) != 1+len(wantPairings)*len(echoclient.Methods) {
+		t.Fatalf("%d rows, want %d", len(records)-1, len(wantPairings)*len(echoclient.Methods))
 	}
 	for i, r := range records[1:] {
 		pairing := "| " + strings.Join(r[0:3], " | ") + " |"
-		want := wantPairings[i/len(methods)]
-		if pairing != want || r[5] != string(methods[i%len(methods)]) {
-			t.Errorf("row %d is %s %s, want %s %s", i+1, pairing, r[5], want, methods[i%len(methods)])
+		want := wantPairings[i/len(echoclient.Methods)]
+		if pairing != want || r[5] != string(echoclient.Methods[i%len(echoclient.Methods)]) {
+			t.Errorf("row %d is %s %s, want %s %s", i+1, pairing, r[5], want, echoclient.Methods[i%len(echoclient.Methods)])
 		}
 		if r[3] != wantProcess(want, serverProcess) {
 			t.Errorf("row %d (%s): server process %q, want %q", i+1, pairing, r[3], wantProcess(want, serverProcess))
@@ -211,40 +209,5 @@ func TestMeasureUsageErrors(t *testing.T) {
 				t.Errorf("exit status %d, stdout %q, stderr:\n%s\nwant %d and %q", code, stdout, stderr, exitUsage, tc.want)
 			}
 		})
-	}
-}
-
-// A cell the interrupt cut short says how many of -n calls it holds, and
-// the conditions no longer claim -n calls of every method for it.
-func TestMeasurePartialCell(t *testing.T) {
-	full := load.Result{Calls: 10, Latencies: []time.Duration{time.Microsecond}, Errors: map[codes.Code]int{}}
-	cut := load.Result{Calls: 3, Latencies: []time.Duration{2 * time.Microsecond}, Errors: map[codes.Code]int{}}
-	none := load.Result{Errors: map[codes.Code]int{}}
-	m := measurement{
-		flags:       measureFlags{n: 10, c: 1, count: 1, message: "x"},
-		rows:        []pairing{{server: stackGRPC, client: clientGRPC, kind: "inproc"}},
-		results:     [][]load.Result{{full, cut, none}},
-		interrupted: true,
-	}
-	var out strings.Builder
-	if err := m.writeMarkdown(&out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"| 1.000µs | 2.000µs (partial: 3 of 10 calls) | not run | not run |",
-		"The interrupt cut the measurement short: a cell marked partial holds fewer calls",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the tables lack %q:\n%s", want, &out)
-		}
-	}
-	m.interrupted = false
-	m.results = [][]load.Result{{full, full, full, full}}
-	out.Reset()
-	if err := m.writeMarkdown(&out); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(out.String(), "partial") || strings.Contains(out.String(), "cut the measurement short") {
-		t.Errorf("a whole measurement is marked partial:\n%s", &out)
 	}
 }

@@ -9,34 +9,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/localgrpc/localgrpc/cmd/internal/echoclient"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 )
-
-// listRequests gives reqs, in order, to each call that reads it.
-func listRequests(reqs []*echov1.EchoRequest) requests {
-	i := 0
-	return func(context.Context) (*echov1.EchoRequest, error) {
-		if i == len(reqs) {
-			return nil, io.EOF
-		}
-		i++
-		return reqs[i-1], nil
-	}
-}
-
-// repeated is the requests of a call of m: one of text, or, if m takes a
-// stream, count.
-func repeated(m method, text string, count int) []*echov1.EchoRequest {
-	if !m.clientStreams() {
-		count = 1
-	}
-	reqs := make([]*echov1.EchoRequest, count)
-	for i := range reqs {
-		reqs[i] = &echov1.EchoRequest{Text: text}
-	}
-	return reqs
-}
 
 // dataSource is where -d takes requests: "-" is standard input, "@FILE" a
 // file, anything else the JSON itself.
@@ -99,7 +75,7 @@ func (d dataSource) readAll() ([]*echov1.EchoRequest, error) {
 // reading goroutine ends at the end of the input, at its first error, or
 // when ctx ends; one blocked reading a terminal then ends with the
 // process, as nothing can interrupt its read.
-func (d dataSource) stream(ctx context.Context) (requests, error) {
+func (d dataSource) stream(ctx context.Context) (echoclient.Requests, error) {
 	r, err := d.open()
 	if err != nil {
 		return nil, err

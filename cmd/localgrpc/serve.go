@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,16 +14,18 @@ import (
 	"github.com/localgrpc/localgrpc"
 	"github.com/localgrpc/localgrpc/cmd/gen/echo/v1/echov1connect"
 	"github.com/localgrpc/localgrpc/cmd/internal/connectserve"
+	"github.com/localgrpc/localgrpc/cmd/internal/echoconnect"
+	"github.com/localgrpc/localgrpc/cmd/internal/matrix"
 	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 )
 
-// The stacks that serve Echo.
+// The stacks that serve Echo, named as measure's rows name them.
 const (
-	stackGRPC    = "grpc"
-	stackConnect = "connect"
+	stackGRPC    = matrix.GRPCServer
+	stackConnect = matrix.ConnectServer
 )
 
 // defaultDrain is how long a stopping server waits for calls in flight,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/localgrpc/localgrpc"
+	"github.com/localgrpc/localgrpc/cmd/internal/matrix"
 	"go.uber.org/goleak"
 )
 
@@ -75,16 +76,16 @@ func gone(pid int) bool {
 func TestMeasureServerProcess(t *testing.T) {
 	var mu sync.Mutex
 	listeners := make(map[string]int) // pid by address, of the rows on unix sockets
-	measureRowHook = func(row pairing) {
-		if row.kind != "unix" && row.kind != "abstract" && row.kind != "shm" {
+	measureRowHook = func(row matrix.Pairing) {
+		if row.Kind != "unix" && row.Kind != "abstract" && row.Kind != "shm" {
 			return
 		}
-		pid, err := peerPID(row.addr)
+		pid, err := peerPID(row.Addr)
 		if err != nil {
-			t.Errorf("the listener of %s: %v", row.addr, err)
+			t.Errorf("the listener of %s: %v", row.Addr, err)
 		}
 		mu.Lock()
-		listeners[row.addr] = pid
+		listeners[row.Addr] = pid
 		mu.Unlock()
 	}
 	defer func() { measureRowHook = nil }()

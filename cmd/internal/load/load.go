@@ -55,6 +55,22 @@ type Result struct {
 	FirstErr  map[codes.Code]error // the first error of each code, to show
 }
 
+// TakeCancelled takes out of r the calls that the end of ctx cancelled
+// in flight, and returns how many.
+// Those calls neither failed nor completed, so they count neither as
+// errors nor as calls made.
+// While ctx lives, a Canceled call is an error like any other.
+func (r *Result) TakeCancelled(ctx context.Context) int {
+	if ctx.Err() == nil {
+		return 0
+	}
+	n := r.Errors[codes.Canceled]
+	delete(r.Errors, codes.Canceled)
+	delete(r.FirstErr, codes.Canceled)
+	r.Calls -= n
+	return n
+}
+
 // Run makes the calls, C at a time, and measures each.
 // It stops early, with what it measured, if ctx ends.
 func (s Spec) Run(ctx context.Context, call func(ctx context.Context) error) Result {

@@ -52,3 +52,27 @@ func TestLoadStatistics(t *testing.T) {
 		t.Errorf("p50 of nothing = %v", got)
 	}
 }
+
+// TestTakeCancelled checks that the calls Canceled by the end of ctx
+// leave the result, and that while ctx lives a Canceled call stays an
+// error.
+func TestTakeCancelled(t *testing.T) {
+	result := func() Result {
+		cancelled := status.Error(codes.Canceled, "cancelled")
+		return Result{
+			Calls:    5,
+			Errors:   map[codes.Code]int{codes.Canceled: 2, codes.Unavailable: 1},
+			FirstErr: map[codes.Code]error{codes.Canceled: cancelled, codes.Unavailable: status.Error(codes.Unavailable, "down")},
+		}
+	}
+	r := result()
+	if n := r.TakeCancelled(context.Background()); n != 0 || r.Calls != 5 || r.Failed() != 3 {
+		t.Errorf("while ctx lives: took %d, calls %d, failed %d; want 0, 5, 3", n, r.Calls, r.Failed())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = result()
+	if n := r.TakeCancelled(ctx); n != 2 || r.Calls != 3 || r.Failed() != 1 || r.FirstErr[codes.Canceled] != nil {
+		t.Errorf("after ctx ended: took %d, calls %d, failed %d, first Canceled %v; want 2, 3, 1, nil", n, r.Calls, r.Failed(), r.FirstErr[codes.Canceled])
+	}
+}
