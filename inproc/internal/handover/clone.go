@@ -6,15 +6,15 @@ package handover
 // string's bytes. That is proto.Clone for the messages most streams carry,
 // at a fraction of its cost, since it takes no reflection per field.
 
-// clone returns a deep copy of the message at src, of tp's type, which
+// clone returns a deep copy of the message at src, of s's type, which
 // is flat.
-func (tp *typedPlan) clone(src addr) any {
-	if v := tp.spares.Get(); v != nil {
-		tp.deepCopy(dataWord(v), src)
+func (s *strategy) clone(src addr) any {
+	if v := s.spares.Get(); v != nil {
+		s.deepCopy(dataWord(v), src)
 		return v
 	}
-	v, at := newOf(tp.t.Elem())
-	tp.deepCopy(at, src)
+	v, at := newOf(s.t.Elem())
+	s.deepCopy(at, src)
 	return v
 }
 
@@ -28,14 +28,14 @@ func Release(v any, mode Mode, slot *Slot) {
 	if mode != Clone {
 		return
 	}
-	if tp := slot.last.Load(); tp != nil && tp.flat && tp.of(v) != nil {
-		tp.spares.Put(v)
+	if s := slot.last.Load(); s != nil && s.spares != nil && s.of(v) != nil {
+		s.spares.Put(v)
 	}
 }
 
 // deepCopy copies the message at src to the one at dst.
-func (tp *typedPlan) deepCopy(dst, src addr) {
-	tp.sizer.deepCopy(dst, src)
+func (s *strategy) deepCopy(dst, src addr) {
+	s.sizer.deepCopy(dst, src)
 }
 
 // deepCopy copies the message at src, of p's struct, to the one at dst:

@@ -29,11 +29,11 @@ type Direction struct {
 }
 
 // A Slot is what one direction of one method keeps between its messages:
-// the strategy of the type last sent (see typedPlan), so that the
+// the strategy of the type last sent (see strategy), so that the
 // messages of the one type most methods carry are recognised by their
 // type word. The zero Slot is ready to use.
 type Slot struct {
-	last atomic.Pointer[typedPlan]
+	last atomic.Pointer[strategy]
 }
 
 // A Mode says how a message passes to its receiver: as a deep copy, or
@@ -95,7 +95,7 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 // over a socket the one is the sender's status and the other the
 // receiver's.
 func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (n int, sendErr, recvErr error) {
-	var tp *typedPlan
+	var tp *strategy
 	var at addr
 	if m != nil && codec == nil && mode != Encode {
 		tp, at = lookup(m, &dir.Slot.last)
@@ -119,7 +119,7 @@ var delivered any = new(struct{ delivered bool })
 // lookup returns m's strategy and address: the one last holds, found by
 // m's type word, or the one found and kept there now; nil if m is not a
 // protobuf message.
-func lookup(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
+func lookup(m any, last *atomic.Pointer[strategy]) (*strategy, addr) {
 	if tp, at := known(m, last); tp != nil {
 		return tp, at
 	}
@@ -269,7 +269,7 @@ func unmarshalError(err error) error {
 // not for dynamic messages (see receiveOtherType). It reports whether it
 // could. last, when not nil, holds the strategy of the type the sender
 // last sent, most likely dst's: then the copy runs in small frames.
-func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
+func shallowCopy(dst, src any, last *atomic.Pointer[strategy]) bool {
 	if last != nil {
 		if tp, s := known(src, last); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
 			if d := tp.of(dst); d != nil {

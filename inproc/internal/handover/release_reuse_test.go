@@ -54,7 +54,7 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp := slot.last.Load(); tp == nil || !tp.flat {
+	if tp := slot.last.Load(); tp == nil || tp.sizer == nil {
 		t.Fatalf("flat3.Flat's plans are not flat: %+v", tp)
 	}
 	first := &flat3.Flat{}
