@@ -268,12 +268,13 @@ func unmarshalError(err error) error {
 // fields point to, except what shallowPlan gives the receiver its own;
 // not for dynamic messages (see receiveOtherType). It reports whether it
 // could. last, when not nil, holds the strategy of the type the sender
-// last sent, most likely dst's: then the copy runs in small frames.
+// last sent, most likely dst's: then the copy runs in small frames, by
+// one load of the strategy.
 func shallowCopy(dst, src any, last *atomic.Pointer[strategy]) bool {
 	if last != nil {
-		if tp, s := known(src, last); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
-			if d := tp.of(dst); d != nil {
-				tp.shallow.copy(d, s)
+		if s := last.Load(); s != nil && s.top != nil {
+			if d, sp := s.of(dst), s.of(src); d != nil && sp != nil {
+				s.top.copy(d, sp)
 				return true
 			}
 		}

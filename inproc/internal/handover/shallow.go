@@ -316,7 +316,11 @@ func hasPointers(t reflect.Type) bool {
 func (p *shallowPlan) copy(d, s addr) {
 	if p.moves != nil {
 		for _, m := range p.moves {
-			m.do(d, s)
+			if m.kind == moveList { // the most common move, kept inline
+				m.list(d, s)
+			} else {
+				m.do(d, s)
+			}
 		}
 	} else {
 		for _, f := range p.fields {

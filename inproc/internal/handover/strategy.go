@@ -33,6 +33,9 @@ type strategy struct {
 	utf8    *utf8Plan    // strings to check, for types the size plan does not know
 	sizer   *sizePlan    // knows every field at every depth, or nil
 	shallow *shallowPlan // the receiver's top-level copy
+	// top is shallow where it copies by moves, for a type known by its
+	// type word: the receiver's copy that takes no reflection.
+	top    *shallowPlan
 	spares  *sync.Pool   // copies a receiver released (see Release), with a size plan
 	// initCheck: the message may hold required fields, so that
 	// CheckInitialized must look.
@@ -154,6 +157,9 @@ func newStrategy(m any, t reflect.Type, md protoreflect.MessageDescriptor) *stra
 func (s *strategy) prepare(st reflect.Type, md protoreflect.MessageDescriptor) {
 	s.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
 	s.shallow = shallowPlanFor(st)
+	if s.byType && s.shallow.moves != nil {
+		s.top = s.shallow
+	}
 	s.unknown, s.hasUnknown = unknownField(st)
 }
 
