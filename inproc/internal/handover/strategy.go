@@ -36,7 +36,7 @@ type strategy struct {
 	// top is shallow where it copies by moves, for a type known by its
 	// type word: the receiver's copy that takes no reflection.
 	top    *shallowPlan
-	spares  *sync.Pool   // copies a receiver released (see Release), with a size plan
+	spares *sync.Pool // copies a receiver released (see Release), with a size plan
 	// initCheck: the message may hold required fields, so that
 	// CheckInitialized must look.
 	initCheck bool
