@@ -175,6 +175,19 @@ func checkLimits(n int, dir Direction) (any, error) {
 	return nil, nil
 }
 
+// over reports whether a message of n bytes is over either limit, which
+// overLimits then says what to do with: the test most messages pass is
+// two comparisons, inline.
+func (dir *Direction) over(n int) bool {
+	return n > dir.MaxSend || n > dir.MaxRecv
+}
+
+// overLimits is checkLimits for a message over a limit.
+func overLimits(n int, dir Direction) (any, int, error) {
+	v, err := checkLimits(n, dir)
+	return v, n, err
+}
+
 // Receive gives dst, a message the receiver allocated, what Send returned;
 // slot is the Slot Send was given.
 func Receive(dst, v any, codec encoding.CodecV2, slot *Slot) error {

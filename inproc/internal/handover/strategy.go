@@ -200,8 +200,8 @@ func shareFlat(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, er
 	if err != nil || wire {
 		return s.notPlanned(m, dir, err)
 	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		return v, n, err
+	if dir.over(n) {
+		return overLimits(n, dir)
 	}
 	return m, n, nil
 }
@@ -216,8 +216,8 @@ func cloneFlat(s *strategy, m any, at addr, dir Direction, into addr) (any, int,
 	if err != nil || wire {
 		return s.notPlanned(m, dir, err)
 	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		return v, n, err
+	if dir.over(n) {
+		return overLimits(n, dir)
 	}
 	if into != nil {
 		s.deepCopy(into, at)
@@ -235,8 +235,8 @@ func shareChecked(s *strategy, m any, at addr, dir Direction, _ addr) (any, int,
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		return v, n, err
+	if dir.over(n) {
+		return overLimits(n, dir)
 	}
 	return m, n, nil
 }
@@ -252,8 +252,8 @@ func cloneFast(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, er
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		return v, n, err
+	if dir.over(n) {
+		return overLimits(n, dir)
 	}
 	return m.(fastCloner).CloneMessageVT(), n, nil
 }
