@@ -82,11 +82,11 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 	if codec != nil || mode == Encode {
 		return sendEncoded(m, codec, dir)
 	}
-	tp, at := lookup(m, &dir.Slot.last)
-	if tp == nil {
+	s, at := lookup(m, &dir.Slot.last)
+	if s == nil {
 		return sendEncoded(m, nil, dir)
 	}
-	return tp.send(m, at, mode, dir, nil)
+	return s.sends[mode](s, m, at, dir, nil)
 }
 
 // Transfer is Send and Receive at once, for a receiver that has its

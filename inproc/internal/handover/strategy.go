@@ -289,13 +289,18 @@ func (s *strategy) nestedNeedsWire(m any) bool {
 
 // sizeFlat checks and measures m, a flat message at at, by its size plan;
 // wire says only the wire carries it as a socket would (see sizeAt).
+// protobuf's Marshal finds a string that is not UTF-8 as it encodes, and
+// an unset required field after: in that order.
 func (s *strategy) sizeFlat(m any, at addr) (n int, wire bool, err error) {
-	// protobuf's Marshal finds a string that is not UTF-8 as it encodes,
-	// and an unset required field after: in that order.
-	if n, wire, err = s.sizer.size(at); err != nil || wire || !s.initCheck {
-		return n, wire, err
+	if n, wire, err = s.sizer.sizeAt(at, 0); err == nil && !wire && s.initCheck {
+		err = checkInitialized(m)
 	}
-	return n, false, gproto.CheckInitialized(protoMessage(m))
+	return n, wire, err
+}
+
+// checkInitialized is proto.CheckInitialized for m.
+func checkInitialized(m any) error {
+	return gproto.CheckInitialized(protoMessage(m))
 }
 
 // measureChecked checks and measures m, a checked message at at, as
