@@ -21,11 +21,12 @@ const (
 )
 
 // A Direction is what Send and Receive need of one direction of a call:
-// the sender's and the receiver's size limits, and the Slot of the
-// method's messages in that direction.
+// the sender's and the receiver's size limits, the Slot of the method's
+// messages in that direction, and the Spare of the stream's, if any.
 type Direction struct {
 	MaxSend, MaxRecv int
 	Slot             *Slot
+	Spare            *Spare
 }
 
 // A Slot is what one direction of one method keeps between its messages:

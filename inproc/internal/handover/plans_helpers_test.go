@@ -31,7 +31,7 @@ func cloneKnown(m any, last *atomic.Pointer[strategy]) (any, bool) {
 	if tp == nil || tp.sizer == nil {
 		return nil, false
 	}
-	return tp.clone(at), true
+	return tp.clone(at, nil), true
 }
 
 // copyKnown makes dst a deep copy of m by the plans last holds, if they

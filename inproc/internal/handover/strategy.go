@@ -125,7 +125,6 @@ func newStrategy(m any, t reflect.Type, md protoreflect.MessageDescriptor) *stra
 		s.prepare(st, md)
 		if s.sizer = buildSizePlan(st, md); s.sizer != nil {
 			s.name, s.sends = "flat", sendFuncs{cloneFlat, shareFlat}
-			s.spares = new(sync.Pool)
 			return s
 		}
 		s.checked(md, fast)
@@ -223,7 +222,7 @@ func cloneFlat(s *strategy, m any, at addr, dir Direction, into addr) (any, int,
 		s.deepCopy(into, at)
 		return delivered, n, nil
 	}
-	return s.clone(at), n, nil
+	return s.clone(at, dir.Spare), n, nil
 }
 
 // shareChecked is Share for a checked message.
