@@ -165,14 +165,14 @@ func (ci *callInfo) failFast() bool {
 
 // requests is the direction of the call's requests to m on ch: the
 // client's send limit, the server's receive limit.
-func (ci *callInfo) requests(ch *Channel, m *method) handover.Direction {
-	return handover.Direction{MaxSend: ci.maxSend, MaxRecv: ch.cfg.serverMaxRecv, Slot: &m.requests}
+func (ci *callInfo) requests(ch *Channel, m *method, spare *handover.Spare) handover.Direction {
+	return handover.Direction{MaxSend: ci.maxSend, MaxRecv: ch.cfg.serverMaxRecv, Slot: &m.requests, Spare: spare}
 }
 
 // responses is the direction of the call's responses from m on ch: the
 // server's send limit, the client's receive limit.
-func (ci *callInfo) responses(ch *Channel, m *method) handover.Direction {
-	return handover.Direction{MaxSend: ch.cfg.serverMaxSend, MaxRecv: ci.maxRecv, Slot: &m.responses}
+func (ci *callInfo) responses(ch *Channel, m *method, spare *handover.Spare) handover.Direction {
+	return handover.Direction{MaxSend: ch.cfg.serverMaxSend, MaxRecv: ci.maxRecv, Slot: &m.responses, Spare: spare}
 }
 
 // checkUnrouted checks a request to a method that does not exist, as a

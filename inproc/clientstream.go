@@ -133,7 +133,7 @@ func (c *clientStream) SendMsg(m any) error {
 		return s.finishClient(errConcurrentSend)
 	}
 	defer s.toServer.leave(true)
-	v, n, err := handover.Send(m, s.info.copy.mode(), s.info.codec, s.info.requests(s.ch, s.method))
+	v, n, err := handover.Send(m, s.info.copy.mode(), s.info.codec, s.info.requests(s.ch, s.method, &s.toServer.spare))
 	if err != nil {
 		return s.finishClient(err)
 	}
@@ -236,7 +236,7 @@ func (s *stream) take(m any, p parcel) error {
 		s.run.refused()
 		return s.finishClient(err)
 	}
-	handover.Release(p.v, s.info.copy.mode(), &s.method.responses)
+	handover.Release(p.v, s.info.copy.mode(), &s.method.responses, &s.toClient.spare)
 	if s.cstats.hs != nil {
 		s.cstats.inPayload(s.clientCtx, m, int(p.n))
 	}

@@ -3,6 +3,8 @@ package inproc
 import (
 	"math/bits"
 	"sync/atomic"
+
+	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 )
 
 // queue carries the messages of one direction of one stream: a bounded ring
@@ -43,6 +45,10 @@ type queue struct {
 	window      uint64
 	windowBytes uint64
 	threshold   uint64 // free slots at which a parked sender is woken
+
+	// spare: a copy the receiver is done with, for the sender's next
+	// Clone (see handover.Spare).
+	spare handover.Spare
 }
 
 // A parcel is a message in a queue, with its encoded size.

@@ -89,7 +89,7 @@ func (ss *serverStream) SendMsg(m any) error {
 		return ss.fail(errConcurrentSend)
 	}
 	defer ss.toClient.leave(true)
-	v, n, err := handover.Send(m, ss.info.copy.mode(), ss.info.codec, ss.info.responses(ss.ch, ss.method))
+	v, n, err := handover.Send(m, ss.info.copy.mode(), ss.info.codec, ss.info.responses(ss.ch, ss.method, &ss.toClient.spare))
 	if err != nil {
 		// Before the header: grpc-go's server checks a message before it
 		// writes anything, and a handler that set no header then ends
@@ -134,7 +134,7 @@ func (ss *serverStream) recv(m any) error {
 	if err := handover.Receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {
 		return ss.fail(err)
 	}
-	handover.Release(p.v, ss.info.copy.mode(), &ss.method.requests)
+	handover.Release(p.v, ss.info.copy.mode(), &ss.method.requests, &ss.toServer.spare)
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadIn(false, m, int(p.n)))
 	}

@@ -95,7 +95,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	var v any
 	var n int
 	if lookupErr == nil {
-		v, n, err = handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m))
+		v, n, err = handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m, nil))
 	} else {
 		// As over a network, the request is encoded and sent before the
 		// server can say it has no such method.
@@ -229,7 +229,7 @@ func (u *unaryCall) sendFor(reply, resp any) (size int, refused, recvErr error) 
 		// response: it goes to a message of its own.
 		reply = reflect.New(reflect.TypeOf(reply).Elem()).Interface()
 	}
-	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
+	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method, nil))
 	if refused != nil {
 		u.headerBeforeStatus(true)
 		return size, refused, nil
@@ -312,7 +312,7 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	r := unaryResult{resp: resp, size: -1}
 	if st == nil && u.stats != nil {
 		var n int
-		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method))
+		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method, nil))
 		r.size = int32(n)
 		st = handlerStatus(err)
 	}

@@ -21,19 +21,20 @@ const (
 )
 
 // A Direction is what Send and Receive need of one direction of a call:
-// the sender's and the receiver's size limits, and the Slot of the
-// method's messages in that direction.
+// the sender's and the receiver's size limits, the Slot of the method's
+// messages in that direction, and the Spare of the stream's, if any.
 type Direction struct {
 	MaxSend, MaxRecv int
 	Slot             *Slot
+	Spare            *Spare
 }
 
 // A Slot is what one direction of one method keeps between its messages:
-// the strategy of the type last sent (see typedPlan), so that the
+// the strategy of the type last sent (see strategy), so that the
 // messages of the one type most methods carry are recognised by their
 // type word. The zero Slot is ready to use.
 type Slot struct {
-	last atomic.Pointer[typedPlan]
+	last atomic.Pointer[strategy]
 }
 
 // A Mode says how a message passes to its receiver: as a deep copy, or
@@ -82,11 +83,11 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 	if codec != nil || mode == Encode {
 		return sendEncoded(m, codec, dir)
 	}
-	tp, at := lookup(m, &dir.Slot.last)
-	if tp == nil {
+	s, at := lookup(m, &dir.Slot.last)
+	if s == nil {
 		return sendEncoded(m, nil, dir)
 	}
-	return tp.send(m, at, mode, dir, nil)
+	return s.sends[mode](s, m, at, dir, nil)
 }
 
 // Transfer is Send and Receive at once, for a receiver that has its
@@ -95,7 +96,7 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 // over a socket the one is the sender's status and the other the
 // receiver's.
 func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (n int, sendErr, recvErr error) {
-	var tp *typedPlan
+	var tp *strategy
 	var at addr
 	if m != nil && codec == nil && mode != Encode {
 		tp, at = lookup(m, &dir.Slot.last)
@@ -119,7 +120,7 @@ var delivered any = new(struct{ delivered bool })
 // lookup returns m's strategy and address: the one last holds, found by
 // m's type word, or the one found and kept there now; nil if m is not a
 // protobuf message.
-func lookup(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
+func lookup(m any, last *atomic.Pointer[strategy]) (*strategy, addr) {
 	if tp, at := known(m, last); tp != nil {
 		return tp, at
 	}
@@ -173,6 +174,19 @@ func checkLimits(n int, dir Direction) (any, error) {
 		return &tooLarge{size: n, limit: dir.MaxRecv}, nil
 	}
 	return nil, nil
+}
+
+// over reports whether a message of n bytes is over either limit, which
+// overLimits then says what to do with: the test most messages pass is
+// two comparisons, inline.
+func (dir *Direction) over(n int) bool {
+	return n > dir.MaxSend || n > dir.MaxRecv
+}
+
+// overLimits is checkLimits for a message over a limit.
+func overLimits(n int, dir Direction) (any, int, error) {
+	v, err := checkLimits(n, dir)
+	return v, n, err
 }
 
 // Receive gives dst, a message the receiver allocated, what Send returned;
@@ -268,12 +282,13 @@ func unmarshalError(err error) error {
 // fields point to, except what shallowPlan gives the receiver its own;
 // not for dynamic messages (see receiveOtherType). It reports whether it
 // could. last, when not nil, holds the strategy of the type the sender
-// last sent, most likely dst's: then the copy runs in small frames.
-func shallowCopy(dst, src any, last *atomic.Pointer[typedPlan]) bool {
+// last sent, most likely dst's: then the copy runs in small frames, by
+// one load of the strategy.
+func shallowCopy(dst, src any, last *atomic.Pointer[strategy]) bool {
 	if last != nil {
-		if tp, s := known(src, last); tp != nil && tp.shallow != nil && tp.shallow.moves != nil {
-			if d := tp.of(dst); d != nil {
-				tp.shallow.copy(d, s)
+		if s := last.Load(); s != nil && s.top != nil {
+			if d, sp := s.of(dst), s.of(src); d != nil && sp != nil {
+				s.top.copy(d, sp)
 				return true
 			}
 		}

@@ -2,6 +2,8 @@ package handover
 
 import (
 	"reflect"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"sync"
 	"sync/atomic"
 )
@@ -14,7 +16,7 @@ import (
 // dynamicPlans of them, then dropped all at once: a plan holds its
 // descriptor, and through it the descriptor's whole file, which grpc-go
 // would not keep once the call ended.
-type planCache struct {
+type planCache[V any] struct {
 	generated sync.Map
 	dynamic   sync.Map
 	dynamics  atomic.Int64 // entries stored in dynamic since it was last cleared
@@ -22,26 +24,38 @@ type planCache struct {
 
 const dynamicPlans = 128
 
-func (c *planCache) load(k planKey) (any, bool) {
-	if v, ok := c.generated.Load(k); ok {
-		return v, true
+// A planKey is a Go type and the message it holds: one Go type holds
+// every dynamic message.
+type planKey struct {
+	t  reflect.Type
+	md protoreflect.MessageDescriptor
+}
+
+func (c *planCache[V]) load(k planKey) (V, bool) {
+	v, ok := c.generated.Load(k)
+	if !ok {
+		v, ok = c.dynamic.Load(k)
 	}
-	return c.dynamic.Load(k)
+	if !ok {
+		var none V
+		return none, false
+	}
+	return v.(V), true
 }
 
 // store keeps v for k unless another goroutine kept one first, and returns
 // the one kept.
-func (c *planCache) store(k planKey, v any) any {
+func (c *planCache[V]) store(k planKey, v V) V {
 	if k.md == nil || holdsOneMessage(k.t) {
-		v, _ = c.generated.LoadOrStore(k, v)
-		return v
+		kept, _ := c.generated.LoadOrStore(k, v)
+		return kept.(V)
 	}
 	if c.dynamics.Add(1) > dynamicPlans {
 		c.dynamic.Clear()
 		c.dynamics.Store(1)
 	}
-	v, _ = c.dynamic.LoadOrStore(k, v)
-	return v
+	kept, _ := c.dynamic.LoadOrStore(k, v)
+	return kept.(V)
 }
 
 // holdsOneMessage reports whether t holds one message only, which its

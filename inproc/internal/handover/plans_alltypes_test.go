@@ -216,7 +216,7 @@ func TestMeasureAllTypes(t *testing.T) {
 			f.fill(m, 0)
 			for _, pm := range []proto.Message{m.Interface(), asDynamic(t, m.Interface())} {
 				want, wantErr := proto.Marshal(pm)
-				var last atomic.Pointer[typedPlan]
+				var last atomic.Pointer[strategy]
 				n, err := measure(pm, &last)
 				if (err != nil) != (wantErr != nil) || err == nil && n != len(want) {
 					bad++
@@ -268,7 +268,7 @@ func TestCloneAllTypes(t *testing.T) {
 			m := mt.New()
 			(&randomFiller{r: r}).fill(m, 0)
 			pm := m.Interface()
-			var last atomic.Pointer[typedPlan]
+			var last atomic.Pointer[strategy]
 			if _, err := measure(pm, &last); err != nil {
 				continue
 			}
@@ -333,7 +333,7 @@ func TestTypeWordConfusion(t *testing.T) {
 	a := &echov1.EchoRequest{Text: "aaaa"}
 	b := &wrapperspb.StringValue{Value: "bbbbbbbbbbbbbbbbb"}
 	c := &testgrpc.Payload{Body: []byte("ccc")}
-	var last atomic.Pointer[typedPlan]
+	var last atomic.Pointer[strategy]
 	for i := range 30 {
 		m := []proto.Message{a, b, c}[i%3]
 		other := []proto.Message{a, b, c}[(i+1)%3]

@@ -11,12 +11,12 @@ import (
 
 // measureKnown measures m by the plans last holds, if they are of m's
 // type; ok is false otherwise.
-func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok bool) {
+func measureKnown(m any, last *atomic.Pointer[strategy]) (n int, err error, ok bool) {
 	tp, at := known(m, last)
-	if tp == nil || tp.how == viaWire {
+	if tp == nil || tp.name == "wire" {
 		return 0, nil, false
 	}
-	n, wire, err := tp.measureAt(m, at)
+	n, wire, err := tp.measure(m, at)
 	if wire {
 		b, err := proto.Marshal(protoMessage(m))
 		return len(b), err, true
@@ -26,19 +26,19 @@ func measureKnown(m any, last *atomic.Pointer[typedPlan]) (n int, err error, ok 
 
 // cloneKnown returns a deep copy of m by the plans last holds, if they are
 // of m's type and flat.
-func cloneKnown(m any, last *atomic.Pointer[typedPlan]) (any, bool) {
+func cloneKnown(m any, last *atomic.Pointer[strategy]) (any, bool) {
 	tp, at := known(m, last)
-	if tp == nil || !tp.flat {
+	if tp == nil || tp.sizer == nil {
 		return nil, false
 	}
-	return tp.clone(at), true
+	return tp.clone(at, nil), true
 }
 
 // copyKnown makes dst a deep copy of m by the plans last holds, if they
 // are of m's type and flat and dst is of that type.
-func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
+func copyKnown(dst, m any, last *atomic.Pointer[strategy]) bool {
 	tp, at := known(m, last)
-	if tp == nil || !tp.flat {
+	if tp == nil || tp.sizer == nil {
 		return false
 	}
 	d := tp.of(dst)
@@ -55,15 +55,30 @@ func copyKnown(dst, m any, last *atomic.Pointer[typedPlan]) bool {
 // an edition that says so) and is not; and it returns the message's
 // encoded size. No bytes are copied: the walk reads the fields through
 // plans made once per Go type and kept in last.
-func measure(m gproto.Message, last *atomic.Pointer[typedPlan]) (int, error) {
+func measure(m gproto.Message, last *atomic.Pointer[strategy]) (int, error) {
 	if !m.ProtoReflect().IsValid() {
 		return 0, gproto.CheckInitialized(m) // a typed nil encodes as an empty message
 	}
 	tp, at := strategyOf(m, last)
-	n, wire, err := tp.measureAt(m, at)
+	n, wire, err := tp.measure(m, at)
 	if wire {
 		b, err := gproto.Marshal(m)
 		return len(b), err
 	}
 	return n, err
+}
+
+// measure checks and measures m, at at, by whichever of s's plans the
+// send functions would use; a message the wire strategy sends, by the
+// checked strategy's plans, which the tests hold to protobuf's Marshal
+// for every type.
+func (s *strategy) measure(m any, at addr) (int, bool, error) {
+	if s.sizer != nil {
+		return s.sizeFlat(m, at)
+	}
+	if s.name == "wire" {
+		s = &strategy{utf8: utf8PlanFor(s.t, s.md), initCheck: true}
+	}
+	n, err := s.measureChecked(m, at)
+	return n, false, err
 }

@@ -45,7 +45,7 @@ func fillReused(m *flat3.Flat, g, i int) {
 // while receivers keep and change their own.
 func TestReleaseReusesAndKeepsApart(t *testing.T) {
 	slot := new(Slot)
-	dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: slot}
+	dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: slot, Spare: new(Spare)}
 	// One message first: the plans are flat, and a released copy comes
 	// back for the next message.
 	m := &flat3.Flat{}
@@ -54,7 +54,7 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp := slot.last.Load(); tp == nil || !tp.flat {
+	if tp := slot.last.Load(); tp == nil || tp.sizer == nil {
 		t.Fatalf("flat3.Flat's plans are not flat: %+v", tp)
 	}
 	first := &flat3.Flat{}
@@ -62,29 +62,39 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want0, _ := proto.Marshal(first)
-	Release(v, Clone, slot)
-	reused := false
-	for range 20 { // sync.Pool may drop what it was given (always, sometimes, under -race)
+	Release(v, Clone, slot, dir.Spare)
+	// A spare copy holds on to nothing of the message it carried.
+	if c := v.(*flat3.Flat); c.S != "" || c.B != nil || c.Names != nil || c.Leaf != nil || c.Leaves != nil || c.Child != nil {
+		t.Fatalf("a spare copy keeps what it carried: %v", c)
+	}
+	for range 20 { // each message goes into the copy released before it
 		fillReused(m, 0, 1)
 		v2, _, err := Send(m, Clone, nil, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v2 == v {
-			reused = true
+		if v2 != v {
+			t.Fatalf("Send made a new copy with a released one spare")
 		}
 		r := &flat3.Flat{}
 		if err := Receive(r, v2, nil, slot); err != nil {
 			t.Fatal(err)
 		}
-		Release(v2, Clone, slot)
+		Release(v2, Clone, slot, dir.Spare)
 		v = v2
 	}
 	if got, _ := proto.Marshal(first); !bytes.Equal(got, want0) {
 		t.Fatalf("the first message received changed: %v", first)
 	}
-	if !reused {
-		t.Log("no released copy was reused (sync.Pool may drop what it is given)")
+	// A spare of another type is dropped, not given to a copy of this one.
+	if dir.Spare.given.Load() != dir.Spare.taken.Load()+1 {
+		t.Fatal("the last copy released is not spare")
+	}
+	other := &flat3.Leaf{S: "leaf"}
+	if got, _, err := Send(other, Clone, nil, dir); err != nil || dir.Spare.given.Load() != dir.Spare.taken.Load() {
+		t.Fatalf("a Leaf's copy left the spare Flat: %v, %v", got, err)
+	} else if l, ok := got.(*flat3.Leaf); !ok || l.S != "leaf" {
+		t.Fatalf("a Leaf's copy is %T %v", got, got)
 	}
 
 	const senders, n = 4, 300
@@ -92,6 +102,7 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 	errs := make(chan error, senders)
 	for g := range senders {
 		wg.Go(func() {
+			dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: slot, Spare: new(Spare)}
 			m := &flat3.Flat{}
 			type keptMsg struct {
 				r          *flat3.Flat
@@ -113,7 +124,7 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 					errs <- err
 					return
 				}
-				Release(v, Clone, slot)
+				Release(v, Clone, slot, dir.Spare)
 				if i%3 == 0 { // the receiver changes what it got
 					r.B[0] ^= 0xff
 					r.Names = append(r.Names, "mine")

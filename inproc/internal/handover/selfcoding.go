@@ -74,26 +74,47 @@ var (
 	legacyUnmarshalerType = reflect.TypeFor[legacyUnmarshaler]()
 )
 
-// sendSelfCoding is Send for m, a selfCoder of tp's type. Its own Marshal
-// checks no UTF-8, and neither does this, as over a socket; required
-// fields are checked as protobuf's Marshal checks them after it.
-func (tp *typedPlan) sendSelfCoding(m any, mode Mode, dir Direction) (any, int, error) {
-	if tp.initCheck {
-		if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
-			return nil, 0, marshalError(err)
-		}
+// shareSelfCoding is Share for a self-coding message: its own Marshal
+// checks no UTF-8, and neither does this, as over a socket.
+func shareSelfCoding(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+	if s.unknownSet(at) {
+		return sendWire(m, dir)
 	}
-	sc := m.(selfCoder)
-	if mode == Clone {
-		b, err := sc.Marshal()
-		if err != nil {
-			return nil, 0, marshalError(err)
-		}
-		return fitWire(&wire{b: b, from: tp.word, checked: !tp.initCheck}, dir)
+	if err := s.checkInit(m); err != nil {
+		return nil, 0, err
 	}
-	n := sc.Size()
+	n := m.(selfCoder).Size()
 	if v, err := checkLimits(n, dir); v != nil || err != nil {
 		return v, n, err
 	}
 	return m, n, nil
+}
+
+// cloneSelfCoding is Clone for a self-coding message: encoded once by its
+// own Marshal, decoded once by the receiver's Unmarshal.
+func cloneSelfCoding(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+	if s.unknownSet(at) {
+		return sendWire(m, dir)
+	}
+	if err := s.checkInit(m); err != nil {
+		return nil, 0, err
+	}
+	b, err := m.(selfCoder).Marshal()
+	if err != nil {
+		return nil, 0, marshalError(err)
+	}
+	return fitWire(&wire{b: b, from: s.word, checked: !s.initCheck}, dir)
+}
+
+// checkInit refuses m if it may hold required fields and leaves one
+// unset, as protobuf's Marshal checks after a self-coding message's own
+// Marshal.
+func (s *strategy) checkInit(m any) error {
+	if !s.initCheck {
+		return nil
+	}
+	if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
+		return marshalError(err)
+	}
+	return nil
 }

@@ -128,7 +128,7 @@ type fieldAt struct {
 }
 
 var (
-	shallowPlans     planCache // by the struct's type alone
+	shallowPlans     planCache[*shallowPlan] // by the struct's type alone
 	protoMessageType = reflect.TypeFor[gproto.Message]()
 	selfCoderType    = reflect.TypeFor[selfCoder]()
 )
@@ -137,9 +137,9 @@ var (
 func shallowPlanFor(st reflect.Type) *shallowPlan {
 	key := planKey{t: st}
 	if p, ok := shallowPlans.load(key); ok {
-		return p.(*shallowPlan)
+		return p
 	}
-	return shallowPlans.store(key, buildShallowPlan(st)).(*shallowPlan)
+	return shallowPlans.store(key, buildShallowPlan(st))
 }
 
 func buildShallowPlan(st reflect.Type) *shallowPlan {
@@ -316,7 +316,11 @@ func hasPointers(t reflect.Type) bool {
 func (p *shallowPlan) copy(d, s addr) {
 	if p.moves != nil {
 		for _, m := range p.moves {
-			m.do(d, s)
+			if m.kind == moveList { // the most common move, kept inline
+				m.list(d, s)
+			} else {
+				m.do(d, s)
+			}
 		}
 	} else {
 		for _, f := range p.fields {

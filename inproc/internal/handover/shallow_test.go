@@ -215,7 +215,7 @@ func TestReceiveDynamicIsItsOwn(t *testing.T) {
 // must match the second message against the plans it found for the
 // first, never against plans loaded again, which may be the other type's.
 func TestPlansSwitchWhileCopying(t *testing.T) {
-	var last atomic.Pointer[typedPlan]
+	var last atomic.Pointer[strategy]
 	list, echo := &listv1.ListResponse{Strings: []string{"a"}}, &echov1.EchoRequest{Text: "kept"}
 	stop := meanwhile(func() {
 		for _, m := range []proto.Message{list, echo} {

@@ -197,7 +197,10 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 					n += protowire.SizeVarint(uint64(l))
 				}
 			}
-			if f.utf8 && firstInvalidUTF8Of(ss, bytes) >= 0 {
+			// A list of one chunk or less, as most are, goes to the ASCII
+			// scan directly; one with a byte past ASCII, or longer, goes
+			// the whole way.
+			if f.utf8 && (bytes > asciiChunk || asciiPrefix(ss) != len(ss)) && firstInvalidUTF8Of(ss, bytes) >= 0 {
 				return 0, false, errInvalidUTF8
 			}
 			n += len(ss)*f.tag + bytes

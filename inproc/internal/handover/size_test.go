@@ -53,12 +53,12 @@ func TestSizePlanAgreesWithSize(t *testing.T) {
 		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{}},
 	}
 	for _, m := range planned {
-		tp := newTypedPlan(m, reflect.TypeOf(m), m.ProtoReflect().Descriptor())
+		tp := newStrategy(m, reflect.TypeOf(m), m.ProtoReflect().Descriptor())
 		if tp.sizer == nil || !tp.byType || tp.initCheck {
 			t.Errorf("%T: no size plan (%v), or not by type (%v), or an init check (%v)", m, tp.sizer != nil, tp.byType, tp.initCheck)
 			continue
 		}
-		if n, wire, err := tp.measure(nil, reflect.ValueOf(m).UnsafePointer()); err != nil || wire || n != proto.Size(m) {
+		if n, wire, err := tp.measure(m, reflect.ValueOf(m).UnsafePointer()); err != nil || wire || n != proto.Size(m) {
 			t.Errorf("%T %v: measured %d, %v, wire %v; proto.Size says %d", m, m, n, err, wire, proto.Size(m))
 		}
 	}
@@ -68,8 +68,8 @@ func TestSizePlanAgreesWithSize(t *testing.T) {
 		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{{}, withUnknown(&bookstorev1.Book{}).(*bookstorev1.Book)}},
 		&bookstorev1.ListBooksResponse{Books: []*bookstorev1.Book{{}, nil}},
 	} {
-		tp := newTypedPlan(m, reflect.TypeOf(m), m.ProtoReflect().Descriptor())
-		if _, wire, err := tp.measure(nil, reflect.ValueOf(m).UnsafePointer()); err != nil || !wire {
+		tp := newStrategy(m, reflect.TypeOf(m), m.ProtoReflect().Descriptor())
+		if _, wire, err := tp.measure(m, reflect.ValueOf(m).UnsafePointer()); err != nil || !wire {
 			t.Errorf("%T %v: wire %v, %v; want the wire", m, m, wire, err)
 		}
 	}
@@ -79,7 +79,7 @@ func TestSizePlanAgreesWithSize(t *testing.T) {
 		&structpb.Struct{Fields: map[string]*structpb.Value{"k": structpb.NewNullValue()}}, // a map
 	}
 	for _, m := range unplanned {
-		var last atomic.Pointer[typedPlan]
+		var last atomic.Pointer[strategy]
 		if n, err := measure(m, &last); err != nil || n != proto.Size(m) {
 			t.Errorf("%T: measured %d, %v; proto.Size says %d", m, n, err, proto.Size(m))
 		}
@@ -105,7 +105,7 @@ func TestCloneKnown(t *testing.T) {
 	}
 	for _, m := range msgs {
 		m.ProtoReflect().SetUnknown(append([]byte(nil), unknown...))
-		var last atomic.Pointer[typedPlan]
+		var last atomic.Pointer[strategy]
 		if _, err := measure(m, &last); err != nil {
 			t.Fatal(err)
 		}

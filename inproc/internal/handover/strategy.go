@@ -9,281 +9,367 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// A typedPlan is the strategy for one Go type holding one message: how
-// grpc-go's proto codec would treat a message of that type, and so how it
-// crosses here. It is chosen once, when the type is first sent, and kept
-// in the Slot of the method that sent it, where the next message of the
+// A strategy is how the messages of one Go type cross: a send function
+// for each Mode, chosen once, when the type is first sent (see
+// newStrategy), and the plans those functions read. It is kept in the
+// Slot of the method that sent the type, where the next message of the
 // type finds it by its interface's type word.
 //
-// The strategies:
-//   - planned: a message protoc-gen-go generated (open or hybrid API, with
-//     or without vtprotobuf's fast paths), or a legacy one protobuf-go
-//     wraps by reflection. It is checked and measured by plans made from
-//     its struct, shared with Share, and copied with Clone by the plans
-//     when they know every field (flat), by vtprotobuf's CloneMessageVT
-//     when it has one, and through its wire encoding otherwise, which is
-//     the only copy that keeps every value as a socket does (proto.Clone
-//     drops a -0 and leaves unknown fields unparsed).
-//   - selfCoding: a legacy message that brings its own Marshal, Unmarshal
-//     and Size, as gogoproto's do, and that grpc-go's codec encodes with
-//     its own Marshal, which checks no UTF-8. Share measures it by its
-//     Size; Clone encodes it once and decodes it once.
-//   - viaWire: what only the wire encoding copies as grpc-go would:
-//     dynamic messages (one Go type for every message, fields in maps),
-//     generated messages with lazy fields, which generated getters
-//     decode atomically while the message is read, and legacy messages
-//     that have, or hold one that has, a Marshal or an Unmarshal of
-//     their own without being a selfCoder (see codesItselfWithin).
-//
-// A message whose unknown fields are not empty goes through its wire
-// encoding whatever its strategy, so that its receiver parses them as a
-// socket's would.
-type typedPlan struct {
-	t       reflect.Type
-	md      protoreflect.MessageDescriptor
-	how     strategy
-	plan    *utf8Plan
-	sizer   *sizePlan // nil unless it knows every field
-	shallow *shallowPlan
-	word    typeWord // t's, as the type word of an interface
-	pointer bool     // t is a pointer: the data word of an interface is the message
+// What a function checks per message stays inside it: unknown fields set,
+// extensions set, nested messages that only the wire carries as a socket
+// does. A message that needs the wire goes through sendWire, whatever its
+// type's strategy.
+type strategy struct {
+	name  string // the strategy chosen, for tests and debugging
+	sends sendFuncs
+	t     reflect.Type
+	md    protoreflect.MessageDescriptor
+	word  typeWord // t's, as the type word of an interface
 	// byType: t holds md and no other, so that a message of t is known by
 	// its type word alone (one Go type holds every dynamic message).
 	byType bool
+
+	// What the send functions read.
+	utf8    *utf8Plan    // strings to check, for types the size plan does not know
+	sizer   *sizePlan    // knows every field at every depth, or nil
+	shallow *shallowPlan // the receiver's top-level copy
+	// top is shallow where it copies by moves, for a type known by its
+	// type word: the receiver's copy that takes no reflection.
+	top    *shallowPlan
+	spares *sync.Pool // copies a receiver released (see Release), with a size plan
 	// initCheck: the message may hold required fields, so that
 	// CheckInitialized must look.
 	initCheck bool
-	// flat: the size plan knows every field, at every depth, so that a
-	// deep copy can go by the plans (see deepCopy), even where t has a
-	// generated fast clone: the plans copy as a socket delivers (an empty
-	// bytes field comes out nil), where CloneVT keeps it as it was.
-	flat bool
-	// spares: copies a receiver has taken its top level from (see
-	// Release), for clone to copy the next message into.
-	spares sync.Pool
-	// fast: t has vtprotobuf's CloneMessageVT, used where the plans do not
-	// know every field.
-	fast bool
 	// unknown: where t keeps its unknown fields, if anywhere (hasUnknown).
 	unknown    uintptr
 	hasUnknown bool
 	// nested: a message of t may hold messages that the size plan does not
 	// look into, which Share and a fast clone must (see nestedNeedsWire).
 	nested bool
-	// shareCopies: Share copies a message of t as Clone does, since a top
-	// level of its own would still share what a receiver may change (a
-	// self-coding message's extensions).
-	shareCopies bool
 }
 
-// A strategy is how a message of one Go type crosses.
-type strategy uint8
+// A sendFunc is Send for m, a message of s's type at at. into, when not
+// nil, is the receiver's message, of s's type: a copy made into it makes
+// the function return delivered.
+type sendFunc func(s *strategy, m any, at addr, dir Direction, into addr) (any, int, error)
 
-const (
-	planned strategy = iota
-	selfCoding
-	viaWire
-)
+// sendFuncs holds a type's send functions, by Mode: Clone's, then Share's.
+// Encode never reaches a strategy.
+type sendFuncs [2]sendFunc
+
+// send is Send for m, a message of s's type at at.
+func (s *strategy) send(m any, at addr, mode Mode, dir Direction, into addr) (any, int, error) {
+	return s.sends[mode](s, m, at, dir, into)
+}
 
 // fastCloner is what vtprotobuf generates: a clone without reflection.
 type fastCloner interface {
 	CloneMessageVT() gproto.Message
 }
 
+// strategies holds the strategies made: a method whose messages change
+// type (a generated type and a dynamic one, say) finds each one's again
+// instead of making it anew.
+var strategies planCache[*strategy]
+
+// strategyFor returns the strategy of m, of Go type t, holding md.
+func strategyFor(m any, t reflect.Type, md protoreflect.MessageDescriptor) *strategy {
+	key := planKey{t, md}
+	if s, ok := strategies.load(key); ok {
+		return s
+	}
+	return strategies.store(key, newStrategy(m, t, md))
+}
+
+// newStrategy chooses how the messages of m's type cross, as grpc-go's
+// proto codec would treat them:
+//   - flat: a generated message (open or hybrid API) whose size plan knows
+//     every field. Its plans measure and check it. Clone copies it by the
+//     plans, which copy as a socket delivers (an empty bytes field comes
+//     out nil, where vtprotobuf's CloneVT keeps it as it was).
+//   - checked: another generated message, or a legacy one protobuf-go
+//     wraps by reflection. Its UTF-8 plan and proto.Size check and
+//     measure it. Clone copies it by vtprotobuf's CloneMessageVT if it
+//     has one, and through its wire encoding otherwise, the only copy
+//     that keeps every value as a socket does (proto.Clone drops a -0
+//     and leaves unknown fields unparsed).
+//   - self-coding: a legacy message with its own Marshal, Unmarshal and
+//     Size, as gogoproto's, which grpc-go's codec encodes by its Marshal,
+//     which checks no UTF-8. Share measures it by its Size. Clone encodes
+//     it once and decodes it once.
+//   - wire: what only the wire encoding copies as grpc-go would. Those are
+//     dynamic messages (one Go type for every message, fields in maps),
+//     generated messages with lazy fields (their getters decode while the
+//     message is read), and legacy messages with a Marshal or Unmarshal
+//     of their own, or holding one, that are not self-coding (see
+//     codesItselfWithin).
+//
+// Share copies as Clone does where a top level of the receiver's own would
+// still share what the receiver may change: a legacy message's
+// extensions.
+func newStrategy(m any, t reflect.Type, md protoreflect.MessageDescriptor) *strategy {
+	s := &strategy{name: "wire", sends: sendFuncs{sendViaWire, sendViaWire}, t: t, md: md, word: wordOf(m), initCheck: true}
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return s
+	}
+	st := t.Elem()
+	_, v2 := m.(gproto.Message)
+	_, self := m.(selfCoder)
+	_, fast := m.(fastCloner)
+	switch {
+	case isGenerated(st) && generatedStruct(st, md):
+		s.byType = true
+		if hasLazyFields(st) {
+			return s
+		}
+		s.prepare(st, md)
+		if s.sizer = buildSizePlan(st, md); s.sizer != nil {
+			s.name, s.sends = "flat", sendFuncs{cloneFlat, shareFlat}
+			return s
+		}
+		s.checked(md, fast)
+	case !v2 && self:
+		s.byType = true
+		s.prepare(st, md)
+		s.name, s.sends = "self-coding", sendFuncs{cloneSelfCoding, shareSelfCoding}
+		if hasLegacyExtensions(st) {
+			s.sends[Share] = cloneSelfCoding
+		}
+	case !v2 && codesItselfWithin(t, map[reflect.Type]bool{}):
+		// protobuf encodes and decodes such a message by its own Marshal
+		// or Unmarshal, whose errors are the call's and which check no
+		// UTF-8: it crosses as it encodes.
+		s.byType = true
+	case !v2: // a legacy message, wrapped by reflection
+		s.byType = true
+		s.prepare(st, md)
+		s.checked(md, fast)
+		if hasLegacyExtensions(st) {
+			s.sends[Share] = s.sends[Clone]
+		}
+	}
+	return s
+}
+
+// prepare finds what every strategy but the wire's reads of st, the
+// struct of md.
+func (s *strategy) prepare(st reflect.Type, md protoreflect.MessageDescriptor) {
+	s.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
+	s.shallow = shallowPlanFor(st)
+	if s.byType && s.shallow.moves != nil {
+		s.top = s.shallow
+	}
+	s.unknown, s.hasUnknown = unknownField(st)
+}
+
+// checked makes s the checked strategy, which fast says may clone by
+// CloneMessageVT.
+func (s *strategy) checked(md protoreflect.MessageDescriptor, fast bool) {
+	s.name = "checked"
+	s.utf8 = utf8PlanFor(s.t, md)
+	s.nested = hasNested(md)
+	s.sends = sendFuncs{sendViaWire, shareChecked}
+	if fast {
+		s.sends[Clone] = cloneFast
+	}
+}
+
+// typedNil is the strategy of a typed nil message of any type, which
+// encodes as an empty message.
+var typedNil = &strategy{name: "typed nil", sends: sendFuncs{sendTypedNil, sendTypedNil}}
+
+func sendTypedNil(_ *strategy, m any, _ addr, _ Direction, _ addr) (any, int, error) {
+	if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
+		return nil, 0, marshalError(err)
+	}
+	return &wire{}, 0, nil
+}
+
+// sendViaWire sends m through its wire encoding.
+func sendViaWire(_ *strategy, m any, _ addr, dir Direction, _ addr) (any, int, error) {
+	return sendWire(m, dir)
+}
+
+// shareFlat is Share for a flat message.
+func shareFlat(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+	if s.unknownSet(at) || s.extensionsSet(at) {
+		return sendWire(m, dir)
+	}
+	n, wire, err := s.sizeFlat(m, at)
+	if err != nil || wire {
+		return s.notPlanned(m, dir, err)
+	}
+	if dir.over(n) {
+		return overLimits(n, dir)
+	}
+	return m, n, nil
+}
+
+// cloneFlat is Clone for a flat message: a copy by its plans, into the
+// receiver's message if it is at hand.
+func cloneFlat(s *strategy, m any, at addr, dir Direction, into addr) (any, int, error) {
+	if s.unknownSet(at) {
+		return sendWire(m, dir)
+	}
+	n, wire, err := s.sizeFlat(m, at)
+	if err != nil || wire {
+		return s.notPlanned(m, dir, err)
+	}
+	if dir.over(n) {
+		return overLimits(n, dir)
+	}
+	if into != nil {
+		s.deepCopy(into, at)
+		return delivered, n, nil
+	}
+	return s.clone(at, dir.Spare), n, nil
+}
+
+// shareChecked is Share for a checked message.
+func shareChecked(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+	if s.unknownSet(at) || s.extensionsSet(at) || s.nestedNeedsWire(m) {
+		return sendWire(m, dir)
+	}
+	n, err := s.measureChecked(m, at)
+	if err != nil {
+		return nil, 0, marshalError(err)
+	}
+	if dir.over(n) {
+		return overLimits(n, dir)
+	}
+	return m, n, nil
+}
+
+// cloneFast is Clone for a checked message by its CloneMessageVT.
+func cloneFast(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+	// A fast clone copies nested unknown fields as they are, where a
+	// socket's receiver parses them.
+	if s.unknownSet(at) || s.nestedNeedsWire(m) {
+		return sendWire(m, dir)
+	}
+	n, err := s.measureChecked(m, at)
+	if err != nil {
+		return nil, 0, marshalError(err)
+	}
+	if dir.over(n) {
+		return overLimits(n, dir)
+	}
+	return m.(fastCloner).CloneMessageVT(), n, nil
+}
+
+// notPlanned is what a flat message becomes when its size plan refused it
+// (err) or left it to the wire.
+func (s *strategy) notPlanned(m any, dir Direction, err error) (any, int, error) {
+	if err != nil {
+		return nil, 0, marshalError(err)
+	}
+	return sendWire(m, dir)
+}
+
+// unknownSet reports whether the message at at holds unknown fields, which
+// a socket's receiver would parse: only the wire carries them so.
+func (s *strategy) unknownSet(at addr) bool {
+	return s.hasUnknown && len(bytesAt(at, s.unknown)) != 0
+}
+
+// extensionsSet reports whether the message at at has extensions set,
+// which a socket's receiver would decode by its registry: as unknown
+// fields, or as another Go type than the sender set. Share takes the wire
+// for them.
+func (s *strategy) extensionsSet(at addr) bool {
+	return s.shallow.hasExtensions && extensionsSet(at, s.shallow.extensions)
+}
+
+// nestedNeedsWire reports whether m holds a message that only the wire
+// carries as a socket does (see nestedNeedsWire).
+func (s *strategy) nestedNeedsWire(m any) bool {
+	return s.nested && nestedNeedsWire(protoMessage(m).ProtoReflect(), 0)
+}
+
+// sizeFlat checks and measures m, a flat message at at, by its size plan;
+// wire says only the wire carries it as a socket would (see sizeAt).
+// protobuf's Marshal finds a string that is not UTF-8 as it encodes, and
+// an unset required field after: in that order.
+func (s *strategy) sizeFlat(m any, at addr) (n int, wire bool, err error) {
+	if n, wire, err = s.sizer.sizeAt(at, 0); err == nil && !wire && s.initCheck {
+		err = checkInitialized(m)
+	}
+	return n, wire, err
+}
+
+// checkInitialized is proto.CheckInitialized for m.
+func checkInitialized(m any) error {
+	return gproto.CheckInitialized(protoMessage(m))
+}
+
+// measureChecked checks and measures m, a checked message at at, as
+// protobuf's Marshal would: its strings, its required fields, its size.
+func (s *strategy) measureChecked(m any, at addr) (int, error) {
+	pm := protoMessage(m)
+	switch {
+	case s.utf8 != nil && s.utf8.generic:
+		if err := checkReflect(pm.ProtoReflect()); err != nil {
+			return 0, err
+		}
+	case s.utf8 != nil:
+		if err := s.utf8.check(at); err != nil {
+			return 0, err
+		}
+	}
+	if s.initCheck {
+		if err := gproto.CheckInitialized(pm); err != nil {
+			return 0, err
+		}
+	}
+	return gproto.Size(pm), nil
+}
+
 // strategyOf returns the strategy of m, kept in last from now on, and m's
 // address; nil if m is not a protobuf message, which goes through the
 // codec.
-func strategyOf(m any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
+func strategyOf(m any, last *atomic.Pointer[strategy]) (*strategy, addr) {
 	pm := protoMessage(m)
 	if pm == nil {
 		return nil, nil
 	}
 	t, md := reflect.TypeOf(m), pm.ProtoReflect().Descriptor()
-	tp := last.Load()
-	if tp == nil || tp.t != t || tp.md != md {
-		tp = typedPlanFor(m, t, md)
-		last.Store(tp)
+	s := last.Load()
+	if s == nil || s.t != t || s.md != md {
+		s = strategyFor(m, t, md)
+		last.Store(s)
 	}
-	if !tp.pointer {
-		return tp, nil
+	if t.Kind() != reflect.Pointer {
+		return s, nil
 	}
-	return tp, dataWord(m)
+	at := dataWord(m)
+	if at == nil {
+		return typedNil, nil
+	}
+	return s, at
 }
 
 // known returns the strategy last holds if x is a non-nil message of its
 // Go type, and x's address: found by the type word of x's interface, so
 // that the messages of the one type most calls and streams send take no
 // reflection, no lookup and no interface conversion.
-func known(x any, last *atomic.Pointer[typedPlan]) (*typedPlan, addr) {
-	tp := last.Load()
-	if tp == nil || !tp.byType {
+func known(x any, last *atomic.Pointer[strategy]) (*strategy, addr) {
+	s := last.Load()
+	if s == nil || !s.byType {
 		return nil, nil
 	}
-	if at := tp.of(x); at != nil {
-		return tp, at
+	if at := s.of(x); at != nil {
+		return s, at
 	}
 	return nil, nil
 }
 
-// of returns x's address if x is a non-nil message of tp's Go type, nil
+// of returns x's address if x is a non-nil message of s's Go type, nil
 // otherwise. A second message is matched against the strategy found for
 // the first with it, not by loading it again: another goroutine may have
 // stored another type's in between.
-func (tp *typedPlan) of(x any) addr {
-	if wordOf(x) != tp.word {
+func (s *strategy) of(x any) addr {
+	if wordOf(x) != s.word {
 		return nil
 	}
 	return dataWord(x)
-}
-
-// measureAt is measure for m, a message of tp's type at at.
-func (tp *typedPlan) measureAt(m any, at addr) (int, bool, error) {
-	var pm gproto.Message
-	if tp.initCheck || tp.sizer == nil {
-		pm = protoMessage(m)
-	}
-	return tp.measure(pm, at)
-}
-
-// typedPlans holds the strategies made: a method whose messages change
-// type (a generated type and a dynamic one, say) finds each one's again
-// instead of making it anew.
-var typedPlans planCache
-
-// typedPlanFor returns the strategy of m, of Go type t, holding md.
-func typedPlanFor(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
-	key := planKey{t, md}
-	if tp, ok := typedPlans.load(key); ok {
-		return tp.(*typedPlan)
-	}
-	return typedPlans.store(key, newTypedPlan(m, t, md)).(*typedPlan)
-}
-
-func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typedPlan {
-	tp := &typedPlan{t: t, md: md, plan: planFor(t, md), pointer: t.Kind() == reflect.Pointer, initCheck: true, how: viaWire, word: wordOf(m)}
-	if !tp.pointer || t.Elem().Kind() != reflect.Struct {
-		return tp
-	}
-	st := t.Elem()
-	_, v2 := m.(gproto.Message)
-	_, self := m.(selfCoder)
-	switch {
-	case isGenerated(st) && generatedStruct(st, md):
-		if hasLazyFields(st) {
-			tp.byType = true
-			return tp
-		}
-		tp.how = planned
-		tp.sizer = buildSizePlan(st, md)
-	case !v2 && self:
-		tp.how = selfCoding
-		tp.shareCopies = hasLegacyExtensions(st)
-	case !v2 && codesItselfWithin(t, map[reflect.Type]bool{}):
-		// A Marshal or Unmarshal of its own, or of a message it holds,
-		// without the rest of a selfCoder's methods at the top: protobuf
-		// encodes and decodes by those, whose errors are the call's and
-		// which check no UTF-8, and it crosses as it encodes.
-		tp.byType = true
-		return tp
-	case !v2:
-		tp.how = planned // a legacy message, wrapped by reflection
-		tp.shareCopies = hasLegacyExtensions(st)
-	default:
-		return tp // dynamic
-	}
-	tp.byType = true
-	tp.initCheck = mayNeedInit(md, map[protoreflect.FullName]bool{})
-	tp.shallow = shallowPlanFor(st)
-	tp.unknown, tp.hasUnknown = unknownField(st)
-	_, tp.fast = m.(fastCloner)
-	tp.flat = tp.sizer != nil
-	tp.nested = tp.how == planned && tp.sizer == nil && hasNested(md)
-	return tp
-}
-
-// hasNoUnknown reports whether the message at at holds no unknown fields.
-func (tp *typedPlan) hasNoUnknown(at addr) bool {
-	return !tp.hasUnknown || len(bytesAt(at, tp.unknown)) == 0
-}
-
-// measure checks the message at base, pm, and returns its size, or wire
-// if only its wire encoding carries it as a socket would (see sizeAt);
-// pm may be nil when the plan needs neither CheckInitialized nor
-// proto.Size.
-func (tp *typedPlan) measure(pm gproto.Message, base addr) (n int, wire bool, err error) {
-	// protobuf's Marshal finds a string that is not UTF-8 as it encodes,
-	// and an unset required field after: in that order.
-	switch {
-	case tp.sizer != nil:
-		if n, wire, err = tp.sizer.size(base); err != nil || wire {
-			return 0, wire, err
-		}
-	case tp.plan != nil && tp.plan.generic:
-		err = checkReflect(pm.ProtoReflect())
-	case tp.plan != nil:
-		err = tp.plan.check(base)
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	if tp.initCheck {
-		if err := gproto.CheckInitialized(pm); err != nil {
-			return 0, false, err
-		}
-	}
-	if tp.sizer == nil {
-		n = gproto.Size(pm)
-	}
-	return n, false, nil
-}
-
-// send is Send for m, a message of tp's type at at. into, when not nil,
-// is the receiver's message, of tp's type: a copy the plans make goes
-// there, and send returns delivered.
-func (tp *typedPlan) send(m any, at addr, mode Mode, dir Direction, into addr) (any, int, error) {
-	if tp.pointer && at == nil { // a typed nil encodes as an empty message
-		if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
-			return nil, 0, marshalError(err)
-		}
-		return &wire{}, 0, nil
-	}
-	if mode == Share && tp.shareCopies {
-		mode = Clone
-	}
-	switch {
-	case tp.how == viaWire || !tp.hasNoUnknown(at):
-		return sendWire(m, dir)
-	case tp.how == selfCoding:
-		return tp.sendSelfCoding(m, mode, dir)
-	case mode == Clone && !tp.flat && !tp.fast:
-		return sendWire(m, dir)
-	case mode == Share && tp.shallow.hasExtensions && extensionsSet(at, tp.shallow.extensions):
-		// Extensions a socket's receiver would decode by its registry:
-		// as unknown fields, or as another Go type than the sender set.
-		return sendWire(m, dir)
-	case tp.nested && (mode == Share || tp.fast) && nestedNeedsWire(protoMessage(m).ProtoReflect(), 0):
-		// Share shares nested messages, and a fast clone copies their
-		// unknown fields as they are: a socket's receiver parses them.
-		return sendWire(m, dir)
-	}
-	n, wire, err := tp.measureAt(m, at)
-	switch {
-	case err != nil:
-		return nil, 0, marshalError(err)
-	case wire:
-		return sendWire(m, dir)
-	}
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
-		return v, n, err
-	}
-	switch {
-	case mode == Share:
-		return m, n, nil
-	case tp.flat && into != nil:
-		tp.deepCopy(into, at)
-		return delivered, n, nil
-	case tp.flat:
-		return tp.clone(at), n, nil
-	}
-	return m.(fastCloner).CloneMessageVT(), n, nil
 }

@@ -71,20 +71,15 @@ func newOf(st reflect.Type) (any, addr) {
 // word is the size of a pointer, the unit of moves.
 const word = unsafe.Sizeof(uintptr(0))
 
-// do makes the move from the struct at s to the struct at d. A pointer
-// is stored as one, with the write barrier the compiler puts in.
+// do makes the move from the struct at s to the struct at d, unless it is
+// a moveList, which list makes. A pointer is stored as one, with the write
+// barrier the compiler puts in.
 func (m move) do(d, s addr) {
 	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
 	switch m.kind {
 	case moveClippedSlice:
 		v := *(*[]byte)(s) // only the header is read: any element type
 		*(*[]byte)(d) = v[:len(v):len(v)]
-	case moveList:
-		if v := *(*[]byte)(s); len(v) > 0 {
-			*(*[]byte)(d) = v[:len(v):len(v)]
-		} else {
-			*(*[]byte)(d) = nil
-		}
 	case moveOneofBytes:
 		if v := *(*[]byte)(s); v != nil {
 			*(*[]byte)(d) = v[:len(v):len(v)]
@@ -109,6 +104,18 @@ func (m move) do(d, s addr) {
 		*(*uint16)(d) = *(*uint16)(s)
 	default:
 		*(*uint8)(d) = *(*uint8)(s)
+	}
+}
+
+// list is a moveList, which copy makes itself, the most common move:
+// clipped, and nil if empty. Nil is not stored over nil, as in a
+// receiver's new message, which spares the write barrier's check.
+func (m move) list(d, s addr) {
+	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
+	if v := *(*[]byte)(s); len(v) > 0 {
+		*(*[]byte)(d) = v[:len(v):len(v)]
+	} else if *(*unsafe.Pointer)(d) != nil {
+		*(*[]byte)(d) = nil
 	}
 }
 

@@ -64,37 +64,32 @@ const (
 	kindOther                       // maps and oneofs: through protoreflect
 )
 
-// utf8Plans holds the plans made; noPlan stands for nil.
-var utf8Plans planCache
+// utf8Plans holds the UTF-8 plans made; noUTF8Plan stands for nil.
+var utf8Plans planCache[*utf8Plan]
 
-var noPlan = &utf8Plan{}
+var noUTF8Plan = &utf8Plan{}
 
-// A planKey is a Go type and the message it holds: one Go type holds
-// every dynamic message.
-type planKey struct {
-	t  reflect.Type
-	md protoreflect.MessageDescriptor
-}
-
-func planFor(t reflect.Type, md protoreflect.MessageDescriptor) *utf8Plan {
+// utf8PlanFor returns the UTF-8 plan of t, holding md: nil if it holds no
+// string to check.
+func utf8PlanFor(t reflect.Type, md protoreflect.MessageDescriptor) *utf8Plan {
 	key := planKey{t, md}
 	p, ok := utf8Plans.load(key)
 	if !ok {
-		built := buildPlan(t, md, map[reflect.Type]*utf8Plan{})
+		built := buildUTF8Plan(t, md, map[reflect.Type]*utf8Plan{})
 		if built == nil {
-			built = noPlan
+			built = noUTF8Plan
 		}
 		p = utf8Plans.store(key, built)
 	}
-	if p == noPlan {
+	if p == noUTF8Plan {
 		return nil
 	}
-	return p.(*utf8Plan)
+	return p
 }
 
-// buildPlan makes t's plan; building holds the plans under construction,
+// buildUTF8Plan makes t's plan; building holds the plans under construction,
 // for recursive message types.
-func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[reflect.Type]*utf8Plan) *utf8Plan {
+func buildUTF8Plan(t reflect.Type, md protoreflect.MessageDescriptor, building map[reflect.Type]*utf8Plan) *utf8Plan {
 	if p, ok := building[t]; ok {
 		return p
 	}
@@ -171,7 +166,7 @@ func buildPlan(t reflect.Type, md protoreflect.MessageDescriptor, building map[r
 				p.generic = true
 				return p
 			}
-			if f.sub = buildPlan(mt, fd.Message(), building); f.sub.generic {
+			if f.sub = buildUTF8Plan(mt, fd.Message(), building); f.sub.generic {
 				p.generic = true
 				return p
 			}
@@ -344,7 +339,7 @@ func checkSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
 		if !m.IsValid() {
 			return nil // a nil message in a map or oneof encodes as empty
 		}
-		if p := planFor(reflect.TypeOf(m.Interface()), fd.Message()); p != nil {
+		if p := utf8PlanFor(reflect.TypeOf(m.Interface()), fd.Message()); p != nil {
 			if !p.generic {
 				return p.check(dataWord(m.Interface()))
 			}

@@ -62,7 +62,7 @@ func TestMeasureAgreesWithMarshal(t *testing.T) {
 			if (marshalErr != nil) != tc.invalid {
 				t.Fatalf("oracle: proto.Marshal gives %v, the test expects invalid=%v", marshalErr, tc.invalid)
 			}
-			var last atomic.Pointer[typedPlan]
+			var last atomic.Pointer[strategy]
 			check := func(how string, n int, err error) {
 				t.Helper()
 				if (err != nil) != tc.invalid {
