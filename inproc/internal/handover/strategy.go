@@ -169,7 +169,7 @@ func newTypedPlan(m any, t reflect.Type, md protoreflect.MessageDescriptor) *typ
 	_, self := m.(selfCoder)
 	switch {
 	case isGenerated(st) && generatedStruct(st, md):
-		if hasLazyFields(st) {
+		if hasLazyFields(st) || !verifyLayout(st, md) {
 			tp.byType = true
 			return tp
 		}
