@@ -57,6 +57,11 @@ func verifyLayout(st reflect.Type, md protoreflect.MessageDescriptor) (ok bool) 
 // It fills one message per member of st's largest oneof, so that each
 // oneof wrapper is copied once.
 func checkLayout(st reflect.Type, md protoreflect.MessageDescriptor, plans layoutPlans) error {
+	if len(plans.shallow.sizeCaches) != 1 {
+		// Copied as data, a size cache races with a Marshal of the
+		// sender's message, which stores it atomically.
+		return fmt.Errorf("%v: %d size caches found, want 1", md.FullName(), len(plans.shallow.sizeCaches))
+	}
 	rounds := 1
 	for i := range md.Oneofs().Len() {
 		rounds = max(rounds, md.Oneofs().Get(i).Fields().Len())

@@ -127,6 +127,7 @@ func TestVerifyLayoutCatches(t *testing.T) {
 		{"shallow: a message with oneofs, its strings not moved", reflect.TypeFor[flat3.Rich](), func(p layoutPlans) {
 			p.shallow.moves = slices.DeleteFunc(p.shallow.moves, func(m move) bool { return m.kind == moveString })
 		}, "shallow plan"},
+		{"shallow: size cache not found", flat, func(p layoutPlans) { p.shallow.sizeCaches = nil }, "size caches"},
 		{"shallow: extensions not found", reflect.TypeFor[proto2.Record](), func(p layoutPlans) { p.shallow.hasExtensions = false }, "extensions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
