@@ -25,24 +25,34 @@ func isGenerated(st reflect.Type) bool {
 	return st.NumField() > 0 && st.Field(0).Name == "state" && st.Field(0).Type == messageStateType
 }
 
+var sizeCacheType = reflect.TypeFor[protoimpl.SizeCache]()
+
 // isSizeCache reports whether f is a message's size cache, which Marshal
-// and Size store atomically: protoc-gen-go's sizeCache, older generators'
-// XXX_sizecache.
+// and Size store atomically.
+// It is matched by name and type, as protobuf-go's impl package matches it:
+//   - the name: protoc-gen-go's sizeCache, older generators' XXX_sizecache;
+//   - the type: protoimpl.SizeCache, an int32.
 func isSizeCache(f reflect.StructField) bool {
-	return f.Name == "sizeCache" || f.Name == "XXX_sizecache"
+	return (f.Name == "sizeCache" || f.Name == "XXX_sizecache") && f.Type == sizeCacheType
 }
 
 // isUnknownFields reports whether f keeps a message's unknown fields, as
-// their wire bytes: protoc-gen-go's unknownFields, older generators' and
-// gogoproto's XXX_unrecognized.
+// their wire bytes.
+// It is matched by name and type, as protobuf-go's impl package matches it:
+//   - the name: protoc-gen-go's unknownFields, older generators' and
+//     gogoproto's XXX_unrecognized;
+//   - the type: protoimpl.UnknownFields, a []byte.
+//
+// protobuf-go also accepts a *[]byte, which no generator makes today; the
+// plans do not read one, so such a field is not matched.
 func isUnknownFields(f reflect.StructField) bool {
-	return f.Name == "unknownFields" || f.Name == "XXX_unrecognized"
+	return (f.Name == "unknownFields" || f.Name == "XXX_unrecognized") && f.Type == bytesType
 }
 
 // unknownField returns the offset of st's unknown fields.
 func unknownField(st reflect.Type) (uintptr, bool) {
 	for i := range st.NumField() {
-		if f := st.Field(i); isUnknownFields(f) && f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8 {
+		if f := st.Field(i); isUnknownFields(f) {
 			return f.Offset, true
 		}
 	}

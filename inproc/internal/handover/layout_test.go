@@ -125,6 +125,34 @@ func TestLayoutAssumptions(t *testing.T) {
 			t.Errorf("oneofWrappers of protoc-gen-go's code = %v, want none", got)
 		}
 	})
+	t.Run("name-and-type", func(t *testing.T) {
+		// protobuf-go matches both by name and type; a TODO in its impl
+		// package would make UnknownFields a *[]byte, which the plans do
+		// not read.
+		if sizeCacheType != reflect.TypeFor[int32]() {
+			t.Errorf("protoimpl.SizeCache is %v, want int32", sizeCacheType)
+		}
+		if got := reflect.TypeFor[protoimpl.UnknownFields](); got != bytesType {
+			t.Errorf("protoimpl.UnknownFields is %v, want []byte", got)
+		}
+		type misnamed struct {
+			sizeCache     int64
+			XXX_sizecache uint32
+			unknownFields string
+			// XXX_unrecognized is protobuf-go's other accepted type,
+			// which the plans cannot read as bytes.
+			XXX_unrecognized *[]byte
+		}
+		st := reflect.TypeFor[misnamed]()
+		for i := range st.NumField() {
+			if f := st.Field(i); isSizeCache(f) || isUnknownFields(f) {
+				t.Errorf("%s %v matched by its name alone", f.Name, f.Type)
+			}
+		}
+		if _, ok := unknownField(st); ok {
+			t.Error("unknownField found a field of another type than []byte")
+		}
+	})
 	t.Run("not-generated", func(t *testing.T) {
 		type embeds struct{ open3.Leaf }
 		for _, st := range []reflect.Type{reflect.TypeFor[dynamicpb.Message](), reflect.TypeFor[embeds]()} {

@@ -164,9 +164,7 @@ func buildShallowPlan(st reflect.Type) *shallowPlan {
 			continue
 		}
 		if isSizeCache(f) {
-			if f.Type.Kind() == reflect.Int32 {
-				p.sizeCaches = append(p.sizeCaches, f.Offset)
-			}
+			p.sizeCaches = append(p.sizeCaches, f.Offset)
 			continue
 		}
 		switch k := f.Type.Kind(); {

@@ -81,9 +81,6 @@ func buildSizePlanIn(st reflect.Type, md protoreflect.MessageDescriptor, buildin
 		case sf.Type == messageStateType || sf.Type.Size() == 0 || isSizeCache(sf):
 			continue
 		case isUnknownFields(sf):
-			if sf.Type.Kind() != reflect.Slice || sf.Type.Elem().Kind() != reflect.Uint8 {
-				return nil
-			}
 			p.fields = append(p.fields, sizeField{offset: sf.Offset, kind: sizeUnknown})
 			continue
 		}

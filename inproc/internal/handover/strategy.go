@@ -100,9 +100,10 @@ func strategyFor(m any, t reflect.Type, md protoreflect.MessageDescriptor) *stra
 //   - wire: what only the wire encoding copies as grpc-go would. Those are
 //     dynamic messages (one Go type for every message, fields in maps),
 //     generated messages with lazy fields (their getters decode while the
-//     message is read), and legacy messages with a Marshal or Unmarshal
-//     of their own, or holding one, that are not self-coding (see
-//     codesItselfWithin).
+//     message is read), generated messages whose layout is not what the
+//     plans assume (see verifyLayout), and legacy messages with a Marshal
+//     or Unmarshal of their own, or holding one, that are not self-coding
+//     (see codesItselfWithin).
 //
 // Share copies as Clone does where a top level of the receiver's own would
 // still share what the receiver may change: a legacy message's
@@ -119,7 +120,7 @@ func newStrategy(m any, t reflect.Type, md protoreflect.MessageDescriptor) *stra
 	switch {
 	case isGenerated(st) && generatedStruct(st, md):
 		s.byType = true
-		if hasLazyFields(st) {
+		if hasLazyFields(st) || !verifyLayout(st, md) {
 			return s
 		}
 		s.prepare(st, md)
