@@ -33,12 +33,16 @@ type queue struct {
 	// The receiver's.
 	head       atomic.Uint64 // messages popped
 	recvdBytes atomic.Uint64 // bytes popped
-	gone       atomic.Bool   // the receiver takes no more messages
 	receiving  atomic.Bool   // a goroutine is in pop
 	seenTail   uint64        // the receiver's last look at tail
 	_          [cacheLine]byte
 
 	receiver, sender parker
+
+	// gone: the receiver takes no more messages. The receiver sets it
+	// once, the sender reads it every push: kept off the line the
+	// receiver writes every pop.
+	gone atomic.Bool
 
 	slots       []parcel // a power of two long, at least window
 	mask        uint64
