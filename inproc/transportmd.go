@@ -140,6 +140,9 @@ func toResponse(md metadata.MD, contentType string) metadata.MD {
 // readMetaFrame); bytes from 0x80 pass. The client then fails the call
 // with Internal and resets the stream.
 func wireError(md metadata.MD) error {
+	if len(md) == 0 { // most calls': a range over it costs more than the call
+		return nil
+	}
 	for k, vs := range md {
 		if len(vs) == 0 || reservedKey(k) {
 			continue

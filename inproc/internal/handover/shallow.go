@@ -314,9 +314,12 @@ func hasPointers(t reflect.Type) bool {
 func (p *shallowPlan) copy(d, s addr) {
 	if p.moves != nil {
 		for _, m := range p.moves {
-			if m.kind == moveList { // the most common move, kept inline
+			switch m.kind { // the most common moves, kept inline
+			case moveList:
 				m.list(d, s)
-			} else {
+			case moveString:
+				*field[string](d, m.offset) = *field[string](s, m.offset)
+			default:
 				m.do(d, s)
 			}
 		}

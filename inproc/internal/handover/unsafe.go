@@ -72,7 +72,7 @@ func newOf(st reflect.Type) (any, addr) {
 const word = unsafe.Sizeof(uintptr(0))
 
 // do makes the move from the struct at s to the struct at d, unless it is
-// a moveList, which list makes. A pointer is stored as one, with the write
+// a moveList, which list makes, or a moveString, which copy makes. A pointer is stored as one, with the write
 // barrier the compiler puts in.
 func (m move) do(d, s addr) {
 	d, s = unsafe.Add(d, m.offset), unsafe.Add(s, m.offset)
