@@ -1,6 +1,7 @@
 package handover
 
 import (
+	"math"
 	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
@@ -74,7 +75,9 @@ func measure(m gproto.Message, last *atomic.Pointer[strategy]) (int, error) {
 // for every type.
 func (s *strategy) measure(m any, at addr) (int, bool, error) {
 	if s.sizer != nil {
-		return s.sizeFlat(m, at)
+		v, n, err := s.fitFlat(m, at, Direction{MaxSend: math.MaxInt, MaxRecv: math.MaxInt})
+		_, wire := v.(*wire)
+		return n, wire, err
 	}
 	if s.name == "wire" {
 		s = &strategy{utf8: utf8PlanFor(s.t, s.md), initCheck: true}

@@ -196,12 +196,9 @@ func shareFlat(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, er
 	if s.unknownSet(at) || s.extensionsSet(at) {
 		return sendWire(m, dir)
 	}
-	n, wire, err := s.sizeFlat(m, at)
-	if err != nil || wire {
-		return s.notPlanned(m, dir, err)
-	}
-	if dir.over(n) {
-		return overLimits(n, dir)
+	v, n, err := s.fitFlat(m, at, dir)
+	if v != nil || err != nil {
+		return v, n, err
 	}
 	return m, n, nil
 }
@@ -212,14 +209,11 @@ func cloneFlat(s *strategy, m any, at addr, dir Direction, into addr) (any, int,
 	if s.unknownSet(at) {
 		return sendWire(m, dir)
 	}
-	n, wire, err := s.sizeFlat(m, at)
-	if err != nil || wire {
-		return s.notPlanned(m, dir, err)
-	}
-	if dir.over(n) {
-		return overLimits(n, dir)
-	}
-	if into != nil {
+	v, n, err := s.fitFlat(m, at, dir)
+	switch {
+	case v != nil || err != nil:
+		return v, n, err
+	case into != nil:
 		s.deepCopy(into, at)
 		return delivered, n, nil
 	}
@@ -231,12 +225,9 @@ func shareChecked(s *strategy, m any, at addr, dir Direction, _ addr) (any, int,
 	if s.unknownSet(at) || s.extensionsSet(at) || s.nestedNeedsWire(m) {
 		return sendWire(m, dir)
 	}
-	n, err := s.measureChecked(m, at)
-	if err != nil {
-		return nil, 0, marshalError(err)
-	}
-	if dir.over(n) {
-		return overLimits(n, dir)
+	v, n, err := s.fitChecked(m, at, dir)
+	if v != nil || err != nil {
+		return v, n, err
 	}
 	return m, n, nil
 }
@@ -248,23 +239,45 @@ func cloneFast(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, er
 	if s.unknownSet(at) || s.nestedNeedsWire(m) {
 		return sendWire(m, dir)
 	}
-	n, err := s.measureChecked(m, at)
-	if err != nil {
-		return nil, 0, marshalError(err)
-	}
-	if dir.over(n) {
-		return overLimits(n, dir)
+	v, n, err := s.fitChecked(m, at, dir)
+	if v != nil || err != nil {
+		return v, n, err
 	}
 	return m.(fastCloner).CloneMessageVT(), n, nil
 }
 
-// notPlanned is what a flat message becomes when its size plan refused it
-// (err) or left it to the wire.
-func (s *strategy) notPlanned(m any, dir Direction, err error) (any, int, error) {
-	if err != nil {
-		return nil, 0, marshalError(err)
+// fitFlat checks and measures m, a flat message at at, by its plans, and
+// returns its size n if it crosses by them. Otherwise v or err is what
+// Send returns instead: the wire encoding, the refusal, or the stand-in
+// of a message over the receiver's limit.
+func (s *strategy) fitFlat(m any, at addr, dir Direction) (v any, n int, err error) {
+	// protobuf's Marshal finds a string that is not UTF-8 as it encodes,
+	// and an unset required field after: in that order.
+	n, wire, err := s.sizer.sizeAt(at, 0)
+	if err == nil && !wire && s.initCheck {
+		err = checkInitialized(m)
 	}
-	return sendWire(m, dir)
+	switch {
+	case err != nil:
+		return nil, 0, marshalError(err)
+	case wire:
+		return sendWire(m, dir)
+	case dir.over(n):
+		return overLimits(n, dir)
+	}
+	return nil, n, nil
+}
+
+// fitChecked is fitFlat for a checked message.
+func (s *strategy) fitChecked(m any, at addr, dir Direction) (v any, n int, err error) {
+	n, err = s.measureChecked(m, at)
+	switch {
+	case err != nil:
+		return nil, 0, marshalError(err)
+	case dir.over(n):
+		return overLimits(n, dir)
+	}
+	return nil, n, nil
 }
 
 // unknownSet reports whether the message at at holds unknown fields, which
@@ -285,17 +298,6 @@ func (s *strategy) extensionsSet(at addr) bool {
 // carries as a socket does (see nestedNeedsWire).
 func (s *strategy) nestedNeedsWire(m any) bool {
 	return s.nested && nestedNeedsWire(protoMessage(m).ProtoReflect(), 0)
-}
-
-// sizeFlat checks and measures m, a flat message at at, by its size plan;
-// wire says only the wire carries it as a socket would (see sizeAt).
-// protobuf's Marshal finds a string that is not UTF-8 as it encodes, and
-// an unset required field after: in that order.
-func (s *strategy) sizeFlat(m any, at addr) (n int, wire bool, err error) {
-	if n, wire, err = s.sizer.sizeAt(at, 0); err == nil && !wire && s.initCheck {
-		err = checkInitialized(m)
-	}
-	return n, wire, err
 }
 
 // checkInitialized is proto.CheckInitialized for m.
