@@ -27,14 +27,19 @@ type unaryCall struct {
 	handoff // Isolated's (isolated.go); here rather than on its own, which would cost the default mode an allocation
 }
 
-// unaryResult is what a unary handler gives its client: its response,
-// made by send when size is 0 or more, as returned when it is -1; or the
-// status it ended with.
+// unaryResult is what a unary handler gives its client: its response, or
+// the status it ended with.
 type unaryResult struct {
 	resp any
 	err  error
-	size int32 // below 2 GiB, as every gRPC limit is; int32 keeps handoff small
-	left bool  // the client left before it took the result: err says why
+	// size is resp's size once sent: below 2 GiB, as every gRPC limit
+	// is. An int32 keeps handoff small.
+	size int32
+	// sent says the handler's side sent the response (see finish): resp
+	// is what send made of it. Otherwise resp is the response as the
+	// handler returned it, and the client sends it (sendFor).
+	sent bool
+	left bool // the client left before it took the result: err says why
 	// wrote says the status went to the client as the handler's side
 	// wrote it, with the header and trailer: nothing ended the call for
 	// the handler first (the client's leaving, its connection's close,
@@ -147,7 +152,7 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	size := int(r.size)
 	var recvErr error // the client's refusal of the response
 	switch {
-	case r.err == nil && size < 0:
+	case r.err == nil && !r.sent:
 		size, r.err, recvErr = u.sendFor(reply, r.resp)
 	case r.err == nil && !u.headerBad:
 		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
@@ -309,11 +314,11 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 			st = transportClosing
 		}
 	}
-	r := unaryResult{resp: resp, size: -1}
+	r := unaryResult{resp: resp}
 	if st == nil && u.stats != nil {
 		var n int
 		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method, nil))
-		r.size = int32(n)
+		r.size, r.sent = int32(n), true
 		st = handlerStatus(err)
 	}
 	heard := ended == nil
