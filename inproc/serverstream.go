@@ -21,10 +21,11 @@ func (ss *serverStream) block(q *queue, n need, first bool) bool {
 
 func (ss *serverStream) Context() context.Context { return ss.ctx }
 
-// ended reports that the handler's wait must end: its context ended.
+// ended reports that the handler's context ended: its wait must end, and
+// nothing more it sends goes out.
 func (ss *serverStream) ended() bool {
 	select {
-	case <-ss.handlerDone:
+	case <-ss.ctxDone:
 		return true
 	default:
 		return false

@@ -58,10 +58,12 @@ type stream struct {
 	// clientDone is raised once the client's side ended, with the error
 	// its calls report from then on (io.EOF: the stream ended well).
 	clientDone  errSignal
-	endReported atomic.Bool     // the client's end went to its stats handlers and call options
-	inHeader    atomic.Bool     // the client waits in Header() for the header
-	handlerDone <-chan struct{} // the handler's context's end
-	recvd       bool            // the handler received its one request
+	endReported atomic.Bool // the client's end went to its stats handlers and call options
+	inHeader    atomic.Bool // the client waits in Header() for the header
+	// ctxDone is ctx.Done(), taken once: every wait and Send of the
+	// handler looks at it (serverStream.ended).
+	ctxDone <-chan struct{}
+	recvd   bool // the handler received its one request
 
 	// The client's side.
 	cstats        clientStats
@@ -142,7 +144,7 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 		parent, s.cancel = context.WithCancel(ch.base)
 	}
 	s.startServer(parent, true)
-	s.handlerDone = s.ctx.Done()
+	s.ctxDone = s.ctx.Done()
 	if ch.forward.opens(m) {
 		s.opened = ch.forward.open(s.ctx)
 	}
