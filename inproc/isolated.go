@@ -3,8 +3,6 @@ package inproc
 import (
 	"context"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/status"
@@ -93,22 +91,15 @@ func parkFor(q *queue, n need, first bool, w ender) bool {
 }
 
 // handoff is how an Isolated handler's result reaches its client: through
-// the call itself when the client looks after the handler finished, as
-// it most often does (see runIsolated), and through wake, a channel the
-// client takes only to park, otherwise.
+// the call itself when the client looks after the handler returned, as it
+// most often does (see runIsolated), and through handlerReturned's
+// channel, which only a client that waits makes, otherwise.
 type handoff struct {
-	result unaryResult   // the handler's, once state is handlerDone
-	state  atomic.Int32  // handlerRunning, clientWaiting or handlerDone
-	wake   chan struct{} // set by the client before it waits
+	result unaryResult // the handler's, once handlerReturned is raised
+	// handlerReturned is raised once the handler returned and result
+	// holds what it gave, as a stream's is.
+	handlerReturned signal
 }
-
-const (
-	handlerRunning = iota
-	clientWaiting
-	handlerDone
-)
-
-var wakeChans = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
 // runIsolated runs the handler on its own goroutine and waits for it, for
 // the client's context to end, for its connection to close, or for Stop.
@@ -123,18 +114,11 @@ func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	// being woken, which cost more than the go statement itself. A handler
 	// that blocks leaves the client to the select, which waits as before.
 	runtime.Gosched()
-	if u.state.Load() == handlerDone {
-		return u.result
-	}
-	wake := wakeChans.Get().(chan struct{})
-	u.wake = wake
-	if !u.state.CompareAndSwap(handlerRunning, clientWaiting) {
-		wakeChans.Put(wake) // the handler finished meanwhile
+	if u.handlerReturned.isRaised() {
 		return u.result
 	}
 	select {
-	case <-wake:
-		wakeChans.Put(wake)
+	case <-u.handlerReturned.done():
 		return u.result
 	case <-ctx.Done():
 		cancelForClient(ctx, u.uctx.end)
@@ -143,7 +127,7 @@ func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 		u.uctx.end() // as the server of a closed connection does
 		return unaryResult{err: u.info.connErr(), left: true}
 	case <-u.ch.quit:
-		if u.state.Load() == handlerDone {
+		if u.handlerReturned.isRaised() {
 			// The handler's end may be what stopped the channel, a
 			// GracefulStop waiting for it; both were ready to select.
 			return u.result
@@ -152,12 +136,9 @@ func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	}
 }
 
-// serveIsolated runs the handler and hands its result over; a client that
-// left leaves wake to the garbage collector.
+// serveIsolated runs the handler and hands its result over.
 func (u *unaryCall) serveIsolated() {
 	u.result = u.finish(u.handle())
-	if u.state.Swap(handlerDone) == clientWaiting {
-		u.wake <- struct{}{}
-	}
+	u.handlerReturned.raise() // after result: whoever sees it raised sees result
 	u.ch.end()
 }
