@@ -60,10 +60,7 @@ type stream struct {
 	clientDone  errSignal
 	endReported atomic.Bool // the client's end went to its stats handlers and call options
 	inHeader    atomic.Bool // the client waits in Header() for the header
-	// ctxDone is ctx.Done(), taken once: every wait and Send of the
-	// handler looks at it (serverStream.ended).
-	ctxDone <-chan struct{}
-	recvd   bool // the handler received its one request
+	recvd       bool        // the handler received its one request
 
 	// The client's side.
 	cstats        clientStats
@@ -144,7 +141,6 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 		parent, s.cancel = context.WithCancel(ch.base)
 	}
 	s.startServer(parent, true)
-	s.ctxDone = s.ctx.Done()
 	if ch.forward.opens(m) {
 		s.opened = ch.forward.open(s.ctx)
 	}
