@@ -76,20 +76,25 @@ func (sp *Spare) take(s *strategy) any {
 // that receives v once may release it (a stream's receiver; not a unary
 // handler, which may decode its request twice).
 func Release(v any, mode Mode, slot *Slot, spare *Spare) {
-	if mode != Clone {
-		return
+	if mode == Clone { // inline: Share calls nothing
+		spare.give(v, slot)
 	}
-	g := spare.given.Load()
-	if g-spare.taken.Load() == spareCap {
+}
+
+// give puts v, a copy Send made, in sp if it has room and v's type has a
+// size plan, which copies into it.
+func (sp *Spare) give(v any, slot *Slot) {
+	g := sp.given.Load()
+	if g-sp.taken.Load() == spareCap {
 		return // the ring is full
 	}
 	if s := slot.last.Load(); s != nil && s.sizer != nil && s.of(v) != nil {
 		s.sizer.drop(dataWord(v))
-		if spare.ring == nil {
-			spare.ring = new([spareCap]spareCopy)
+		if sp.ring == nil {
+			sp.ring = new([spareCap]spareCopy)
 		}
-		spare.ring[g%spareCap] = spareCopy{v: v, of: s}
-		spare.given.Store(g + 1)
+		sp.ring[g%spareCap] = spareCopy{v: v, of: s}
+		sp.given.Store(g + 1)
 	}
 }
 
