@@ -109,8 +109,8 @@ func (a Address) String() string {
 
 // Socket returns the network and address that [net.Dial] takes to reach a:
 //   - a unix socket file, and shm: on one: "unix" and its path;
-//   - an abstract socket, and shm: on one: "unix" and its name after "@",
-//     as Go writes an abstract name;
+//   - an abstract socket, and shm: on one: "unix" and "@" followed by its
+//     name, as Go writes an abstract name;
 //   - TCP: "tcp" and its host and port, an empty host written "localhost".
 //
 // ok is false for an in-process address and a grpc-go target, which have
