@@ -9,7 +9,7 @@ import "sync/atomic"
 // at a fraction of its cost, since it takes no reflection per field.
 
 // clone returns a deep copy of the message at src, of s's type, which is
-// flat: into the message spare holds, if it holds one of s's type.
+// flat: into a copy a receiver released, if spare or s's pool holds one.
 func (s *strategy) clone(src addr, spare *Spare) any {
 	if v := spare.take(s); v != nil {
 		s.deepCopy(dataWord(v), src)
@@ -20,51 +20,35 @@ func (s *strategy) clone(src addr, spare *Spare) any {
 	return v
 }
 
-// A Spare hands copies back from a stream's receiver to its sender, for
-// Clone to copy later messages into: a stream that copies every message
+// A Spare hands a copy back from a stream's receiver to its sender, for
+// Clone to copy a later message into: a stream that copies every message
 // then allocates one top level a message, not two. A stream has one a
-// direction. It is a ring of spareCap copies, with one goroutine at a
-// time giving (the receiver) and one taking (the sender), which the
-// misuse guard ensures: given and taken alone order the two, as a
-// queue's indexes do. The zero Spare is empty.
+// direction. It holds one copy, with one goroutine at a time giving (the
+// receiver) and one taking (the sender), which the misuse guard ensures:
+// full alone orders the two. Past that copy, the strategy's pool of its
+// type's copies gives and takes, so that copies outlive their stream for
+// the next one, as a sender that runs a window ahead of its receiver (on
+// one processor, say) needs. The zero Spare is empty.
 type Spare struct {
-	given atomic.Uint64 // copies the receiver put in the ring
-	_     [cacheLine - 8]byte
-	taken atomic.Uint64 // copies the sender took out of it
-	_     [cacheLine - 8]byte
-	ring  *[spareCap]spareCopy // made by the first Release
+	full atomic.Bool
+	v    any       // a copy Send made, which its receiver is done with
+	of   *strategy // v's type's
 }
 
-// spareCap is as many copies as a stream's default window holds: a
-// sender that runs ahead of its receiver by a window, as one on the same
-// processor does, finds a spare for every message of the next.
-const spareCap = 64
-
-// cacheLine keeps the sender's index apart from the receiver's.
-const cacheLine = 64
-
-// A spareCopy is a copy Send made, which its receiver is done with, and
-// the strategy of its type.
-type spareCopy struct {
-	v  any
-	of *strategy
-}
-
-// take returns a copy of s's type from sp, if it holds one.
+// take returns a copy of s's type from sp or from s's pool, if either
+// holds one; sp may be nil (a unary call), which releases nothing.
 func (sp *Spare) take(s *strategy) any {
 	if sp == nil {
 		return nil
 	}
-	t := sp.taken.Load()
-	if t == sp.given.Load() {
-		return nil
+	if !sp.full.Load() {
+		return s.spares.Get()
 	}
-	c := &sp.ring[t%spareCap]
-	v, of := c.v, c.of
-	*c = spareCopy{}
-	sp.taken.Store(t + 1)
+	v, of := sp.v, sp.of
+	sp.v, sp.of = nil, nil
+	sp.full.Store(false)
 	if of != s {
-		return nil
+		return s.spares.Get()
 	}
 	return v
 }
@@ -81,21 +65,20 @@ func Release(v any, mode Mode, slot *Slot, spare *Spare) {
 	}
 }
 
-// give puts v, a copy Send made, in sp if it has room and v's type has a
-// size plan, which copies into it.
+// give puts v, a copy Send made, in sp, or in its type's pool if sp is
+// full, if v's type has a size plan, which copies into it.
 func (sp *Spare) give(v any, slot *Slot) {
-	g := sp.given.Load()
-	if g-sp.taken.Load() == spareCap {
-		return // the ring is full
+	s := slot.last.Load()
+	if s == nil || s.sizer == nil || s.of(v) == nil {
+		return
 	}
-	if s := slot.last.Load(); s != nil && s.sizer != nil && s.of(v) != nil {
-		s.sizer.drop(dataWord(v))
-		if sp.ring == nil {
-			sp.ring = new([spareCap]spareCopy)
-		}
-		sp.ring[g%spareCap] = spareCopy{v: v, of: s}
-		sp.given.Store(g + 1)
+	if sp.full.Load() {
+		s.spares.Put(v) // which the collector empties
+		return
 	}
+	s.sizer.drop(dataWord(v)) // the Spare keeps no message's data alive
+	sp.v, sp.of = v, s
+	sp.full.Store(true)
 }
 
 // drop clears what the message at at refers to (its strings, bytes, lists

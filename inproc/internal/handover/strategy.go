@@ -33,10 +33,12 @@ type strategy struct {
 	utf8    *utf8Plan    // strings to check, for types the size plan does not know
 	sizer   *sizePlan    // knows every field at every depth, or nil
 	shallow *shallowPlan // the receiver's top-level copy
+	// spares: copies of a flat type its streams' receivers released
+	// past what their Spares hold, for the next copies (see Spare).
+	spares sync.Pool
 	// top is shallow where it copies by moves, for a type known by its
 	// type word: the receiver's copy that takes no reflection.
-	top    *shallowPlan
-	spares *sync.Pool // copies a receiver released (see Release), with a size plan
+	top *shallowPlan
 	// initCheck: the message may hold required fields, so that
 	// CheckInitialized must look.
 	initCheck bool
