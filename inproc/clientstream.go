@@ -172,8 +172,8 @@ func (c *clientStream) sendUnrouted(m any) error {
 func (c *clientStream) RecvMsg(m any) error {
 	s := (*stream)(c)
 	if s.clientDone.isRaised() {
-		if p, ok := s.kept(); ok {
-			return s.take(m, p)
+		if ok, err := s.receiveKept(m); ok {
+			return err
 		}
 		return s.clientDone.cause()
 	}

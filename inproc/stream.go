@@ -302,16 +302,22 @@ func (s *stream) connClosed() {
 	s.clientLeft(err)
 }
 
-// kept is what the handler sent before the client's connection closed
-// that the client has not received yet, one message at a time; false
-// when none is left.
-func (s *stream) kept() (parcel, bool) {
+// receiveKept gives m the next of what the handler sent before the
+// client's connection closed that the client has not received yet, and
+// reports whether there was one. It receives inside the receiver's guard,
+// as RecvMsg does: a copy it releases goes to the spare ring, which takes
+// one giver at a time.
+func (s *stream) receiveKept(m any) (bool, error) {
 	upTo := s.keptUpTo.Load()
 	if upTo == 0 || !s.toClient.enter(false) {
-		return parcel{}, false
+		return false, nil
 	}
 	defer s.toClient.leave(false)
-	return s.toClient.take(upTo)
+	p, ok := s.toClient.take(upTo)
+	if !ok {
+		return false, nil
+	}
+	return true, s.take(m, p)
 }
 
 // clientLeft ends the client's side with err because the client left. A
