@@ -8,6 +8,9 @@
 // The call machinery uses three calls: [Send] on the sender's side,
 // [Receive] on the receiver's, and [Transfer], both at once, for a unary
 // response whose receiver has its message at hand. Each direction of a
-// method keeps a [Slot], where the plans of the type it last carried are
-// found by the type word of the message's interface.
+// method keeps a [Slot], where the strategy of the type it last carried is
+// found by the type word of the message's interface. The strategy is
+// chosen once per type (strategy.go, newStrategy). A stream's receiver
+// calls [Release] with its [Spare]: with Clone, the next copy goes into a
+// copy the receiver is done with.
 package handover
