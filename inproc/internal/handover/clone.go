@@ -47,7 +47,8 @@ func (sp *Spare) take(s *strategy) any {
 	v, of := sp.v, sp.of
 	sp.v, sp.of = nil, nil
 	sp.full.Store(false)
-	if of != s {
+	if of != s { // the stream's messages changed type: back to its own pool
+		of.spares.Put(v)
 		return s.spares.Get()
 	}
 	return v

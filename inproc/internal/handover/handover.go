@@ -103,7 +103,7 @@ func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (n i
 	}
 	var v any
 	if tp != nil {
-		v, n, sendErr = tp.send(m, at, mode, dir, tp.of(dst))
+		v, n, sendErr = tp.sends[mode](tp, m, at, dir, tp.of(dst))
 	} else {
 		v, n, sendErr = Send(m, mode, codec, dir)
 	}

@@ -59,11 +59,6 @@ type sendFunc func(s *strategy, m any, at addr, dir Direction, into addr) (any, 
 // Encode never reaches a strategy.
 type sendFuncs [2]sendFunc
 
-// send is Send for m, a message of s's type at at.
-func (s *strategy) send(m any, at addr, mode Mode, dir Direction, into addr) (any, int, error) {
-	return s.sends[mode](s, m, at, dir, into)
-}
-
 // fastCloner is what vtprotobuf generates: a clone without reflection.
 type fastCloner interface {
 	CloneMessageVT() gproto.Message
@@ -122,11 +117,15 @@ func newStrategy(m any, t reflect.Type, md protoreflect.MessageDescriptor) *stra
 	switch {
 	case isGenerated(st) && generatedStruct(st, md):
 		s.byType = true
-		if hasLazyFields(st) || !verifyLayout(st, md) {
+		if hasLazyFields(st) {
+			return s
+		}
+		sizer := buildSizePlan(st, md)
+		if !verifyLayout(st, md, sizer) {
 			return s
 		}
 		s.prepare(st, md)
-		if s.sizer = buildSizePlan(st, md); s.sizer != nil {
+		if s.sizer = sizer; sizer != nil {
 			s.name, s.sends = "flat", sendFuncs{cloneFlat, shareFlat}
 			return s
 		}

@@ -34,11 +34,13 @@ type layoutPlans struct {
 }
 
 // verifyLayout reports whether the plans of st, the generated struct of
-// md, read a message of st as protobuf-go does.
+// md, read a message of st as protobuf-go does: size, the size plan the
+// strategy will use (nil if there is none), and the UTF-8 and shallow
+// plans, which are kept by type.
 // It runs once per type, when the type's strategy is made.
 // A panic in the check, from an offset that points elsewhere, counts as a
 // disagreement.
-func verifyLayout(st reflect.Type, md protoreflect.MessageDescriptor) (ok bool) {
+func verifyLayout(st reflect.Type, md protoreflect.MessageDescriptor, size *sizePlan) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -46,7 +48,7 @@ func verifyLayout(st reflect.Type, md protoreflect.MessageDescriptor) (ok bool) 
 	}()
 	plans := layoutPlans{
 		utf8:    utf8PlanFor(reflect.PointerTo(st), md),
-		size:    buildSizePlan(st, md),
+		size:    size,
 		shallow: shallowPlanFor(st),
 	}
 	return checkLayout(st, md, plans) == nil

@@ -63,7 +63,7 @@ func TestVerifyLayoutZoo(t *testing.T) {
 		if err := checkLayout(st, md, plans); err != nil {
 			t.Errorf("%v: %v", st, err)
 		}
-		if !verifyLayout(st, md) {
+		if !verifyLayout(st, md, buildSizePlan(st, md)) {
 			t.Errorf("%v: verifyLayout refuses the plans checkLayout accepts", st)
 		}
 		checked[st.PkgPath()]++
@@ -159,7 +159,7 @@ func BenchmarkVerifyLayout(b *testing.B) {
 		st, md := reflect.TypeOf(m).Elem(), m.ProtoReflect().Descriptor()
 		b.Run("type="+string(md.Name()), func(b *testing.B) {
 			for b.Loop() {
-				if !verifyLayout(st, md) {
+				if !verifyLayout(st, md, buildSizePlan(st, md)) {
 					b.Fatal("layout refused")
 				}
 			}
