@@ -166,20 +166,32 @@ func (ci *callInfo) failFast() bool {
 // requests is the direction of the call's requests to m on ch: the
 // client's send limit, the server's receive limit.
 func (ci *callInfo) requests(ch *Channel, m *method, spare *handover.Spare) handover.Direction {
-	return handover.Direction{MaxSend: ci.maxSend, MaxRecv: ch.cfg.serverMaxRecv, Slot: &m.requests, Spare: spare}
+	return ci.direction(ci.maxSend, ch.cfg.serverMaxRecv, &m.requests, spare)
 }
 
 // responses is the direction of the call's responses from m on ch: the
 // server's send limit, the client's receive limit.
 func (ci *callInfo) responses(ch *Channel, m *method, spare *handover.Spare) handover.Direction {
-	return handover.Direction{MaxSend: ch.cfg.serverMaxSend, MaxRecv: ci.maxRecv, Slot: &m.responses, Spare: spare}
+	return ci.direction(ch.cfg.serverMaxSend, ci.maxRecv, &m.responses, spare)
+}
+
+// direction is a direction of the call, with its copy mode and codec.
+func (ci *callInfo) direction(maxSend, maxRecv int, slot *handover.Slot, spare *handover.Spare) handover.Direction {
+	return handover.Direction{
+		Limits: handover.Limits{MaxSend: maxSend, MaxRecv: maxRecv, Spare: spare},
+		Slot:   slot,
+		Mode:   ci.copy.mode(),
+		Codec:  ci.codec,
+	}
 }
 
 // checkUnrouted checks a request to a method that does not exist, as a
 // network would encode it before the server says so; nothing is copied.
 // It returns the request's size, encoded.
 func (ci *callInfo) checkUnrouted(req any) (int, error) {
-	_, n, err := handover.Send(req, handover.Share, ci.codec, handover.Direction{MaxSend: ci.maxSend, MaxRecv: math.MaxInt, Slot: new(handover.Slot)})
+	d := ci.direction(ci.maxSend, math.MaxInt, new(handover.Slot), nil)
+	d.Mode = handover.Share
+	_, n, err := d.Send(req)
 	return n, err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -133,7 +132,7 @@ func (c *clientStream) SendMsg(m any) error {
 		return s.finishClient(errConcurrentSend)
 	}
 	defer s.toServer.leave(true)
-	v, n, err := handover.Send(m, s.info.copy.mode(), s.info.codec, s.info.requests(s.ch, s.method, &s.toServer.spare))
+	v, n, err := s.toServer.dir.Send(m)
 	if err != nil {
 		return s.finishClient(err)
 	}
@@ -232,11 +231,11 @@ func (c *clientStream) RecvMsg(m any) error {
 
 // take gives m the message of p.
 func (s *stream) take(m any, p parcel) error {
-	if err := handover.Receive(m, p.v, s.info.codec, &s.method.responses); err != nil {
+	if err := s.toClient.dir.Receive(m, p.v); err != nil {
 		s.run.refused()
 		return s.finishClient(err)
 	}
-	handover.Release(p.v, s.info.copy.mode(), &s.method.responses, &s.toClient.spare)
+	s.toClient.dir.Release(p.v)
 	if s.cstats.hs != nil {
 		s.cstats.inPayload(s.clientCtx, m, int(p.n))
 	}

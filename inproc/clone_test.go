@@ -28,7 +28,7 @@ import (
 
 // Receivers that keep what they received, in every way a program may, while
 // the sender reuses one message and changes it in place, and the copy each
-// receiver's message came from goes back for reuse (handover.Release): what
+// receiver's message came from goes back for reuse (handover.Direction.Release): what
 // each receiver holds must stay as it was received, plus its own changes,
 // as over grpc-go.
 
@@ -245,7 +245,7 @@ func TestCloneReceiversKeepWhatTheyGot(t *testing.T) {
 }
 
 // With Clone, a stream's receiver gives back the copy its message's top
-// level came from (handover.Release), and the next message of the type is
+// level came from (handover.Direction.Release), and the next message of the type is
 // copied into it. These tests keep every message a receiver got, and
 // pieces of it (nested messages, lists, bytes), while senders reuse one
 // message and change it in place, on several streams and methods of the

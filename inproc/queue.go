@@ -50,6 +50,8 @@ type queue struct {
 	windowBytes uint64
 	threshold   uint64 // free slots at which a parked sender is woken
 
+	// dir is how the messages cross, fixed when the stream begins.
+	dir handover.Direction
 	// spare: a copy the receiver is done with, for the sender's next
 	// Clone (see handover.Spare).
 	spare handover.Spare

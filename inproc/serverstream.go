@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -86,7 +85,7 @@ func (ss *serverStream) SendMsg(m any) error {
 		return ss.fail(errConcurrentSend)
 	}
 	defer ss.toClient.leave(true)
-	v, n, err := handover.Send(m, ss.info.copy.mode(), ss.info.codec, ss.info.responses(ss.ch, ss.method, &ss.toClient.spare))
+	v, n, err := ss.toClient.dir.Send(m)
 	if err != nil {
 		// Before the header: grpc-go's server checks a message before it
 		// writes anything, and a handler that set no header then ends
@@ -128,10 +127,10 @@ func (ss *serverStream) recv(m any) error {
 	if !ss.run.handed(wantRoom) {
 		return ss.handlerGoneErr()
 	}
-	if err := handover.Receive(m, p.v, ss.info.codec, &ss.method.requests); err != nil {
+	if err := ss.toServer.dir.Receive(m, p.v); err != nil {
 		return ss.fail(err)
 	}
-	handover.Release(p.v, ss.info.copy.mode(), &ss.method.requests, &ss.toServer.spare)
+	ss.toServer.dir.Release(p.v)
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadIn(false, m, int(p.n)))
 	}

@@ -134,6 +134,8 @@ func (cl *client) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.
 	}
 	s.toServer.init(ch.cfg.window, ch.cfg.windowBytes)
 	s.toClient.init(ch.cfg.window, ch.cfg.windowBytes)
+	s.toServer.dir = ci.requests(ch, m, &s.toServer.spare)
+	s.toClient.dir = ci.responses(ch, m, &s.toClient.spare)
 	var parent context.Context
 	if d, ok := ctx.Deadline(); ok {
 		parent, s.cancel = context.WithDeadline(ch.base, d)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"reflect"
 
-	"github.com/localgrpc/localgrpc/inproc/internal/handover"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -100,7 +99,8 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	var v any
 	var n int
 	if lookupErr == nil {
-		v, n, err = handover.Send(req, ci.copy.mode(), ci.codec, ci.requests(ch, m, nil))
+		requests := ci.requests(ch, m, nil)
+		v, n, err = requests.Send(req)
 	} else {
 		// As over a network, the request is encoded and sent before the
 		// server can say it has no such method.
@@ -155,7 +155,8 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	case r.err == nil && !r.sent:
 		size, r.err, recvErr = u.sendFor(reply, r.resp)
 	case r.err == nil && !u.headerBad:
-		recvErr = handover.Receive(reply, r.resp, ci.codec, &m.responses)
+		responses := ci.responses(ch, m, nil)
+		recvErr = responses.Receive(reply, r.resp)
 	}
 	// The status as the client takes it from the header and trailer.
 	endErr, trailerArrived := u.arrives(r.err, u.trailer)
@@ -234,7 +235,8 @@ func (u *unaryCall) sendFor(reply, resp any) (size int, refused, recvErr error) 
 		// response: it goes to a message of its own.
 		reply = reflect.New(reflect.TypeOf(reply).Elem()).Interface()
 	}
-	size, refused, recvErr = handover.Transfer(reply, resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method, nil))
+	responses := u.info.responses(u.ch, u.method, nil)
+	size, refused, recvErr = responses.Transfer(reply, resp)
 	if refused != nil {
 		u.headerBeforeStatus(true)
 		return size, refused, nil
@@ -279,7 +281,8 @@ func (cl *client) invokeStream(ctx context.Context, method string, req, reply an
 
 // decode gives the handler its request.
 func (u *unaryCall) decode(in any) error {
-	if err := handover.Receive(in, u.req, u.info.codec, &u.method.requests); err != nil {
+	requests := u.info.requests(u.ch, u.method, nil)
+	if err := requests.Receive(in, u.req); err != nil {
 		return err
 	}
 	if u.stats != nil {
@@ -317,7 +320,8 @@ func (u *unaryCall) finish(resp any, err error) unaryResult {
 	r := unaryResult{resp: resp}
 	if st == nil && u.stats != nil {
 		var n int
-		r.resp, n, err = handover.Send(resp, u.info.copy.mode(), u.info.codec, u.info.responses(u.ch, u.method, nil))
+		responses := u.info.responses(u.ch, u.method, nil)
+		r.resp, n, err = responses.Send(resp)
 		r.size, r.sent = int32(n), true
 		st = handlerStatus(err)
 	}

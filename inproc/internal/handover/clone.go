@@ -54,15 +54,15 @@ func (sp *Spare) take(s *strategy) any {
 	return v
 }
 
-// Release gives back v, what Send returned with mode and slot once
-// Receive has given it to its receiver, to spare for a copy of a later
-// message: with Clone, a message of a flat type is a copy Send made, whose
-// top level Receive copied and nothing refers to any more. Only a caller
-// that receives v once may release it (a stream's receiver; not a unary
-// handler, which may decode its request twice).
-func Release(v any, mode Mode, slot *Slot, spare *Spare) {
-	if mode == Clone { // inline: Share calls nothing
-		spare.give(v, slot)
+// Release gives back v, what Send returned, once Receive has given it to
+// its receiver, to spare for a copy of a later message: with Clone, a
+// message of a flat type is a copy Send made, whose top level Receive
+// copied and nothing refers to any more. Only a caller that receives v
+// once may release it (a stream's receiver; not a unary handler, which
+// may decode its request twice).
+func (d *Direction) Release(v any) {
+	if d.Mode == Clone { // inline: Share calls nothing
+		d.Spare.give(v, d.Slot)
 	}
 }
 

@@ -31,14 +31,14 @@ func TestUTF8CheckLetsTheCollectorStop(t *testing.T) {
 		m.Strings[i] = one // 2 GiB less 1 MiB to check, 1 MiB of memory
 	}
 	var slot Slot
-	dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxSendMsgSize, Slot: &slot}
+	dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxSendMsgSize}, Slot: &slot}
 	var stop atomic.Bool
 	started := make(chan struct{})
 	done := make(chan error)
 	go func() {
 		var err error
 		for i := 0; !stop.Load() && err == nil; i++ {
-			_, _, err = Send(m, Share, nil, dir)
+			_, _, err = sendAs(m, Share, dir)
 			if i == 0 {
 				close(started)
 			}

@@ -20,12 +20,22 @@ const (
 	DefaultMaxSendMsgSize = math.MaxInt32
 )
 
-// A Direction is what Send and Receive need of one direction of a call:
-// the sender's and the receiver's size limits, the Slot of the method's
-// messages in that direction, and the Spare of the stream's, if any.
+// A Direction is one direction of a call's messages, fixed when the call
+// begins: the limits, the Slot of the method's messages that way, the copy
+// mode, and the codec the call forces, if any. Its methods do the
+// hand-over; they keep no pointer to it, so a Direction may live on the
+// caller's stack.
 type Direction struct {
+	Limits
+	Slot  *Slot
+	Mode  Mode
+	Codec encoding.CodecV2 // nil: protobuf's, by the plans
+}
+
+// Limits is what a send function needs of its Direction: the sender's and
+// the receiver's size limits, and the stream's Spare, if any.
+type Limits struct {
 	MaxSend, MaxRecv int
-	Slot             *Slot
 	Spare            *Spare
 }
 
@@ -76,18 +86,29 @@ type encoded struct{ data mem.BufferSlice }
 
 // Send checks m and returns what its receiver gets, and m's encoded size.
 // An error is the sender's, as grpc-go's SendMsg gives it.
-func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, error) {
+func (d *Direction) Send(m any) (any, int, error) {
+	if d.Codec == nil && d.Mode != Encode {
+		if s, at := known(m, &d.Slot.last); s != nil {
+			return s.sends[d.Mode](s, m, at, d.Limits, nil)
+		}
+	}
+	return d.sendOther(m)
+}
+
+// sendOther is Send for a message of a type the Slot does not hold, or
+// through a codec.
+func (d *Direction) sendOther(m any) (any, int, error) {
 	if m == nil {
 		return &encoded{}, 0, nil // grpc-go sends an untyped nil as empty
 	}
-	if codec != nil || mode == Encode {
-		return sendEncoded(m, codec, dir)
+	if d.Codec != nil || d.Mode == Encode {
+		return sendEncoded(m, d.Codec, d.Limits)
 	}
-	s, at := lookup(m, &dir.Slot.last)
+	s, at := strategyOf(m, &d.Slot.last)
 	if s == nil {
-		return sendEncoded(m, nil, dir)
+		return sendEncoded(m, nil, d.Limits)
 	}
-	return s.sends[mode](s, m, at, dir, nil)
+	return s.sends[d.Mode](s, m, at, d.Limits, nil)
 }
 
 // Transfer is Send and Receive at once, for a receiver that has its
@@ -95,22 +116,22 @@ func Send(m any, mode Mode, codec encoding.CodecV2, dir Direction) (any, int, er
 // returns Send's refusal (sendErr) apart from Receive's (recvErr), since
 // over a socket the one is the sender's status and the other the
 // receiver's.
-func Transfer(dst, m any, mode Mode, codec encoding.CodecV2, dir Direction) (n int, sendErr, recvErr error) {
+func (d *Direction) Transfer(dst, m any) (n int, sendErr, recvErr error) {
 	var tp *strategy
 	var at addr
-	if m != nil && codec == nil && mode != Encode {
-		tp, at = lookup(m, &dir.Slot.last)
+	if m != nil && d.Codec == nil && d.Mode != Encode {
+		tp, at = lookup(m, &d.Slot.last)
 	}
 	var v any
 	if tp != nil {
-		v, n, sendErr = tp.sends[mode](tp, m, at, dir, tp.of(dst))
+		v, n, sendErr = tp.sends[d.Mode](tp, m, at, d.Limits, tp.of(dst))
 	} else {
-		v, n, sendErr = Send(m, mode, codec, dir)
+		v, n, sendErr = d.Send(m)
 	}
 	if sendErr != nil || v == delivered {
 		return n, sendErr, nil
 	}
-	return n, nil, Receive(dst, v, codec, dir.Slot)
+	return n, nil, d.Receive(dst, v)
 }
 
 // delivered is what send returns when it copied the message into the
@@ -129,7 +150,7 @@ func lookup(m any, last *atomic.Pointer[strategy]) (*strategy, addr) {
 
 // sendEncoded sends m through codec (protobuf's, if nil), as a network
 // does. A message a transport received encoded is sent as it came.
-func sendEncoded(m any, codec encoding.CodecV2, dir Direction) (any, int, error) {
+func sendEncoded(m any, codec encoding.CodecV2, lim Limits) (any, int, error) {
 	if e, ok := m.(*inprocconn.Encoded); ok {
 		if e.Lost != nil {
 			return nil, 0, e.Lost
@@ -138,7 +159,7 @@ func sendEncoded(m any, codec encoding.CodecV2, dir Direction) (any, int, error)
 			return &tooLarge{size: e.Oversize, limit: e.Limit}, e.Oversize, nil
 		}
 		n := e.Data.Len()
-		if v, err := checkLimits(n, dir); v != nil || err != nil {
+		if v, err := checkLimits(n, lim); v != nil || err != nil {
 			return v, n, err
 		}
 		return &encoded{data: e.Data}, n, nil
@@ -151,7 +172,7 @@ func sendEncoded(m any, codec encoding.CodecV2, dir Direction) (any, int, error)
 		return nil, 0, marshalError(err)
 	}
 	n := data.Len()
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
+	if v, err := checkLimits(n, lim); v != nil || err != nil {
 		data.Free()
 		return v, n, err
 	}
@@ -166,12 +187,12 @@ func marshalError(err error) error {
 // returns the stand-in of one over the receiver's. The refusal's message
 // is grpc-go's, client's and server's alike (stream.go SendMsg), which
 // has no "grpc: " prefix, unlike its receiver's.
-func checkLimits(n int, dir Direction) (any, error) {
-	if n > dir.MaxSend {
-		return nil, status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, dir.MaxSend)
+func checkLimits(n int, lim Limits) (any, error) {
+	if n > lim.MaxSend {
+		return nil, status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, lim.MaxSend)
 	}
-	if n > dir.MaxRecv {
-		return &tooLarge{size: n, limit: dir.MaxRecv}, nil
+	if n > lim.MaxRecv {
+		return &tooLarge{size: n, limit: lim.MaxRecv}, nil
 	}
 	return nil, nil
 }
@@ -179,26 +200,25 @@ func checkLimits(n int, dir Direction) (any, error) {
 // over reports whether a message of n bytes is over either limit, which
 // overLimits then says what to do with: the test most messages pass is
 // two comparisons, inline.
-func (dir *Direction) over(n int) bool {
-	return n > dir.MaxSend || n > dir.MaxRecv
+func (lim *Limits) over(n int) bool {
+	return n > lim.MaxSend || n > lim.MaxRecv
 }
 
 // overLimits is checkLimits for a message over a limit.
-func overLimits(n int, dir Direction) (any, int, error) {
-	v, err := checkLimits(n, dir)
+func overLimits(n int, lim Limits) (any, int, error) {
+	v, err := checkLimits(n, lim)
 	return v, n, err
 }
 
-// Receive gives dst, a message the receiver allocated, what Send returned;
-// slot is the Slot Send was given.
-func Receive(dst, v any, codec encoding.CodecV2, slot *Slot) error {
+// Receive gives dst, a message the receiver allocated, what Send returned.
+func (d *Direction) Receive(dst, v any) error {
 	// The common case first, in small frames: a unary handler receives on
 	// a new goroutine, whose small stack would otherwise grow (a copy of
 	// the stack costs more than the whole hand-over).
-	if shallowCopy(dst, v, &slot.last) {
+	if shallowCopy(dst, v, &d.Slot.last) {
 		return nil
 	}
-	return receiveOther(dst, v, codec)
+	return receiveOther(dst, v, d.Codec)
 }
 
 // receiveOther is Receive for what shallowCopy cannot give dst: a

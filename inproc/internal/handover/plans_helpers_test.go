@@ -75,7 +75,7 @@ func measure(m gproto.Message, last *atomic.Pointer[strategy]) (int, error) {
 // for every type.
 func (s *strategy) measure(m any, at addr) (int, bool, error) {
 	if s.sizer != nil {
-		v, n, err := s.fitFlat(m, at, Direction{MaxSend: math.MaxInt, MaxRecv: math.MaxInt})
+		v, n, err := s.fitFlat(m, at, Limits{MaxSend: math.MaxInt, MaxRecv: math.MaxInt})
 		_, wire := v.(*wire)
 		return n, wire, err
 	}
@@ -84,4 +84,10 @@ func (s *strategy) measure(m any, at addr) (int, bool, error) {
 	}
 	n, err := s.measureChecked(m, at)
 	return n, false, err
+}
+
+// sendAs is dir.Send with mode.
+func sendAs(m any, mode Mode, dir Direction) (any, int, error) {
+	dir.Mode = mode
+	return dir.Send(m)
 }

@@ -45,12 +45,12 @@ func fillReused(m *flat3.Flat, g, i int) {
 // while receivers keep and change their own.
 func TestReleaseReusesAndKeepsApart(t *testing.T) {
 	slot := new(Slot)
-	dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: slot, Spare: new(Spare)}
+	dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Spare: new(Spare)}, Slot: slot, Mode: Clone}
 	// One message first: the plans are flat, and a released copy comes
 	// back for the next message.
 	m := &flat3.Flat{}
 	fillReused(m, 0, 0)
-	v, _, err := Send(m, Clone, nil, dir)
+	v, _, err := dir.Send(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,18 +58,18 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 		t.Fatalf("flat3.Flat's plans are not flat: %+v", tp)
 	}
 	first := &flat3.Flat{}
-	if err := Receive(first, v, nil, slot); err != nil {
+	if err := dir.Receive(first, v); err != nil {
 		t.Fatal(err)
 	}
 	want0, _ := proto.Marshal(first)
-	Release(v, Clone, slot, dir.Spare)
+	dir.Release(v)
 	// A spare copy holds on to nothing of the message it carried.
 	if c := v.(*flat3.Flat); c.S != "" || c.B != nil || c.Names != nil || c.Leaf != nil || c.Leaves != nil || c.Child != nil {
 		t.Fatalf("a spare copy keeps what it carried: %v", c)
 	}
 	for range 20 { // each message goes into the copy released before it
 		fillReused(m, 0, 1)
-		v2, _, err := Send(m, Clone, nil, dir)
+		v2, _, err := dir.Send(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +77,10 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 			t.Fatalf("Send made a new copy with a released one spare")
 		}
 		r := &flat3.Flat{}
-		if err := Receive(r, v2, nil, slot); err != nil {
+		if err := dir.Receive(r, v2); err != nil {
 			t.Fatal(err)
 		}
-		Release(v2, Clone, slot, dir.Spare)
+		dir.Release(v2)
 		v = v2
 	}
 	if got, _ := proto.Marshal(first); !bytes.Equal(got, want0) {
@@ -91,7 +91,7 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 		t.Fatal("the last copy released is not spare")
 	}
 	other := &flat3.Leaf{S: "leaf"}
-	if got, _, err := Send(other, Clone, nil, dir); err != nil || dir.Spare.full.Load() {
+	if got, _, err := dir.Send(other); err != nil || dir.Spare.full.Load() {
 		t.Fatalf("a Leaf's copy left the spare Flat: %v, %v", got, err)
 	} else if l, ok := got.(*flat3.Leaf); !ok || l.S != "leaf" {
 		t.Fatalf("a Leaf's copy is %T %v", got, got)
@@ -102,7 +102,7 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 	errs := make(chan error, senders)
 	for g := range senders {
 		wg.Go(func() {
-			dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: slot, Spare: new(Spare)}
+			dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Spare: new(Spare)}, Slot: slot, Mode: Clone}
 			m := &flat3.Flat{}
 			type keptMsg struct {
 				r          *flat3.Flat
@@ -114,17 +114,17 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 			var kept []keptMsg
 			for i := range n {
 				fillReused(m, g, i)
-				v, _, err := Send(m, Clone, nil, dir)
+				v, _, err := dir.Send(m)
 				if err != nil {
 					errs <- err
 					return
 				}
 				r := &flat3.Flat{}
-				if err := Receive(r, v, nil, slot); err != nil {
+				if err := dir.Receive(r, v); err != nil {
 					errs <- err
 					return
 				}
-				Release(v, Clone, slot, dir.Spare)
+				dir.Release(v)
 				if i%3 == 0 { // the receiver changes what it got
 					r.B[0] ^= 0xff
 					r.Names = append(r.Names, "mine")

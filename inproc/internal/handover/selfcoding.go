@@ -76,15 +76,15 @@ var (
 
 // shareSelfCoding is Share for a self-coding message: its own Marshal
 // checks no UTF-8, and neither does this, as over a socket.
-func shareSelfCoding(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+func shareSelfCoding(s *strategy, m any, at addr, lim Limits, _ addr) (any, int, error) {
 	if s.unknownSet(at) {
-		return sendWire(m, dir)
+		return sendWire(m, lim)
 	}
 	if err := s.checkInit(m); err != nil {
 		return nil, 0, err
 	}
 	n := m.(selfCoder).Size()
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
+	if v, err := checkLimits(n, lim); v != nil || err != nil {
 		return v, n, err
 	}
 	return m, n, nil
@@ -92,9 +92,9 @@ func shareSelfCoding(s *strategy, m any, at addr, dir Direction, _ addr) (any, i
 
 // cloneSelfCoding is Clone for a self-coding message: encoded once by its
 // own Marshal, decoded once by the receiver's Unmarshal.
-func cloneSelfCoding(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+func cloneSelfCoding(s *strategy, m any, at addr, lim Limits, _ addr) (any, int, error) {
 	if s.unknownSet(at) {
-		return sendWire(m, dir)
+		return sendWire(m, lim)
 	}
 	if err := s.checkInit(m); err != nil {
 		return nil, 0, err
@@ -103,7 +103,7 @@ func cloneSelfCoding(s *strategy, m any, at addr, dir Direction, _ addr) (any, i
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
-	return fitWire(&wire{b: b, from: s.word, checked: !s.initCheck}, dir)
+	return fitWire(&wire{b: b, from: s.word, checked: !s.initCheck}, lim)
 }
 
 // checkInit refuses m if it may hold required fields and leaves one

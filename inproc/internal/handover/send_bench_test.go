@@ -14,7 +14,7 @@ import (
 // type is known), protobuf's own size, the copy of each mode, and
 // the receiver's shallow copy.
 func BenchmarkSend(b *testing.B) {
-	dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: new(Slot)}
+	dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize}, Slot: new(Slot)}
 	for _, n := range []int{1, 10, 100} {
 		m := &listv1.ListResponse{}
 		for range n {
@@ -46,14 +46,14 @@ func BenchmarkSend(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("part=receive/respSize=%d", n), func(b *testing.B) {
-			v, _, err := Send(m, Share, nil, dir)
+			v, _, err := sendAs(m, Share, dir)
 			if err != nil {
 				b.Fatal(err)
 			}
 			dst := new(listv1.ListResponse)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := Receive(dst, v, nil, dir.Slot); err != nil {
+				if err := dir.Receive(dst, v); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -62,7 +62,7 @@ func BenchmarkSend(b *testing.B) {
 			b.Run(fmt.Sprintf("part=send/copy=%v/respSize=%d", mode, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, err := Send(m, mode, nil, dir); err != nil {
+					if _, _, err := sendAs(m, mode, dir); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -23,7 +23,7 @@ func TestSendUTF8StringsAtGuardPages(t *testing.T) {
 		for i := range mem {
 			mem[i] = 'g'
 		}
-		dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: 64 << 20, Slot: new(Slot)}
+		dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: 64 << 20}, Slot: new(Slot)}
 		for _, n := range []int{1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, asciiChunk - 1, asciiChunk, asciiChunk + 1, asciiChunk + 33} {
 			for _, atEnd := range []bool{true, false} {
 				start := 0
@@ -38,7 +38,7 @@ func TestSendUTF8StringsAtGuardPages(t *testing.T) {
 					s := unsafe.String(&b[0], n)
 					for _, m := range []proto.Message{&flat3.Flat{S: s}, &flat3.Flat{Names: []string{"a", s}}, &flat3.Rich{Kv: map[string]string{s: "v"}}, &flat3.Rich{Pick: &flat3.Rich_Os{Os: s}}} {
 						for _, mode := range []Mode{Clone, Share} {
-							_, _, err := Send(m, mode, nil, dir)
+							_, _, err := sendAs(m, mode, dir)
 							if (err != nil) != (bad >= 0) {
 								t.Fatalf("n=%d at end=%v bad=%d %T mode %d: Send: %v", n, atEnd, bad, m, mode, err)
 							}

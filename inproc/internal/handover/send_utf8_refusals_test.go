@@ -86,12 +86,12 @@ func TestSendRefusesInvalidUTF8AsMarshal(t *testing.T) {
 		for ci, mk := range cases {
 			for _, mode := range []Mode{Clone, Share} {
 				slot := new(Slot)
-				dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Slot: slot}
+				dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize}, Slot: slot}
 				for round := range 3 {
 					for _, bad := range bads {
 						for _, m := range []proto.Message{mk("fine é"), mk(bad)} {
 							_, merr := proto.Marshal(m)
-							_, _, err := Send(m, mode, nil, dir)
+							_, _, err := sendAs(m, mode, dir)
 							if (err != nil) != (merr != nil) {
 								t.Fatalf("case %d %T mode %d round %d bad %q: Send: %v; proto.Marshal: %v", ci, m, mode, round, bad, err, merr)
 							}
@@ -116,29 +116,29 @@ func TestSendRefusesInvalidUTF8InLongListsAndStrings(t *testing.T) {
 	}
 	long := []byte(strings.Repeat("L", 2*asciiChunk+10))
 	for _, mode := range []Mode{Clone, Share} {
-		dir := Direction{MaxSend: DefaultMaxSendMsgSize, MaxRecv: 64 << 20, Slot: new(Slot)}
+		dir := Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: 64 << 20}, Slot: new(Slot)}
 		for _, bad := range []int{0, asciiChunk/10 - 1, asciiChunk / 10, asciiChunk/10 + 1, 2 * asciiChunk / 10, n - 1} {
 			names[bad] = "01234\xff6789"
 			for _, m := range []proto.Message{&flat3.Flat{Names: names}, &flat3.Flat{Leaf: &flat3.Leaf{Tags: names}}, &flat3.Rich{Leaves: []*flat3.Leaf{{Tags: names}}}} {
 				_, merr := proto.Marshal(m)
-				if _, _, err := Send(m, mode, nil, dir); (err != nil) != (merr != nil) || err == nil {
+				if _, _, err := sendAs(m, mode, dir); (err != nil) != (merr != nil) || err == nil {
 					t.Fatalf("mode %d %T bad at %d: Send %v, proto.Marshal %v", mode, m, bad, err, merr)
 				}
 			}
 			names[bad] = "0123456789"
 		}
-		if _, _, err := Send(&flat3.Flat{Names: names}, mode, nil, dir); err != nil {
+		if _, _, err := sendAs(&flat3.Flat{Names: names}, mode, dir); err != nil {
 			t.Fatalf("mode %d: all valid: %v", mode, err)
 		}
 		for _, at := range []int{asciiChunk - 1, asciiChunk, asciiChunk + 1, 2*asciiChunk + 9} {
 			long[at] = 0x80
 			m := &flat3.Flat{S: string(long)}
-			if _, _, err := Send(m, mode, nil, dir); err == nil {
+			if _, _, err := sendAs(m, mode, dir); err == nil {
 				t.Fatalf("mode %d: a long string bad at %d was taken", mode, at)
 			}
 			long[at] = 'L'
 		}
-		if _, _, err := Send(&flat3.Flat{S: string(long)}, mode, nil, dir); err != nil {
+		if _, _, err := sendAs(&flat3.Flat{S: string(long)}, mode, dir); err != nil {
 			t.Fatalf("mode %d: a long valid string: %v", mode, err)
 		}
 	}

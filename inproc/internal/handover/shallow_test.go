@@ -196,7 +196,7 @@ func TestShallowCopyUnderGC(t *testing.T) {
 func TestReceiveDynamicIsItsOwn(t *testing.T) {
 	src := dynamicEcho(t, "sender's")
 	dst := src.ProtoReflect().New().Interface()
-	if err := Receive(dst, src, nil, new(Slot)); err != nil {
+	if err := (&Direction{Slot: new(Slot)}).Receive(dst, src); err != nil {
 		t.Fatal(err)
 	}
 	fd := dst.ProtoReflect().Descriptor().Fields().ByName("text")

@@ -53,7 +53,7 @@ type strategy struct {
 // A sendFunc is Send for m, a message of s's type at at. into, when not
 // nil, is the receiver's message, of s's type: a copy made into it makes
 // the function return delivered.
-type sendFunc func(s *strategy, m any, at addr, dir Direction, into addr) (any, int, error)
+type sendFunc func(s *strategy, m any, at addr, lim Limits, into addr) (any, int, error)
 
 // sendFuncs holds a type's send functions, by Mode: Clone's, then Share's.
 // Encode never reaches a strategy.
@@ -180,7 +180,7 @@ func (s *strategy) checked(md protoreflect.MessageDescriptor, fast bool) {
 // encodes as an empty message.
 var typedNil = &strategy{name: "typed nil", sends: sendFuncs{sendTypedNil, sendTypedNil}}
 
-func sendTypedNil(_ *strategy, m any, _ addr, _ Direction, _ addr) (any, int, error) {
+func sendTypedNil(_ *strategy, m any, _ addr, _ Limits, _ addr) (any, int, error) {
 	if err := gproto.CheckInitialized(protoMessage(m)); err != nil {
 		return nil, 0, marshalError(err)
 	}
@@ -188,16 +188,16 @@ func sendTypedNil(_ *strategy, m any, _ addr, _ Direction, _ addr) (any, int, er
 }
 
 // sendViaWire sends m through its wire encoding.
-func sendViaWire(_ *strategy, m any, _ addr, dir Direction, _ addr) (any, int, error) {
-	return sendWire(m, dir)
+func sendViaWire(_ *strategy, m any, _ addr, lim Limits, _ addr) (any, int, error) {
+	return sendWire(m, lim)
 }
 
 // shareFlat is Share for a flat message.
-func shareFlat(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+func shareFlat(s *strategy, m any, at addr, lim Limits, _ addr) (any, int, error) {
 	if s.unknownSet(at) || s.extensionsSet(at) {
-		return sendWire(m, dir)
+		return sendWire(m, lim)
 	}
-	v, n, err := s.fitFlat(m, at, dir)
+	v, n, err := s.fitFlat(m, at, lim)
 	if v != nil || err != nil {
 		return v, n, err
 	}
@@ -206,11 +206,11 @@ func shareFlat(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, er
 
 // cloneFlat is Clone for a flat message: a copy by its plans, into the
 // receiver's message if it is at hand.
-func cloneFlat(s *strategy, m any, at addr, dir Direction, into addr) (any, int, error) {
+func cloneFlat(s *strategy, m any, at addr, lim Limits, into addr) (any, int, error) {
 	if s.unknownSet(at) {
-		return sendWire(m, dir)
+		return sendWire(m, lim)
 	}
-	v, n, err := s.fitFlat(m, at, dir)
+	v, n, err := s.fitFlat(m, at, lim)
 	switch {
 	case v != nil || err != nil:
 		return v, n, err
@@ -218,15 +218,15 @@ func cloneFlat(s *strategy, m any, at addr, dir Direction, into addr) (any, int,
 		s.deepCopy(into, at)
 		return delivered, n, nil
 	}
-	return s.clone(at, dir.Spare), n, nil
+	return s.clone(at, lim.Spare), n, nil
 }
 
 // shareChecked is Share for a checked message.
-func shareChecked(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+func shareChecked(s *strategy, m any, at addr, lim Limits, _ addr) (any, int, error) {
 	if s.unknownSet(at) || s.extensionsSet(at) || s.nestedNeedsWire(m) {
-		return sendWire(m, dir)
+		return sendWire(m, lim)
 	}
-	v, n, err := s.fitChecked(m, at, dir)
+	v, n, err := s.fitChecked(m, at, lim)
 	if v != nil || err != nil {
 		return v, n, err
 	}
@@ -234,13 +234,13 @@ func shareChecked(s *strategy, m any, at addr, dir Direction, _ addr) (any, int,
 }
 
 // cloneFast is Clone for a checked message by its CloneMessageVT.
-func cloneFast(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, error) {
+func cloneFast(s *strategy, m any, at addr, lim Limits, _ addr) (any, int, error) {
 	// A fast clone copies nested unknown fields as they are, where a
 	// socket's receiver parses them.
 	if s.unknownSet(at) || s.nestedNeedsWire(m) {
-		return sendWire(m, dir)
+		return sendWire(m, lim)
 	}
-	v, n, err := s.fitChecked(m, at, dir)
+	v, n, err := s.fitChecked(m, at, lim)
 	if v != nil || err != nil {
 		return v, n, err
 	}
@@ -251,7 +251,7 @@ func cloneFast(s *strategy, m any, at addr, dir Direction, _ addr) (any, int, er
 // returns its size n if it crosses by them. Otherwise v or err is what
 // Send returns instead: the wire encoding, the refusal, or the stand-in
 // of a message over the receiver's limit.
-func (s *strategy) fitFlat(m any, at addr, dir Direction) (v any, n int, err error) {
+func (s *strategy) fitFlat(m any, at addr, lim Limits) (v any, n int, err error) {
 	// protobuf's Marshal finds a string that is not UTF-8 as it encodes,
 	// and an unset required field after: in that order.
 	n, wire, err := s.sizer.sizeAt(at, 0)
@@ -262,21 +262,21 @@ func (s *strategy) fitFlat(m any, at addr, dir Direction) (v any, n int, err err
 	case err != nil:
 		return nil, 0, marshalError(err)
 	case wire:
-		return sendWire(m, dir)
-	case dir.over(n):
-		return overLimits(n, dir)
+		return sendWire(m, lim)
+	case lim.over(n):
+		return overLimits(n, lim)
 	}
 	return nil, n, nil
 }
 
 // fitChecked is fitFlat for a checked message.
-func (s *strategy) fitChecked(m any, at addr, dir Direction) (v any, n int, err error) {
+func (s *strategy) fitChecked(m any, at addr, lim Limits) (v any, n int, err error) {
 	n, err = s.measureChecked(m, at)
 	switch {
 	case err != nil:
 		return nil, 0, marshalError(err)
-	case dir.over(n):
-		return overLimits(n, dir)
+	case lim.over(n):
+		return overLimits(n, lim)
 	}
 	return nil, n, nil
 }

@@ -134,7 +134,7 @@ func TestStrategyChosenOncePerType(t *testing.T) {
 	}
 }
 
-var unlimited = Direction{MaxSend: math.MaxInt32, MaxRecv: math.MaxInt32}
+var unlimited = Limits{MaxSend: math.MaxInt32, MaxRecv: math.MaxInt32}
 
 // sendAlone calls f, as m's strategy would, with no receiver's message.
 func sendAlone(t *testing.T, f sendFunc, m any) (any, int) {

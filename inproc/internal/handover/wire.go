@@ -19,18 +19,18 @@ type wire struct {
 }
 
 // sendWire encodes m for its receiver.
-func sendWire(m any, dir Direction) (any, int, error) {
+func sendWire(m any, lim Limits) (any, int, error) {
 	b, err := gproto.Marshal(protoMessage(m))
 	if err != nil {
 		return nil, 0, marshalError(err)
 	}
-	return fitWire(&wire{b: b}, dir)
+	return fitWire(&wire{b: b}, lim)
 }
 
 // fitWire is what the receiver gets of w, which the limits may refuse.
-func fitWire(w *wire, dir Direction) (any, int, error) {
+func fitWire(w *wire, lim Limits) (any, int, error) {
 	n := len(w.b)
-	if v, err := checkLimits(n, dir); v != nil || err != nil {
+	if v, err := checkLimits(n, lim); v != nil || err != nil {
 		return v, n, err
 	}
 	return w, n, nil
