@@ -245,8 +245,8 @@ func TestCloneReceiversKeepWhatTheyGot(t *testing.T) {
 }
 
 // With Clone, a stream's receiver gives back the copy its message's top
-// level came from (handover.Direction.Release), and the next message of the type is
-// copied into it. These tests keep every message a receiver got, and
+// level came from (handover.Direction.Release), and the next message of
+// the type is copied into it. These tests keep every message a receiver got, and
 // pieces of it (nested messages, lists, bytes), while senders reuse one
 // message and change it in place, on several streams and methods of the
 // one type at once, with interceptors and stats handlers that keep what
@@ -696,7 +696,8 @@ func releaseRun(t *testing.T, cc grpc.ClientConnInterface, svc *releaseKeepSvc, 
 // each receiver, interceptor and stats handler kept must stay as it got
 // it while released copies are reused for the next messages.
 func TestReleasedCopiesNeverReachReceivers(t *testing.T) {
-	const n, streams = 80, 3
+	// More messages than a window and a Spare's ring take to make.
+	const n, streams = 300, 3
 	ref := &releaseKeepSvc{n: n, reports: make(chan string, 16)}
 	want := releaseRun(t, realGRPC(t, func(r grpc.ServiceRegistrar) { r.RegisterService(releaseKeepDesc, ref) }, nil, nil), ref, streams)
 	forEachMode(t, func(t *testing.T, m testMode) {

@@ -192,6 +192,7 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 			return parcel{}, false, true
 		}
 		if q.seenTail = q.tail.Load(); h == q.seenTail {
+			q.retire()
 			return parcel{}, false, false // closed and drained
 		}
 	}
@@ -206,6 +207,17 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 		q.sender.unpark()
 	}
 	return p, true, false
+}
+
+// retire gives the Spare's copies back, for other streams, once the
+// receiver took the last message: the sender, which closed the queue,
+// sends no more. The send guard keeps out a sender that would (a
+// misuse), which then leaves the copies be.
+func (q *queue) retire() {
+	if q.enter(true) {
+		q.spare.Retire()
+		q.leave(true)
+	}
 }
 
 // take pops the next message without waiting, if one was pushed before

@@ -20,20 +20,49 @@ func (s *strategy) clone(src addr, spare *Spare) any {
 	return v
 }
 
-// A Spare hands a copy back from a stream's receiver to its sender, for
-// Clone to copy a later message into: a stream that copies every message
+// A Spare hands copies back from a stream's receiver to its sender, for
+// Clone to copy later messages into: a stream that copies every message
 // then allocates one top level a message, not two. A stream has one a
-// direction. It holds one copy, with one goroutine at a time giving (the
-// receiver) and one taking (the sender), which the misuse guard ensures:
-// full alone orders the two. Past that copy, the strategy's pool of its
+// direction, with one goroutine at a time giving (the receiver) and one
+// taking (the sender), which the misuse guard ensures.
+//
+// It holds one copy inline, for a sender and receiver that run in step.
+// A sender that runs a window ahead of its receiver (on one processor,
+// say) needs a window of copies: a stream that gave spareRingAfter
+// copies past the inline one makes a ring of them, which its long life
+// pays for. Until then, and past the ring, the strategy's pool of its
 // type's copies gives and takes, so that copies outlive their stream for
-// the next one, as a sender that runs a window ahead of its receiver (on
-// one processor, say) needs. The zero Spare is empty.
+// the next one. The zero Spare is empty.
 type Spare struct {
 	full atomic.Bool
 	v    any       // a copy Send made, which its receiver is done with
 	of   *strategy // v's type's
+	// ring holds the copies past v, once the stream has given
+	// spareRingAfter of them (overflowed, the receiver's count).
+	ring       atomic.Pointer[spareRing]
+	overflowed int
 }
+
+// spareRing is a Spare's copies past the inline one, given by the receiver
+// at given and taken by the sender at taken: one of each at a time.
+type spareRing struct {
+	given, taken atomic.Uint64
+	copies       [spareRingSize]spareCopy
+}
+
+type spareCopy struct {
+	v  any
+	of *strategy
+}
+
+const (
+	// spareRingSize is the default stream window (inproc.DefaultWindow):
+	// the copies a sender that runs a window ahead takes back.
+	spareRingSize = 64
+	// spareRingAfter is how many copies a stream gives past its inline
+	// one before it makes a ring: a short stream makes none.
+	spareRingAfter = 2 * spareRingSize
+)
 
 // take returns a copy of s's type from sp or from s's pool, if either
 // holds one; sp may be nil (a unary call), which releases nothing.
@@ -41,13 +70,59 @@ func (sp *Spare) take(s *strategy) any {
 	if sp == nil {
 		return nil
 	}
-	if !sp.full.Load() {
-		return s.spares.Get()
+	if sp.full.Load() {
+		v, of := sp.v, sp.of
+		sp.v, sp.of = nil, nil
+		sp.full.Store(false)
+		return s.ofOwn(v, of)
 	}
-	v, of := sp.v, sp.of
-	sp.v, sp.of = nil, nil
-	sp.full.Store(false)
-	if of != s { // the stream's messages changed type: back to its own pool
+	if r := sp.ring.Load(); r != nil {
+		if t := r.taken.Load(); t != r.given.Load() {
+			c := &r.copies[t%spareRingSize]
+			v, of := c.v, c.of
+			*c = spareCopy{}
+			r.taken.Store(t + 1)
+			return s.ofOwn(v, of)
+		}
+	}
+	return s.spares.Get()
+}
+
+// Retire gives the copies sp holds back to their types' pools, for other
+// streams. It is for the stream's receiver, once the sender takes no more.
+func (sp *Spare) Retire() {
+	if sp.full.Load() {
+		sp.of.spares.Put(sp.v)
+		sp.v, sp.of = nil, nil
+		sp.full.Store(false)
+	}
+	if r := sp.ring.Load(); r != nil {
+		t, g := r.taken.Load(), r.given.Load()
+		for ; t != g; t++ {
+			c := &r.copies[t%spareRingSize]
+			c.of.spares.Put(c.v)
+			*c = spareCopy{}
+		}
+		r.taken.Store(t)
+	}
+}
+
+// Len returns how many copies sp holds.
+func (sp *Spare) Len() int {
+	n := 0
+	if sp.full.Load() {
+		n++
+	}
+	if r := sp.ring.Load(); r != nil {
+		n += int(r.given.Load() - r.taken.Load())
+	}
+	return n
+}
+
+// ofOwn returns v, a spare copy of of's type, if that is s's; otherwise
+// it puts v back in its own type's pool and returns one of s's, if any.
+func (s *strategy) ofOwn(v any, of *strategy) any {
+	if of != s { // the stream's messages changed type
 		of.spares.Put(v)
 		return s.spares.Get()
 	}
@@ -73,13 +148,29 @@ func (sp *Spare) give(v any, slot *Slot) {
 	if s == nil || s.sizer == nil || s.of(v) == nil {
 		return
 	}
-	if sp.full.Load() {
-		s.spares.Put(v) // which the collector empties
+	if !sp.full.Load() {
+		s.sizer.drop(dataWord(v)) // the Spare keeps no message's data alive
+		sp.v, sp.of = v, s
+		sp.full.Store(true)
 		return
 	}
-	s.sizer.drop(dataWord(v)) // the Spare keeps no message's data alive
-	sp.v, sp.of = v, s
-	sp.full.Store(true)
+	r := sp.ring.Load()
+	if r == nil {
+		if sp.overflowed++; sp.overflowed < spareRingAfter {
+			s.spares.Put(v) // which the collector empties
+			return
+		}
+		r = new(spareRing)
+		sp.ring.Store(r)
+	}
+	g := r.given.Load()
+	if g-r.taken.Load() == spareRingSize {
+		s.spares.Put(v)
+		return
+	}
+	s.sizer.drop(dataWord(v))
+	r.copies[g%spareRingSize] = spareCopy{v, s}
+	r.given.Store(g + 1)
 }
 
 // drop clears what the message at at refers to (its strings, bytes, lists

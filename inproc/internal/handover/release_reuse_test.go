@@ -151,3 +151,130 @@ func TestReleaseReusesAndKeepsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestSpareRingWindowAhead: a sender that runs a window ahead of its
+// receiver gets the copies back through the Spare's ring once the stream
+// is long, and a short stream makes no ring. The two sides run on two
+// goroutines joined by a channel a window long, as a stream's queue
+// joins them, so -race sees the ring's hand-over; every message arrives
+// as it was sent.
+func TestSpareRingWindowAhead(t *testing.T) {
+	slot := new(Slot)
+	newDir := func() Direction {
+		return Direction{Limits: Limits{MaxSend: DefaultMaxSendMsgSize, MaxRecv: DefaultMaxRecvMsgSize, Spare: new(Spare)}, Slot: slot, Mode: Clone}
+	}
+	// A window at a time, each side in turn: the receiver gives back a
+	// window of copies, the sender takes them.
+	dir := newDir()
+	m := &flat3.Flat{}
+	copies := map[any]bool{}
+	for round := range 8 {
+		var sent []any
+		for i := range spareRingSize {
+			fillReused(m, round, i)
+			v, _, err := dir.Send(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, v)
+		}
+		r := dir.Spare.ring.Load()
+		if round*spareRingSize <= spareRingAfter && r != nil {
+			t.Fatalf("round %d: a stream %d copies long made a ring", round, round*spareRingSize)
+		}
+		if r != nil && round > 0 && !copies[sent[0]] {
+			t.Fatalf("round %d: Send made a new copy with %d in the ring", round, r.given.Load()-r.taken.Load())
+		}
+		clear(copies)
+		for i, v := range sent {
+			r := &flat3.Flat{}
+			if err := dir.Receive(r, v); err != nil {
+				t.Fatal(err)
+			}
+			if r.S != fmt.Sprintf("g%d-%d", round, i) {
+				t.Fatalf("round %d message %d arrived as %q", round, i, r.S)
+			}
+			dir.Release(v)
+			copies[v] = true
+		}
+	}
+	r := dir.Spare.ring.Load()
+	if r == nil {
+		t.Fatalf("a stream %d copies long made no ring", 8*spareRingSize)
+	}
+	// The last window's copies wait in the Spare: one inline, the rest in
+	// the ring.
+	if n := r.given.Load() - r.taken.Load(); n != spareRingSize-1 {
+		t.Fatalf("the ring holds %d copies after a window, want %d", n, spareRingSize-1)
+	}
+	// A spare copy holds on to nothing of the message it carried.
+	for i := r.taken.Load(); i != r.given.Load(); i++ {
+		if c := r.copies[i%spareRingSize].v.(*flat3.Flat); c.S != "" || c.B != nil || c.Names != nil || c.Leaf != nil || c.Leaves != nil || c.Child != nil {
+			t.Fatalf("a copy in the ring keeps what it carried: %v", c)
+		}
+	}
+	// A stream that ends gives its copies back for other streams.
+	if n := dir.Spare.Len(); n != spareRingSize {
+		t.Fatalf("the Spare holds %d copies after a window, want %d", n, spareRingSize)
+	}
+	dir.Spare.Retire()
+	if n := dir.Spare.Len(); n != 0 {
+		t.Fatalf("the Spare holds %d copies once retired", n)
+	}
+	for i := range spareRingSize + 1 { // the Spare takes again
+		fillReused(m, 9, i)
+		v, _, err := dir.Send(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dir.Receive(&flat3.Flat{}, v); err != nil {
+			t.Fatal(err)
+		}
+		dir.Release(v)
+	}
+	if n := dir.Spare.Len(); n != 1 {
+		t.Fatalf("the Spare holds %d copies, want 1", n)
+	}
+	// A copy of another type leaves the ring's for their own pool.
+	if got, _, err := dir.Send(&flat3.Leaf{S: "leaf"}); err != nil {
+		t.Fatal(err)
+	} else if l, ok := got.(*flat3.Leaf); !ok || l.S != "leaf" {
+		t.Fatalf("a Leaf's copy is %T %v", got, got)
+	}
+	if n := dir.Spare.Len(); n != 0 {
+		t.Fatalf("the Spare holds %d copies of another type", n)
+	}
+
+	// Two goroutines, a window apart.
+	dir = newDir()
+	const n = 20 * spareRingSize
+	window := make(chan any, spareRingSize)
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			v := <-window
+			r := &flat3.Flat{}
+			if err := dir.Receive(r, v); err != nil {
+				done <- err
+				return
+			}
+			dir.Release(v)
+			if r.S != fmt.Sprintf("g1-%d", i) || r.I != int32(i) || len(r.Names) != 2 || r.Names[0] != fmt.Sprint("n", i) {
+				done <- fmt.Errorf("message %d arrived as %v", i, r)
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := range n {
+		fillReused(m, 1, i)
+		v, _, err := dir.Send(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		window <- v
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
