@@ -212,10 +212,22 @@ func overLimits(n int, lim Limits) (any, int, error) {
 
 // Receive gives dst, a message the receiver allocated, what Send returned.
 func (d *Direction) Receive(dst, v any) error {
-	// The common case first, in small frames: a unary handler receives on
-	// a new goroutine, whose small stack would otherwise grow (a copy of
-	// the stack costs more than the whole hand-over).
-	if shallowCopy(dst, v, &d.Slot.last) {
+	// The common case inline, in small frames: a unary handler receives
+	// on a new goroutine, whose small stack would otherwise grow (a copy
+	// of the stack costs more than the whole hand-over).
+	s := d.Slot.last.Load()
+	if at, from := s.tops(dst, v); at != nil && from != nil {
+		s.top.copy(at, from)
+		return nil
+	}
+	return d.receiveUnknown(dst, v)
+}
+
+// receiveUnknown is Receive for what the Slot's strategy does not copy.
+//
+//go:noinline
+func (d *Direction) receiveUnknown(dst, v any) error {
+	if shallowCopyPlanned(dst, v) {
 		return nil
 	}
 	return receiveOther(dst, v, d.Codec)
@@ -306,14 +318,23 @@ func unmarshalError(err error) error {
 // one load of the strategy.
 func shallowCopy(dst, src any, last *atomic.Pointer[strategy]) bool {
 	if last != nil {
-		if s := last.Load(); s != nil && s.top != nil {
-			if d, sp := s.of(dst), s.of(src); d != nil && sp != nil {
-				s.top.copy(d, sp)
-				return true
-			}
+		s := last.Load()
+		if at, from := s.tops(dst, src); at != nil && from != nil {
+			s.top.copy(at, from)
+			return true
 		}
 	}
 	return shallowCopyPlanned(dst, src)
+}
+
+// tops returns the addresses of dst and src if both are messages of s's
+// type, a strategy a Slot holds (nil if none), whose top level s copies
+// by moves; nil otherwise.
+func (s *strategy) tops(dst, src any) (addr, addr) {
+	if s == nil || s.top == nil || wordOf(dst) != s.word || wordOf(src) != s.word {
+		return nil, nil
+	}
+	return dataWord(dst), dataWord(src)
 }
 
 // shallowCopyPlanned is shallowCopy through the plans of every type.
