@@ -128,10 +128,11 @@ func (c *clientStream) SendMsg(m any) error {
 		s.clientCancelled() // before the message can reach the handler
 		return io.EOF
 	}
-	if !s.toServer.enter(true) {
+	t, ok := s.toServer.enterSend()
+	if !ok {
 		return s.finishClient(errConcurrentSend)
 	}
-	defer s.toServer.leave(true)
+	defer s.toServer.leaveSend(t)
 	v, n, err := s.toServer.dir.Send(m)
 	if err != nil {
 		return s.finishClient(err)
@@ -139,7 +140,7 @@ func (c *clientStream) SendMsg(m any) error {
 	if s.cstats.hs != nil {
 		s.cstats.outPayload(s.clientCtx, m, n)
 	}
-	if !s.toServer.push(v, uint64(n), c) {
+	if !s.toServer.push(t, v, uint64(n), c) {
 		return io.EOF
 	}
 	if !s.desc.ClientStreams {
@@ -184,10 +185,10 @@ func (c *clientStream) RecvMsg(m any) error {
 		s.clientCancelled()
 		return s.clientDone.cause()
 	}
-	if !s.toClient.enter(false) {
+	if !s.toClient.enterReceive() {
 		return s.finishClient(errConcurrentRecv)
 	}
-	defer s.toClient.leave(false)
+	defer s.toClient.leaveReceive()
 	p, ok, aborted := s.toClient.pop(c)
 	if aborted {
 		return s.finishClient(s.clientGoneErr())

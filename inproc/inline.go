@@ -195,6 +195,11 @@ func (r *inlineRun) letGo() bool {
 // client that resumed it wants. It returns false if the call ended while it
 // was suspended.
 func (r *inlineRun) handed(got want) bool {
+	if got == wantRoom {
+		// The client that waits for room sees it once the handler
+		// shows what it received, before it leaves RecvMsg.
+		r.s.toServer.publishHead()
+	}
 	if got == wantRoom && !r.s.toServer.worthWaking() {
 		return true // not room enough for a sender to be worth resuming
 	}

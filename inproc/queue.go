@@ -16,24 +16,32 @@ import (
 // (parking, or resuming a coroutine); the other side wakes a parked one.
 // The receiver wakes a parked sender only once a quarter of the window is
 // free, as HTTP/2 sends window updates in steps, so that a fast sender does
-// not park and wake once per message. A second goroutine that sends (or
-// receives) while another does is refused (see enter), so misuse cannot
-// corrupt the ring.
+// not park and wake once per message.
+//
+// A second goroutine that sends (or receives) while another does is
+// refused (see enterSend, enterReceive), so misuse cannot corrupt the
+// ring. Each side's guard is the busy bit of its index word, tail or
+// head, so that a message costs each side two locked operations: taking
+// the guard, and storing the index, which lets the guard go. The byte
+// counts are each side's own: the sender counts the bytes received from
+// the sizes the slots keep (see recvdBefore).
 type queue struct {
 	// The sender's.
-	tail      atomic.Uint64 // messages pushed
-	sentBytes atomic.Uint64 // bytes pushed
-	pending   atomic.Uint64 // the size of the message a waiting sender holds
-	closed    atomic.Bool   // the sender sent its last message
-	sending   atomic.Bool   // a goroutine is in push
-	seenHead  uint64        // the sender's last look at head
-	seenRecvd uint64        // and at recvdBytes
-	_         [cacheLine]byte
+	tail    atomic.Uint64 // busy while a goroutine sends | messages pushed
+	pending atomic.Uint64 // the size of the message a waiting sender holds
+	closed  atomic.Bool   // the sender sent its last message
+	// sentAtWait is sentBytes as the sender last waited for room, for the
+	// receiver to tell whether it may go on (see worthWaking).
+	sentAtWait atomic.Uint64
+	sentBytes  uint64 // bytes pushed
+	seenHead   uint64 // the sender's last look at head
+	seenRecvd  uint64 // the bytes of the messages before seenHead
+	_          [cacheLine]byte
 
 	// The receiver's.
-	head       atomic.Uint64 // messages popped
-	recvdBytes atomic.Uint64 // bytes popped
-	receiving  atomic.Bool   // a goroutine is in pop
+	head       atomic.Uint64 // busy while a goroutine receives | messages popped, as published
+	popped     uint64        // messages popped, published in head as the receiver leaves
+	recvdBytes uint64        // bytes popped
 	seenTail   uint64        // the receiver's last look at tail
 	_          [cacheLine]byte
 
@@ -44,6 +52,8 @@ type queue struct {
 	// receiver writes every pop.
 	gone atomic.Bool
 
+	// slots keep each message's size after it was received, until the
+	// sender pushes into the slot again: the sender reads it there.
 	slots       []parcel // a power of two long, at least window
 	mask        uint64
 	window      uint64
@@ -56,6 +66,9 @@ type queue struct {
 	// Clone (see handover.Spare).
 	spare handover.Spare
 }
+
+// busy is the bit of tail (head) that a goroutine sending (receiving) holds.
+const busy = 1 << 63
 
 // A parcel is a message in a queue, with its encoded size.
 type parcel struct {
@@ -92,34 +105,56 @@ func (q *queue) init(window, windowBytes int) {
 }
 
 // fits reports whether a message of n bytes fits behind tail, given the
-// receiver has popped head messages and recvd bytes.
-func (q *queue) fits(tail, head, recvd, n uint64) bool {
+// receiver has popped head messages, of recvd bytes, and sent bytes were
+// pushed.
+func (q *queue) fits(tail, head, sent, recvd, n uint64) bool {
 	if tail == head {
 		return true
 	}
-	return tail-head < q.window && q.sentBytes.Load()-recvd+n <= q.windowBytes
+	return tail-head < q.window && sent-recvd+n <= q.windowBytes
 }
 
-// satisfies reports whether the side that needs n can go on.
+// recvdBefore returns, to the sender, the bytes of the messages before
+// head, which is seenHead or later: their slots keep their sizes, which
+// the sender wrote, until it pushes into them again, which it does only
+// within a window of seenHead.
+func (q *queue) recvdBefore(head uint64) uint64 {
+	recvd := q.seenRecvd
+	for i := q.seenHead; i != head; i++ {
+		recvd += q.slots[i&q.mask].n
+	}
+	return recvd
+}
+
+// look has the sender look at the receiver's progress.
+func (q *queue) look() {
+	h := q.head.Load() &^ busy
+	q.seenHead, q.seenRecvd = h, q.recvdBefore(h)
+}
+
+// satisfies reports whether the side that needs n can go on. For needRoom
+// it reads the sender's own counts: the sender, or its runner while the
+// sender is suspended, calls it.
 func (q *queue) satisfies(n need) bool {
 	if n == needRoom {
-		return q.gone.Load() || q.fits(q.tail.Load(), q.head.Load(), q.recvdBytes.Load(), q.pending.Load())
+		h := q.head.Load() &^ busy
+		return q.gone.Load() || q.fits(q.tail.Load()&^busy, h, q.sentBytes, q.recvdBefore(h), q.pending.Load())
 	}
-	return q.head.Load() != q.tail.Load() || q.closed.Load()
+	return q.head.Load()&^busy != q.tail.Load()&^busy || q.closed.Load()
 }
 
 // worthWaking reports, to the receiver, that a parked sender should be
 // woken: its message fits, and a quarter of the window is free or the
 // queue is empty.
 func (q *queue) worthWaking() bool {
-	tail, head, recvd := q.tail.Load(), q.head.Load(), q.recvdBytes.Load()
+	tail, head, sent, recvd := q.tail.Load()&^busy, q.popped, q.sentAtWait.Load(), q.recvdBytes
 	if tail == head {
 		return true
 	}
-	if !q.fits(tail, head, recvd, q.pending.Load()) {
+	if !q.fits(tail, head, sent, recvd, q.pending.Load()) {
 		return false
 	}
-	inFlight := q.sentBytes.Load() - recvd
+	inFlight := sent - recvd
 	return q.window-(tail-head) >= q.threshold && q.windowBytes-min(inFlight, q.windowBytes) >= q.windowBytes/4
 }
 
@@ -141,26 +176,27 @@ func (q *queue) wait(n need, w waiter) bool {
 	return true
 }
 
-// push adds v, of n bytes, waiting while the window is full. It returns
-// false, without adding v, if the receiver is gone or w gave up.
-func (q *queue) push(v any, n uint64, w waiter) bool {
-	t := q.tail.Load()
-	if !q.fits(t, q.seenHead, q.seenRecvd, n) {
-		q.seenHead, q.seenRecvd = q.head.Load(), q.recvdBytes.Load()
-		if !q.fits(t, q.seenHead, q.seenRecvd, n) {
+// push adds v, of n bytes, waiting while the window is full, and lets go
+// of the send guard, which the sender took at t (see enterSend). It
+// returns false, without adding v, if the receiver is gone or w gave up.
+func (q *queue) push(t uint64, v any, n uint64, w waiter) bool {
+	if !q.fits(t, q.seenHead, q.sentBytes, q.seenRecvd, n) {
+		q.look()
+		if !q.fits(t, q.seenHead, q.sentBytes, q.seenRecvd, n) {
+			q.sentAtWait.Store(q.sentBytes)
 			q.pending.Store(n)
 			if !q.wait(needRoom, w) {
 				return false
 			}
-			q.seenHead, q.seenRecvd = q.head.Load(), q.recvdBytes.Load()
+			q.look()
 		}
 	}
 	if q.gone.Load() {
 		return false
 	}
 	q.slots[t&q.mask] = parcel{v: v, n: n}
-	q.sentBytes.Store(q.sentBytes.Load() + n)
-	q.tail.Store(t + 1)
+	q.sentBytes += n
+	q.tail.Store(t + 1) // the message out, the guard let go
 	q.receiver.unpark()
 	return true
 }
@@ -184,29 +220,50 @@ func (q *queue) abandon() {
 }
 
 // pop takes the next message and its size. ok is false if the queue is
-// closed and empty, or if w gave up waiting; then aborted is true.
+// closed and empty, or if w gave up waiting; then aborted is true. The
+// sender sees the room it made once the receiver leaves (leaveReceive),
+// or before it waits.
 func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
-	h := q.head.Load()
+	h := q.popped
 	if h == q.seenTail {
+		q.publishHead()
 		if !q.wait(needMessage, w) {
 			return parcel{}, false, true
 		}
-		if q.seenTail = q.tail.Load(); h == q.seenTail {
+		if q.seenTail = q.tail.Load() &^ busy; h == q.seenTail {
 			q.retire()
 			return parcel{}, false, false // closed and drained
 		}
 	}
-	// The slot lets go of its message, so that a stream holds no more than
-	// its window of messages not yet received.
-	p, q.slots[h&q.mask] = q.slots[h&q.mask], parcel{}
-	if p.n > 0 {
-		q.recvdBytes.Store(q.recvdBytes.Load() + p.n)
+	return q.popAt(h), true, false
+}
+
+// popAt takes message h. The slot lets go of its message, so that a stream
+// holds no more than its window of messages not yet received, and keeps
+// its size, for the sender (see recvdBefore).
+func (q *queue) popAt(h uint64) parcel {
+	slot := &q.slots[h&q.mask]
+	p := *slot
+	slot.v = nil
+	q.recvdBytes += p.n
+	q.popped = h + 1
+	return p
+}
+
+// publishHead shows the sender the messages popped, holding the receive
+// guard, and wakes it if that made it room enough.
+func (q *queue) publishHead() {
+	if q.head.Load() != q.popped|busy {
+		q.head.Store(q.popped | busy)
+		q.wakeSender()
 	}
-	q.head.Store(h + 1)
+}
+
+// wakeSender wakes a parked sender if there is room enough for it.
+func (q *queue) wakeSender() {
 	if q.sender.parked.Load() && q.worthWaking() {
 		q.sender.unpark()
 	}
-	return p, true, false
 }
 
 // retire gives the Spare's copies back, for other streams, once the
@@ -214,45 +271,50 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 // sends no more. The send guard keeps out a sender that would (a
 // misuse), which then leaves the copies be.
 func (q *queue) retire() {
-	if q.enter(true) {
+	if t, ok := q.enterSend(); ok {
 		q.spare.Retire()
-		q.leave(true)
+		q.leaveSend(t)
 	}
 }
 
 // take pops the next message without waiting, if one was pushed before
 // tail stood at upTo.
 func (q *queue) take(upTo uint64) (parcel, bool) {
-	h := q.head.Load()
-	if h >= upTo || h >= q.tail.Load() {
+	h := q.popped
+	if h >= upTo || h >= q.tail.Load()&^busy {
 		return parcel{}, false
 	}
-	p := q.slots[h&q.mask]
-	q.slots[h&q.mask] = parcel{}
-	if p.n > 0 {
-		q.recvdBytes.Store(q.recvdBytes.Load() + p.n)
-	}
-	q.head.Store(h + 1)
-	return p, true
+	return q.popAt(h), true
 }
 
-// enter claims the side of q that sending (or receiving) is, for one call.
-// gRPC allows one goroutine at a time on each side of a stream; a second
-// one is refused, so that the mistake fails the stream instead of
-// corrupting it.
-func (q *queue) enter(sending bool) bool {
-	if sending {
-		return q.sending.CompareAndSwap(false, true)
-	}
-	return q.receiving.CompareAndSwap(false, true)
+// enterSend claims the sending side of q, for one call, at the tail t it
+// returns. gRPC allows one goroutine at a time on each side of a stream;
+// a second one is refused, so that the mistake fails the stream instead
+// of corrupting it.
+func (q *queue) enterSend() (t uint64, ok bool) {
+	t = q.tail.Load()
+	return t, t&busy == 0 && q.tail.CompareAndSwap(t, t|busy)
 }
 
-func (q *queue) leave(sending bool) {
-	if sending {
-		q.sending.Store(false)
-	} else {
-		q.receiving.Store(false)
+// leaveSend lets go of the send guard taken at t, unless push did.
+func (q *queue) leaveSend(t uint64) {
+	if q.tail.Load() == t|busy {
+		q.tail.Store(t)
 	}
+}
+
+// enterReceive claims the receiving side of q, for one call, as enterSend
+// the sending side.
+func (q *queue) enterReceive() bool {
+	h := q.head.Load()
+	return h&busy == 0 && q.head.CompareAndSwap(h, h|busy)
+}
+
+// leaveReceive lets go of the receive guard, showing the sender the
+// messages popped, and wakes it if that made it room enough.
+func (q *queue) leaveReceive() {
+	q.head.Store(q.popped)
+	q.wakeSender()
 }
 
 // parker lets one goroutine sleep until another makes progress.

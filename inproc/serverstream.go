@@ -81,10 +81,11 @@ func (ss *serverStream) SendMsg(m any) error {
 		// deadline passed, Stop): nothing more goes out, as over a socket.
 		return ss.writeGone(ss.handlerGoneErr())
 	}
-	if !ss.toClient.enter(true) {
+	t, ok := ss.toClient.enterSend()
+	if !ok {
 		return ss.fail(errConcurrentSend)
 	}
-	defer ss.toClient.leave(true)
+	defer ss.toClient.leaveSend(t)
 	v, n, err := ss.toClient.dir.Send(m)
 	if err != nil {
 		// Before the header: grpc-go's server checks a message before it
@@ -96,7 +97,7 @@ func (ss *serverStream) SendMsg(m any) error {
 	if ss.stats != nil {
 		ss.stats.handle(ss.ctx, payloadOut(false, m, n))
 	}
-	if !ss.toClient.push(v, uint64(n), ss) || !ss.run.handed(wantMessage) {
+	if !ss.toClient.push(t, v, uint64(n), ss) || !ss.run.handed(wantMessage) {
 		return ss.writeGone(ss.handlerGoneErr())
 	}
 	return nil
@@ -106,10 +107,10 @@ func (ss *serverStream) RecvMsg(m any) error {
 	if ss.statusOut.isRaised() && !ss.handlerReturned.isRaised() {
 		return ss.handlerGoneErr() // the call failed: nothing more comes in
 	}
-	if !ss.toServer.enter(false) {
+	if !ss.toServer.enterReceive() {
 		return ss.fail(errConcurrentRecv)
 	}
-	defer ss.toServer.leave(false)
+	defer ss.toServer.leaveReceive()
 	if !ss.serverDesc.ClientStreams {
 		return ss.recvOne(m)
 	}

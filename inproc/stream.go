@@ -299,7 +299,7 @@ func (s *stream) connClosed() {
 		// handler's context ends (clientLeft) before its blocked Send
 		// fails, as a closed connection's does. A call a cancel
 		// ended first keeps nothing: its client was told it ended.
-		s.keptUpTo.Store(s.toClient.tail.Load())
+		s.keptUpTo.Store(s.toClient.tail.Load() &^ busy)
 	}
 	s.clientLeft(err)
 }
@@ -311,10 +311,10 @@ func (s *stream) connClosed() {
 // one giver at a time.
 func (s *stream) receiveKept(m any) (bool, error) {
 	upTo := s.keptUpTo.Load()
-	if upTo == 0 || !s.toClient.enter(false) {
+	if upTo == 0 || !s.toClient.enterReceive() {
 		return false, nil
 	}
-	defer s.toClient.leave(false)
+	defer s.toClient.leaveReceive()
 	p, ok := s.toClient.take(upTo)
 	if !ok {
 		return false, nil
