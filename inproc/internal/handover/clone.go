@@ -91,7 +91,7 @@ func (p *sizePlan) drop(at addr) {
 		switch f.kind {
 		case sizeString:
 			*field[string](at, f.offset) = ""
-		case sizeBytes, sizeUnknown:
+		case sizeBytes:
 			*field[[]byte](at, f.offset) = nil
 		case sizeStringList:
 			*field[[]string](at, f.offset) = nil
@@ -100,6 +100,9 @@ func (p *sizePlan) drop(at addr) {
 		case sizeMessageList:
 			*field[[]addr](at, f.offset) = nil
 		}
+	}
+	if p.hasUnknown {
+		*field[[]byte](at, p.unknown) = nil
 	}
 }
 
@@ -118,7 +121,7 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 		f := &p.fields[i]
 		// An empty field comes out nil, as from proto.Clone or a socket.
 		switch f.kind {
-		case sizeBytes, sizeUnknown:
+		case sizeBytes:
 			if b := *field[[]byte](dst, f.offset); len(b) > 0 {
 				*field[[]byte](dst, f.offset) = exactCopy(b)
 			} else {
@@ -145,6 +148,13 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 				copies[j] = f.sub.copyOf(sub)
 			}
 			*field[[]addr](dst, f.offset) = copies
+		}
+	}
+	if p.hasUnknown {
+		if b := *field[[]byte](dst, p.unknown); len(b) > 0 {
+			*field[[]byte](dst, p.unknown) = exactCopy(b)
+		} else {
+			*field[[]byte](dst, p.unknown) = nil
 		}
 	}
 }
