@@ -176,35 +176,27 @@ func (p *sizePlan) size(base addr) (n int, wire bool, err error) {
 // nested deeper than shareDepth, and a nil element of a list, which
 // protobuf encodes its own way, need the wire.
 func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
-	for i := range p.fields {
-		f := &p.fields[i]
+	fields := p.fields // in registers: p.fields would be loaded a turn
+	for i := range fields {
+		f := &fields[i]
 		switch f.kind {
 		case sizeString:
 			if s := *field[string](base, f.offset); s != "" {
-				if f.utf8 && !validUTF8(s) {
+				if f.utf8 && (len(s) > shortASCIIMax || shortHighBits(s)&asciiHighBits != 0) && !validUTF8(s) {
 					return 0, false, errInvalidUTF8
 				}
 				n += f.tag + protowire.SizeBytes(len(s))
 			}
 		case sizeStringList:
 			ss := *field[[]string](base, f.offset)
-			bytes := 0
-			for i := range ss {
-				l := len(ss[i])
-				bytes += l
-				if l < 0x80 { // a length prefix of one byte, as most strings' are
-					n++
-				} else {
-					n += protowire.SizeVarint(uint64(l))
-				}
-			}
+			m, bytes := stringsSize(ss)
 			// A list of one chunk or less, as most are, goes to the ASCII
 			// scan directly; one with a byte past ASCII, or longer, goes
 			// the whole way.
 			if f.utf8 && (bytes > asciiChunk || asciiPrefix(ss) != len(ss)) && firstInvalidUTF8Of(ss, bytes) >= 0 {
 				return 0, false, errInvalidUTF8
 			}
-			n += len(ss)*f.tag + bytes
+			n += m + len(ss)*f.tag
 		case sizeBytes:
 			if b := *field[[]byte](base, f.offset); len(b) > 0 {
 				n += f.tag + protowire.SizeBytes(len(b))
@@ -258,6 +250,12 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 			}
 		}
 	}
+	return p.withUnknown(base, depth, n)
+}
+
+// withUnknown returns n, the size of the fields of the message at base,
+// with its unknown fields'. A nested message holding some needs the wire.
+func (p *sizePlan) withUnknown(base addr, depth, n int) (int, bool, error) {
 	if p.hasUnknown {
 		u := len(*field[[]byte](base, p.unknown))
 		if u > 0 && depth > 0 {
@@ -266,6 +264,21 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 		n += u
 	}
 	return n, false, nil
+}
+
+// stringsSize returns the size of the strings of ss with their length
+// prefixes, and their length in bytes.
+func stringsSize(ss []string) (n, bytes int) {
+	for i := range ss {
+		l := len(ss[i])
+		bytes += l
+		if l < 0x80 { // a length prefix of one byte, as most strings' are
+			n++
+		} else {
+			n += protowire.SizeVarint(uint64(l))
+		}
+	}
+	return n + bytes, bytes
 }
 
 // nestedSize is sizeAt for a message held by one depth levels deep.
