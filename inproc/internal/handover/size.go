@@ -25,6 +25,10 @@ type sizePlan struct {
 	// message, which halved the loop's cost for a one-field message.
 	unknown    uintptr
 	hasUnknown bool
+	// walk measures the fields, chosen once for the plan's shape: a
+	// message of one string or one list of strings, as most streamed
+	// messages are, skips the loop and its switch.
+	walk func(p *sizePlan, base addr, depth int) (int, bool, error)
 }
 
 type sizeField struct {
@@ -104,7 +108,21 @@ func buildSizePlanIn(st reflect.Type, md protoreflect.MessageDescriptor, buildin
 		f.utf8 = fd.Kind() == protoreflect.StringKind && enforceUTF8(fd)
 		p.fields = append(p.fields, f)
 	}
+	p.walk = p.walkFor()
 	return p
+}
+
+// walkFor returns the walk for p's fields.
+func (p *sizePlan) walkFor() func(*sizePlan, addr, int) (int, bool, error) {
+	if len(p.fields) == 1 {
+		switch p.fields[0].kind {
+		case sizeString:
+			return (*sizePlan).sizeOneString
+		case sizeStringList:
+			return (*sizePlan).sizeOneStringList
+		}
+	}
+	return (*sizePlan).sizeFields
 }
 
 // messageSizeKind tells how to measure fd, a message field held in a Go
@@ -176,6 +194,11 @@ func (p *sizePlan) size(base addr) (n int, wire bool, err error) {
 // nested deeper than shareDepth, and a nil element of a list, which
 // protobuf encodes its own way, need the wire.
 func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
+	return p.walk(p, base, depth)
+}
+
+// sizeFields is sizeAt for any plan: a loop over its fields.
+func (p *sizePlan) sizeFields(base addr, depth int) (n int, wire bool, err error) {
 	fields := p.fields // in registers: p.fields would be loaded a turn
 	for i := range fields {
 		f := &fields[i]
@@ -251,6 +274,36 @@ func (p *sizePlan) sizeAt(base addr, depth int) (n int, wire bool, err error) {
 		}
 	}
 	return p.withUnknown(base, depth, n)
+}
+
+// sizeOneString is sizeAt for a plan of one string field.
+func (p *sizePlan) sizeOneString(base addr, depth int) (int, bool, error) {
+	f := &p.fields[0]
+	s := *field[string](base, f.offset)
+	if s == "" {
+		return p.withUnknown(base, depth, 0)
+	}
+	n, wire, _ := p.withUnknown(base, depth, f.tag+protowire.SizeBytes(len(s)))
+	if f.utf8 && (len(s) > shortASCIIMax || shortHighBits(s)&asciiHighBits != 0) && !validUTF8(s) {
+		return 0, false, errInvalidUTF8
+	}
+	return n, wire, nil
+}
+
+// sizeOneStringList is sizeAt for a plan of one list of strings. It has
+// the size whole before the ASCII scan, so that fewer values live across
+// that call, which saves them on the stack.
+func (p *sizePlan) sizeOneStringList(base addr, depth int) (int, bool, error) {
+	f := &p.fields[0]
+	ss := *field[[]string](base, f.offset)
+	n, bytes := stringsSize(ss)
+	n, wire, _ := p.withUnknown(base, depth, n+len(ss)*f.tag)
+	// A list of one chunk or less, as most are, goes to the ASCII scan
+	// directly; one with a byte past ASCII, or longer, goes the whole way.
+	if f.utf8 && (bytes > asciiChunk || asciiPrefix(ss) != len(ss)) && firstInvalidUTF8Of(ss, bytes) >= 0 {
+		return 0, false, errInvalidUTF8
+	}
+	return n, wire, nil
 }
 
 // withUnknown returns n, the size of the fields of the message at base,
