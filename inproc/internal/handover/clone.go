@@ -117,20 +117,18 @@ func (s *strategy) deepCopy(dst, src addr) {
 // need no wire (no nil element in its lists, say).
 func (p *sizePlan) deepCopy(dst, src addr) {
 	p.shallow.copy(dst, src)
-	for i := range p.fields {
-		f := &p.fields[i]
-		// An empty field comes out nil, as from proto.Clone or a socket.
+	fields := p.fields // in registers where the copies' calls allow
+	for i := range fields {
+		f := &fields[i]
+		// An empty field comes out nil, as from proto.Clone or a socket;
+		// a nil one is left as it is, which saves a write barrier's test.
 		switch f.kind {
 		case sizeBytes:
-			if b := *field[[]byte](dst, f.offset); len(b) > 0 {
-				*field[[]byte](dst, f.offset) = exactCopy(b)
-			} else {
-				*field[[]byte](dst, f.offset) = nil
-			}
+			copyBytes(dst, f.offset)
 		case sizeStringList:
 			if l := *field[[]string](dst, f.offset); len(l) > 0 {
 				*field[[]string](dst, f.offset) = exactCopy(l)
-			} else {
+			} else if l != nil {
 				*field[[]string](dst, f.offset) = nil
 			}
 		case sizeMessage:
@@ -140,7 +138,9 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 		case sizeMessageList:
 			l := *field[[]addr](dst, f.offset)
 			if len(l) == 0 {
-				*field[[]addr](dst, f.offset) = nil
+				if l != nil {
+					*field[[]addr](dst, f.offset) = nil
+				}
 				continue
 			}
 			copies := make([]addr, len(l))
@@ -151,11 +151,17 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 		}
 	}
 	if p.hasUnknown {
-		if b := *field[[]byte](dst, p.unknown); len(b) > 0 {
-			*field[[]byte](dst, p.unknown) = exactCopy(b)
-		} else {
-			*field[[]byte](dst, p.unknown) = nil
-		}
+		copyBytes(dst, p.unknown)
+	}
+}
+
+// copyBytes gives the []byte field at offset off of the struct at dst an
+// array of its own, or nil if it is empty.
+func copyBytes(dst addr, off uintptr) {
+	if b := *field[[]byte](dst, off); len(b) > 0 {
+		*field[[]byte](dst, off) = exactCopy(b)
+	} else if b != nil {
+		*field[[]byte](dst, off) = nil
 	}
 }
 
