@@ -117,6 +117,12 @@ func (s *strategy) deepCopy(dst, src addr) {
 // need no wire (no nil element in its lists, say).
 func (p *sizePlan) deepCopy(dst, src addr) {
 	p.shallow.copy(dst, src)
+	p.copyFields(p, dst)
+}
+
+// copyEachField is copyFields for any plan: a loop over its fields, on a
+// top level copied already.
+func (p *sizePlan) copyEachField(dst addr) {
 	fields := p.fields // in registers where the copies' calls allow
 	for i := range fields {
 		f := &fields[i]
@@ -150,6 +156,23 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 			*field[[]addr](dst, f.offset) = copies
 		}
 	}
+	p.copyUnknown(dst)
+}
+
+// copyOneStringList is copyFields for a plan of one list of strings.
+func (p *sizePlan) copyOneStringList(dst addr) {
+	f := &p.fields[0]
+	if l := *field[[]string](dst, f.offset); len(l) > 0 {
+		*field[[]string](dst, f.offset) = exactCopy(l)
+	} else if l != nil {
+		*field[[]string](dst, f.offset) = nil
+	}
+	p.copyUnknown(dst)
+}
+
+// copyUnknown copies the unknown fields, the whole of copyFields for a
+// plan of one string, which the top level's copy shares.
+func (p *sizePlan) copyUnknown(dst addr) {
 	if p.hasUnknown {
 		copyBytes(dst, p.unknown)
 	}

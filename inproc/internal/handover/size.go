@@ -29,6 +29,8 @@ type sizePlan struct {
 	// message of one string or one list of strings, as most streamed
 	// messages are, skips the loop and its switch.
 	walk func(p *sizePlan, base addr, depth int) (int, bool, error)
+	// copyFields is deepCopy's walk past the top level, chosen likewise.
+	copyFields func(p *sizePlan, dst addr)
 }
 
 type sizeField struct {
@@ -108,21 +110,21 @@ func buildSizePlanIn(st reflect.Type, md protoreflect.MessageDescriptor, buildin
 		f.utf8 = fd.Kind() == protoreflect.StringKind && enforceUTF8(fd)
 		p.fields = append(p.fields, f)
 	}
-	p.walk = p.walkFor()
+	p.walk, p.copyFields = p.walksFor()
 	return p
 }
 
-// walkFor returns the walk for p's fields.
-func (p *sizePlan) walkFor() func(*sizePlan, addr, int) (int, bool, error) {
+// walksFor returns the walks for p's fields, to measure and to copy.
+func (p *sizePlan) walksFor() (func(*sizePlan, addr, int) (int, bool, error), func(*sizePlan, addr)) {
 	if len(p.fields) == 1 {
 		switch p.fields[0].kind {
 		case sizeString:
-			return (*sizePlan).sizeOneString
+			return (*sizePlan).sizeOneString, (*sizePlan).copyUnknown
 		case sizeStringList:
-			return (*sizePlan).sizeOneStringList
+			return (*sizePlan).sizeOneStringList, (*sizePlan).copyOneStringList
 		}
 	}
-	return (*sizePlan).sizeFields
+	return (*sizePlan).sizeFields, (*sizePlan).copyEachField
 }
 
 // messageSizeKind tells how to measure fd, a message field held in a Go

@@ -47,28 +47,32 @@ func TestShortHighBits(t *testing.T) {
 }
 
 // TestSizeWalksChosen: a plan of one string or one list of strings
-// measures by its own walk, any other by the loop over fields; the tests
-// below hold each walk to protobuf.
+// measures and copies by walks of its own, any other by the loops over
+// fields; the tests below, and TestCloneKnown, hold each walk to protobuf.
 func TestSizeWalksChosen(t *testing.T) {
 	for _, c := range []struct {
 		m    proto.Message
 		walk func(*sizePlan, addr, int) (int, bool, error)
+		copy func(*sizePlan, addr)
 	}{
-		{&echov1.EchoRequest{}, (*sizePlan).sizeOneString},
-		{&listv1.ListResponse{}, (*sizePlan).sizeOneStringList},
-		{&fieldmaskpb.FieldMask{}, (*sizePlan).sizeOneStringList},
-		{&testgrpc.Payload{}, (*sizePlan).sizeFields},
-		{&testgrpc.StreamingOutputCallResponse{}, (*sizePlan).sizeFields},
+		{&echov1.EchoRequest{}, (*sizePlan).sizeOneString, (*sizePlan).copyUnknown},
+		{&listv1.ListResponse{}, (*sizePlan).sizeOneStringList, (*sizePlan).copyOneStringList},
+		{&fieldmaskpb.FieldMask{}, (*sizePlan).sizeOneStringList, (*sizePlan).copyOneStringList},
+		{&testgrpc.Payload{}, (*sizePlan).sizeFields, (*sizePlan).copyEachField},
+		{&testgrpc.StreamingOutputCallResponse{}, (*sizePlan).sizeFields, (*sizePlan).copyEachField},
 	} {
 		p := planOf(t, c.m)
-		if got, want := reflect.ValueOf(p.walk).Pointer(), reflect.ValueOf(c.walk).Pointer(); got != want {
-			t.Errorf("%T: walk %v, want %v", c.m, walkName(p.walk), walkName(c.walk))
+		if got, want := walkName(p.walk), walkName(c.walk); got != want {
+			t.Errorf("%T: walk %s, want %s", c.m, got, want)
+		}
+		if got, want := walkName(p.copyFields), walkName(c.copy); got != want {
+			t.Errorf("%T: copy %s, want %s", c.m, got, want)
 		}
 	}
 }
 
-// walkName names a walk in a failure.
-func walkName(f func(*sizePlan, addr, int) (int, bool, error)) string {
+// walkName names f, a walk, in a failure.
+func walkName(f any) string {
 	return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
 }
 
