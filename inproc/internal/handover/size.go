@@ -322,18 +322,18 @@ func (p *sizePlan) withUnknown(base addr, depth, n int) (int, bool, error) {
 }
 
 // stringsSize returns the size of the strings of ss with their length
-// prefixes, and their length in bytes.
+// prefixes, and their length in bytes. A prefix is one byte but for a
+// string of 128 bytes or more: the loop adds only those strings' extra
+// bytes, which spares most strings an add and a branch.
 func stringsSize(ss []string) (n, bytes int) {
-	for i := range ss {
-		l := len(ss[i])
+	for _, s := range ss {
+		l := len(s)
 		bytes += l
-		if l < 0x80 { // a length prefix of one byte, as most strings' are
-			n++
-		} else {
-			n += protowire.SizeVarint(uint64(l))
+		if l >= 0x80 {
+			n += protowire.SizeVarint(uint64(l)) - 1
 		}
 	}
-	return n + bytes, bytes
+	return n + len(ss) + bytes, bytes
 }
 
 // nestedSize is sizeAt for a message held by one depth levels deep.

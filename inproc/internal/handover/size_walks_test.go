@@ -87,12 +87,12 @@ func planOf(t *testing.T, m proto.Message) *sizePlan {
 }
 
 // oddStrings are strings at the edges of the walks' paths: every length
-// around shortASCIIMax and the one-byte length prefix, each ASCII, with a
-// valid multi-byte rune, and with a byte that is not UTF-8, at its start,
-// middle and end.
+// around shortASCIIMax and where length prefixes grow a byte (128 and
+// 16384), each ASCII, with a valid multi-byte rune, and with a byte that
+// is not UTF-8, at its start, middle and end.
 func oddStrings() []string {
 	var ss []string
-	for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 18, 31, 100, 127, 128, 300} {
+	for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 18, 31, 100, 127, 128, 300, 16383, 16384} {
 		ascii := strings.Repeat("x", n)
 		ss = append(ss, ascii)
 		for _, pos := range []int{0, n / 2, n - 1} {
