@@ -15,37 +15,6 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 )
 
-// TestShortHighBits: every string of 1 to shortASCIIMax bytes, with one
-// high byte at each position or none, cut from a buffer whose bytes
-// around it are all high, so that a read before or past the string would
-// call an ASCII string not ASCII: shortHighBits tells ASCII as
-// utf8.ValidString's ASCII test does.
-func TestShortHighBits(t *testing.T) {
-	buf := []byte(strings.Repeat("\xff", 64))
-	for n := 1; n <= shortASCIIMax; n++ {
-		for pos := -1; pos < n; pos++ {
-			for _, hi := range []byte{0x80, 0xc3, 0xff} {
-				for off := 8; off < 8+16; off++ {
-					b := buf[off : off+n : off+n]
-					for i := range b {
-						b[i] = 'a' + byte(i)
-					}
-					if pos >= 0 {
-						b[pos] = hi
-					}
-					s := string(b)
-					if got, want := shortHighBits(s)&asciiHighBits == 0, pos < 0; got != want {
-						t.Fatalf("n=%d pos=%d hi=%#x offset %d: ASCII %v, want %v", n, pos, hi, off, got, want)
-					}
-					for i := range b {
-						b[i] = 0xff
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestSizeWalksChosen: a plan of one string or one list of strings
 // measures and copies by walks of its own, any other by the loops over
 // fields; the tests below, and TestCloneKnown, hold each walk to protobuf.
