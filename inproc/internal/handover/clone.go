@@ -182,7 +182,7 @@ func (p *sizePlan) drop(at addr) {
 		switch f.kind {
 		case sizeString:
 			*field[string](at, f.offset) = ""
-		case sizeBytes, sizeUnknown:
+		case sizeBytes:
 			*field[[]byte](at, f.offset) = nil
 		case sizeStringList:
 			*field[[]string](at, f.offset) = nil
@@ -191,6 +191,9 @@ func (p *sizePlan) drop(at addr) {
 		case sizeMessageList:
 			*field[[]addr](at, f.offset) = nil
 		}
+	}
+	if p.hasUnknown {
+		*field[[]byte](at, p.unknown) = nil
 	}
 }
 
@@ -205,20 +208,24 @@ func (s *strategy) deepCopy(dst, src addr) {
 // need no wire (no nil element in its lists, say).
 func (p *sizePlan) deepCopy(dst, src addr) {
 	p.shallow.copy(dst, src)
-	for i := range p.fields {
-		f := &p.fields[i]
-		// An empty field comes out nil, as from proto.Clone or a socket.
+	p.copyFields(p, dst)
+}
+
+// copyEachField is copyFields for any plan: a loop over its fields, on a
+// top level copied already.
+func (p *sizePlan) copyEachField(dst addr) {
+	fields := p.fields // in registers where the copies' calls allow
+	for i := range fields {
+		f := &fields[i]
+		// An empty field comes out nil, as from proto.Clone or a socket;
+		// a nil one is left as it is, which saves a write barrier's test.
 		switch f.kind {
-		case sizeBytes, sizeUnknown:
-			if b := *field[[]byte](dst, f.offset); len(b) > 0 {
-				*field[[]byte](dst, f.offset) = exactCopy(b)
-			} else {
-				*field[[]byte](dst, f.offset) = nil
-			}
+		case sizeBytes:
+			copyBytes(dst, f.offset)
 		case sizeStringList:
 			if l := *field[[]string](dst, f.offset); len(l) > 0 {
 				*field[[]string](dst, f.offset) = exactCopy(l)
-			} else {
+			} else if l != nil {
 				*field[[]string](dst, f.offset) = nil
 			}
 		case sizeMessage:
@@ -228,7 +235,9 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 		case sizeMessageList:
 			l := *field[[]addr](dst, f.offset)
 			if len(l) == 0 {
-				*field[[]addr](dst, f.offset) = nil
+				if l != nil {
+					*field[[]addr](dst, f.offset) = nil
+				}
 				continue
 			}
 			copies := make([]addr, len(l))
@@ -237,6 +246,36 @@ func (p *sizePlan) deepCopy(dst, src addr) {
 			}
 			*field[[]addr](dst, f.offset) = copies
 		}
+	}
+	p.copyUnknown(dst)
+}
+
+// copyOneStringList is copyFields for a plan of one list of strings.
+func (p *sizePlan) copyOneStringList(dst addr) {
+	f := &p.fields[0]
+	if l := *field[[]string](dst, f.offset); len(l) > 0 {
+		*field[[]string](dst, f.offset) = exactCopy(l)
+	} else if l != nil {
+		*field[[]string](dst, f.offset) = nil
+	}
+	p.copyUnknown(dst)
+}
+
+// copyUnknown copies the unknown fields, the whole of copyFields for a
+// plan of one string, which the top level's copy shares.
+func (p *sizePlan) copyUnknown(dst addr) {
+	if p.hasUnknown {
+		copyBytes(dst, p.unknown)
+	}
+}
+
+// copyBytes gives the []byte field at offset off of the struct at dst an
+// array of its own, or nil if it is empty.
+func copyBytes(dst addr, off uintptr) {
+	if b := *field[[]byte](dst, off); len(b) > 0 {
+		*field[[]byte](dst, off) = exactCopy(b)
+	} else if b != nil {
+		*field[[]byte](dst, off) = nil
 	}
 }
 

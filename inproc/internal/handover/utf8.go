@@ -129,3 +129,26 @@ func isASCII(s string) bool {
 // le64 reads 8 bytes as a word: one load where the machine reads unaligned
 // words (amd64, arm64 and most others), bytes otherwise.
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// shortASCIIMax is the longest string shortHighBits reads: two words.
+const shortASCIIMax = 16
+
+// asciiHighBits are the high bits of the 8 bytes of a word.
+const asciiHighBits = 0x8080808080808080
+
+// shortHighBits returns the bytes of s, of 1 to shortASCIIMax bytes,
+// ORed together with other bits, so that its asciiHighBits are clear if
+// and only if s is ASCII. It is asciiPrefix for one short string without
+// the call: the first and last word (4 bytes, or single bytes, for a
+// shorter string), overlapping, cover every byte and none past s's end.
+func shortHighBits(s string) uint64 {
+	b := stringBytes(s)
+	switch n := uint(len(b)); {
+	case n >= 8:
+		return le64(b) | le64(b[n-8:])
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b) | binary.LittleEndian.Uint32(b[n-4:]))
+	default:
+		return uint64(b[0] | b[n>>1] | b[n-1])
+	}
+}

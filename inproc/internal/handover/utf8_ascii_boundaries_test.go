@@ -77,6 +77,37 @@ func TestASCIIPrefixHighByteAfterEveryLength(t *testing.T) {
 	})
 }
 
+// TestShortHighBits: every string of 1 to shortASCIIMax bytes, with one
+// high byte at each position or none, cut from a buffer whose bytes
+// around it are all high, so that a read before or past the string would
+// call an ASCII string not ASCII: shortHighBits tells ASCII as
+// utf8.ValidString's ASCII test does.
+func TestShortHighBits(t *testing.T) {
+	buf := []byte(strings.Repeat("\xff", 64))
+	for n := 1; n <= shortASCIIMax; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, hi := range []byte{0x80, 0xc3, 0xff} {
+				for off := 8; off < 8+16; off++ {
+					b := buf[off : off+n : off+n]
+					for i := range b {
+						b[i] = 'a' + byte(i)
+					}
+					if pos >= 0 {
+						b[pos] = hi
+					}
+					s := string(b)
+					if got, want := shortHighBits(s)&asciiHighBits == 0, pos < 0; got != want {
+						t.Fatalf("n=%d pos=%d hi=%#x offset %d: ASCII %v, want %v", n, pos, hi, off, got, want)
+					}
+					for i := range b {
+						b[i] = 0xff
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestUTF8ManyShortStrings: lists of thousands of short strings (the
 // shape of a repeated string field of tags or ids), every one ASCII but
 // one, at every index near the vector steps and at the ends, and the
