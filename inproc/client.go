@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc"
@@ -36,6 +37,26 @@ type client struct {
 	// drains: its calls are taken while the channel drains (see
 	// inprocconn.Conn.Drains).
 	drains bool
+	// lastUnary is the registered method its last unary call found.
+	lastUnary atomic.Pointer[method]
+}
+
+// lookupUnary is Channel.lookup for a unary call. A client most often
+// calls one method again and again, with the same constant name, which a
+// string compare finds equal at the first pointer it compares; a
+// registered method's entry never changes, as nothing is unregistered.
+func (cl *client) lookupUnary(fullMethod string) (*method, error) {
+	last := cl.lastUnary.Load()
+	if last != nil && last.name == fullMethod {
+		return last, nil
+	}
+	// Only a registered method is kept: a forwarded one gives way to a
+	// service registered later.
+	if m, ok := cl.ch.services.Load().methods[fullMethod]; ok {
+		cl.lastUnary.Store(m)
+		return m, nil
+	}
+	return cl.ch.lookup(fullMethod, true)
 }
 
 func init() {

@@ -50,7 +50,7 @@ type unaryResult struct {
 
 func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
 	ch := cl.ch
-	m, lookupErr := ch.lookup(method, true)
+	m, lookupErr := cl.lookupUnary(method)
 	if m != nil && m.unary == nil {
 		return cl.invokeStream(ctx, method, req, reply, opts)
 	}
