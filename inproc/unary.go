@@ -72,17 +72,21 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	// inHandler is true while the executor runs the handler, whose panic,
 	// Inline, unwinds through here: the call then ends with Internal.
 	inHandler := false
-	defer func() {
-		if inHandler {
-			err = errHandlerPanicked
-		}
-		if cs.hs != nil {
-			cs.end(ctx, trailer, err)
-		}
-		if ci.wantsFinish() {
-			ci.finish(header, trailer, err)
-		}
-	}()
+	if cs.hs != nil || ci.wantsFinish() {
+		// Most calls have no one to tell of their end, and a deferred
+		// call costs them even when it does nothing.
+		defer func() {
+			if inHandler {
+				err = errHandlerPanicked
+			}
+			if cs.hs != nil {
+				cs.end(ctx, trailer, err)
+			}
+			if ci.wantsFinish() {
+				ci.finish(header, trailer, err)
+			}
+		}()
+	}
 	if err != nil {
 		return err
 	}
