@@ -301,6 +301,19 @@ func (u *unaryCall) decode(in any) error {
 // copy would grow it), unless stats handlers must hear of it as sent;
 // then the client sends the header too (sendFor).
 func (u *unaryCall) finish(resp any, err error) unaryResult {
+	if err == nil && u.stats == nil && u.uctx.Err() == nil {
+		// Most calls': nothing goes out but the response, left to the
+		// client, and nothing ended the call first.
+		stopping := u.ch.state.Load() == stopped
+		u.uctx.end()
+		return unaryResult{resp: resp, wrote: !stopping}
+	}
+	return u.finishInFull(resp, err)
+}
+
+// finishInFull is finish for a call with a status to send, stats handlers
+// to tell, or an end that came first.
+func (u *unaryCall) finishInFull(resp any, err error) unaryResult {
 	st := handlerStatus(err)
 	// The handler's context ended if the client left, the deadline
 	// passed, the client's connection closed or the channel stopped: over
