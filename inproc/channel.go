@@ -92,6 +92,10 @@ type method struct {
 	// What the handover keeps of the request and response types last
 	// sent on the method (see handover.Slot).
 	requests, responses handover.Slot
+	// calledAs is the name the method's first unary call was made with:
+	// most often a generated constant that every call passes again, which
+	// a string compare finds equal at its first pointer compare.
+	calledAs atomic.Pointer[string]
 }
 
 // RegisterService registers a service implementation, as generated

@@ -42,21 +42,27 @@ type client struct {
 }
 
 // lookupUnary is Channel.lookup for a unary call. A client most often
-// calls one method again and again, with the same constant name, which a
-// string compare finds equal at the first pointer it compares; a
-// registered method's entry never changes, as nothing is unregistered.
+// calls one method again and again, with the same name, which the method
+// keeps as it was first called (see method.calledAs); a registered
+// method's entry never changes, as nothing is unregistered.
 func (cl *client) lookupUnary(fullMethod string) (*method, error) {
-	last := cl.lastUnary.Load()
-	if last != nil && last.name == fullMethod {
-		return last, nil
+	if m := cl.lastUnary.Load(); m != nil {
+		if name := m.calledAs.Load(); name != nil && *name == fullMethod {
+			return m, nil
+		}
 	}
 	// Only a registered method is kept: a forwarded one gives way to a
 	// service registered later.
-	if m, ok := cl.ch.services.Load().methods[fullMethod]; ok {
-		cl.lastUnary.Store(m)
-		return m, nil
+	m, ok := cl.ch.services.Load().methods[fullMethod]
+	if !ok {
+		return cl.ch.lookup(fullMethod, true)
 	}
-	return cl.ch.lookup(fullMethod, true)
+	if m.calledAs.Load() == nil {
+		name := fullMethod
+		m.calledAs.CompareAndSwap(nil, &name)
+	}
+	cl.lastUnary.Store(m)
+	return m, nil
 }
 
 func init() {
