@@ -64,6 +64,7 @@ func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
 	ch.exec = executorFor(ch.cfg.execution)
 	ch.own = client{ch: ch, stats: ch.cfg.clientStats, copy: ch.cfg.copy, unaryExec: ch.exec}
+	ch.own.invoker = ch.own.invoke
 	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.services.Store(&registry{})
 	ch.unaryInt = chain.UnaryServer(ch.cfg.unaryInterceptors)

@@ -37,6 +37,9 @@ type client struct {
 	// drains: its calls are taken while the channel drains (see
 	// inprocconn.Conn.Drains).
 	drains bool
+	// invoker is invoke, made once: the client interceptors take it on
+	// every call, and a method value made there would be made each time.
+	invoker grpc.UnaryInvoker
 	// lastUnary is the registered method its last unary call found.
 	lastUnary atomic.Pointer[method]
 }
@@ -86,6 +89,7 @@ func (ch *Channel) bind(c inprocconn.Conn) *client {
 		hs = append(slices.Clip(hs), c.Stats...)
 	}
 	cl := &client{ch: ch, stats: hs, closed: c.Closed, copy: ch.cfg.copy, unaryExec: ch.exec, peer: c.Peer, drains: c.Drains}
+	cl.invoker = cl.invoke
 	if c.Encode {
 		cl.copy = encode
 	}
@@ -119,7 +123,7 @@ func (cl *client) Invoke(ctx context.Context, method string, req, reply any, opt
 	ch := cl.ch
 	opts = ch.withDefaults(opts)
 	if ch.clientUnary != nil {
-		return ch.clientUnary(ctx, method, req, reply, nil, cl.invoke, opts...)
+		return ch.clientUnary(ctx, method, req, reply, nil, cl.invoker, opts...)
 	}
 	return cl.invoke(ctx, method, req, reply, nil, opts...)
 }
