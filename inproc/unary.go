@@ -24,7 +24,7 @@ type unaryCall struct {
 	uctx    unaryContext // the handler's context's parent
 	req     any          // what send made of the client's request
 	reqSize int
-	handoff // Isolated's (isolated.go); here rather than on its own, which would cost the default mode an allocation
+	handoff // the result, and Isolated's signal of it (isolated.go); here rather than on its own, which would cost the default mode an allocation
 }
 
 // unaryResult is what a unary handler gives its client: its response, or
@@ -292,23 +292,25 @@ func (u *unaryCall) decode(in any) error {
 	return nil
 }
 
-// finish ends the handler's side: the header goes out if it has not, and
-// the stats handlers hear of the end. The executor counts the call out
+// finish ends the handler's side, and leaves what its client takes in
+// u.result: the header goes out if it has not, and the stats handlers
+// hear of the end. The executor counts the call out
 // (Channel.end) once the result is where the client takes it from, so
 // that a GracefulStop the count ends cannot beat the result there. The
 // response is handed over as returned, for the client to check and copy
 // on its own goroutine (the handler's is new, with a small stack, and the
 // copy would grow it), unless stats handlers must hear of it as sent;
 // then the client sends the header too (sendFor).
-func (u *unaryCall) finish(resp any, err error) unaryResult {
+func (u *unaryCall) finish(resp any, err error) {
 	if err == nil && u.stats == nil && u.uctx.Err() == nil {
 		// Most calls': nothing goes out but the response, left to the
 		// client, and nothing ended the call first.
 		stopping := u.ch.state.Load() == stopped
 		u.uctx.end()
-		return unaryResult{resp: resp, wrote: !stopping}
+		u.result.resp, u.result.wrote = resp, !stopping
+		return
 	}
-	return u.finishInFull(resp, err)
+	u.result = u.finishInFull(resp, err)
 }
 
 // finishInFull is finish for a call with a status to send, stats handlers
