@@ -103,6 +103,9 @@ func newCallInfo(cl *client, mode CopyMode, opts []grpc.CallOption) (callInfo, e
 			ci.reporter().waitForReady = !o.FailFast
 		}
 	}
+	if forced == nil && subtype == "" && compressor == "" {
+		return ci, nil // most calls': protobuf, uncompressed
+	}
 	if err := ci.setCodec(forced, subtype); err != nil {
 		return ci, err
 	}

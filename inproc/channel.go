@@ -64,6 +64,7 @@ func New(opts ...Option) *Channel {
 	ch := &Channel{cfg: newConfig(opts), quit: make(chan struct{}), drained: make(chan struct{})}
 	ch.exec = executorFor(ch.cfg.execution)
 	ch.own = client{ch: ch, stats: ch.cfg.clientStats, copy: ch.cfg.copy, unaryExec: ch.exec}
+	ch.own.invoker = ch.own.invoke
 	ch.base, ch.cancelBase = context.WithCancel(context.Background())
 	ch.services.Store(&registry{})
 	ch.unaryInt = chain.UnaryServer(ch.cfg.unaryInterceptors)
@@ -92,6 +93,10 @@ type method struct {
 	// What the handover keeps of the request and response types last
 	// sent on the method (see handover.Slot).
 	requests, responses handover.Slot
+	// calledAs is the name the method's first unary call was made with:
+	// most often a generated constant that every call passes again, which
+	// a string compare finds equal at its first pointer compare.
+	calledAs atomic.Pointer[string]
 }
 
 // RegisterService registers a service implementation, as generated

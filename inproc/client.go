@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"sync/atomic"
 
 	"github.com/localgrpc/localgrpc/internal/inprocconn"
 	"google.golang.org/grpc"
@@ -36,6 +37,35 @@ type client struct {
 	// drains: its calls are taken while the channel drains (see
 	// inprocconn.Conn.Drains).
 	drains bool
+	// invoker is invoke, made once: the client interceptors take it on
+	// every call, and a method value made there would be made each time.
+	invoker grpc.UnaryInvoker
+	// lastUnary is the registered method its last unary call found.
+	lastUnary atomic.Pointer[method]
+}
+
+// lookupUnary is Channel.lookup for a unary call. A client most often
+// calls one method again and again, with the same name, which the method
+// keeps as it was first called (see method.calledAs); a registered
+// method's entry never changes, as nothing is unregistered.
+func (cl *client) lookupUnary(fullMethod string) (*method, error) {
+	if m := cl.lastUnary.Load(); m != nil {
+		if name := m.calledAs.Load(); name != nil && *name == fullMethod {
+			return m, nil
+		}
+	}
+	// Only a registered method is kept: a forwarded one gives way to a
+	// service registered later.
+	m, ok := cl.ch.services.Load().methods[fullMethod]
+	if !ok {
+		return cl.ch.lookup(fullMethod, true)
+	}
+	if m.calledAs.Load() == nil {
+		name := fullMethod
+		m.calledAs.CompareAndSwap(nil, &name)
+	}
+	cl.lastUnary.Store(m)
+	return m, nil
 }
 
 func init() {
@@ -59,6 +89,7 @@ func (ch *Channel) bind(c inprocconn.Conn) *client {
 		hs = append(slices.Clip(hs), c.Stats...)
 	}
 	cl := &client{ch: ch, stats: hs, closed: c.Closed, copy: ch.cfg.copy, unaryExec: ch.exec, peer: c.Peer, drains: c.Drains}
+	cl.invoker = cl.invoke
 	if c.Encode {
 		cl.copy = encode
 	}
@@ -92,7 +123,7 @@ func (cl *client) Invoke(ctx context.Context, method string, req, reply any, opt
 	ch := cl.ch
 	opts = ch.withDefaults(opts)
 	if ch.clientUnary != nil {
-		return ch.clientUnary(ctx, method, req, reply, nil, cl.invoke, opts...)
+		return ch.clientUnary(ctx, method, req, reply, nil, cl.invoker, opts...)
 	}
 	return cl.invoke(ctx, method, req, reply, nil, opts...)
 }

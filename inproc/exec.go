@@ -8,8 +8,10 @@ import "context"
 // that a mode of execution is one file: isolated.go, inline.go.
 type executor interface {
 	// invoke starts u's handler, with its context following ctx, and
-	// returns its result or why the client stopped waiting.
-	invoke(ctx context.Context, u *unaryCall) unaryResult
+	// returns its result (u.result) or why the client stopped waiting.
+	// A pointer, as the result is most often u's own: copied back through
+	// every return, it cost more than the pointer.
+	invoke(ctx context.Context, u *unaryCall) *unaryResult
 	// newStream allocates a stream together with its runner.
 	newStream() *stream
 }

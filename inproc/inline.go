@@ -19,7 +19,7 @@ import (
 // itself parks until the other goroutine's call resumes the handler.
 type inlineExecutor struct{}
 
-func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
+func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) *unaryResult {
 	u.uctx.init(&u.call, ctx, ctx)
 	u.startServer(&u.uctx, false)
 	returned := false
@@ -31,13 +31,13 @@ func (*inlineExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
 	}()
 	resp, err := u.handle()
 	returned = true
-	r := u.finish(resp, err)
+	u.finish(resp, err)
 	if err := u.info.left(ctx); err != nil {
 		// The client stopped waiting before the response: over a network
 		// neither it nor the header or trailer would reach it.
-		return unaryResult{err: err, left: true}
+		return &unaryResult{err: err, left: true}
 	}
-	return r
+	return &u.result
 }
 
 func (*inlineExecutor) newStream() *stream {

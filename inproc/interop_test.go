@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/localgrpc/localgrpc/echo"
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
 	"github.com/localgrpc/localgrpc/internal/echotest"
@@ -292,6 +293,27 @@ func loggingEcho(r *recorder) *funcEcho {
 				}
 			}
 		},
+	}
+}
+
+// TestClientInterceptorAllocatesNothing checks that a client unary
+// interceptor that only passes the call on costs it no allocation.
+func TestClientInterceptorAllocatesNothing(t *testing.T) {
+	pass := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	allocs := func(opts ...inproc.Option) float64 {
+		c, _ := newEcho(t, modes[0], echo.Server{}, opts...)
+		req := &echov1.EchoRequest{Text: "x"}
+		return testing.AllocsPerRun(100, func() {
+			if _, err := c.Get(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	plain, intercepted := allocs(), allocs(inproc.WithClientUnaryInterceptor(pass))
+	if intercepted > plain {
+		t.Errorf("an intercepted call allocates %v times, a plain one %v", intercepted, plain)
 	}
 }
 

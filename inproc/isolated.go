@@ -13,7 +13,7 @@ import (
 // a socket.
 type isolatedExecutor struct{}
 
-func (*isolatedExecutor) invoke(ctx context.Context, u *unaryCall) unaryResult {
+func (*isolatedExecutor) invoke(ctx context.Context, u *unaryCall) *unaryResult {
 	// The handler's context does not follow the client's: the client ends
 	// it when it leaves (see cancelForClient), and the handler may outlive
 	// the client.
@@ -105,7 +105,7 @@ type handoff struct {
 // the client's context to end, for its connection to close, or for Stop.
 // The handler reads only what send made of the request, so the client may
 // return at once.
-func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
+func (u *unaryCall) runIsolated(ctx context.Context) *unaryResult {
 	go u.serveIsolated()
 	// The handler is next to run on this processor. Yielding to it first,
 	// instead of parking at once, lets a handler that does not block
@@ -115,30 +115,30 @@ func (u *unaryCall) runIsolated(ctx context.Context) unaryResult {
 	// that blocks leaves the client to the select, which waits as before.
 	runtime.Gosched()
 	if u.handlerReturned.isRaised() {
-		return u.result
+		return &u.result
 	}
 	select {
 	case <-u.handlerReturned.done():
-		return u.result
+		return &u.result
 	case <-ctx.Done():
 		cancelForClient(ctx, u.uctx.end)
-		return unaryResult{err: status.FromContextError(ctx.Err()).Err(), left: true}
+		return &unaryResult{err: status.FromContextError(ctx.Err()).Err(), left: true}
 	case <-u.info.closing():
 		u.uctx.end() // as the server of a closed connection does
-		return unaryResult{err: u.info.connErr(), left: true}
+		return &unaryResult{err: u.info.connErr(), left: true}
 	case <-u.ch.quit:
 		if u.handlerReturned.isRaised() {
 			// The handler's end may be what stopped the channel, a
 			// GracefulStop waiting for it; both were ready to select.
-			return u.result
+			return &u.result
 		}
-		return unaryResult{err: errStopped, left: true}
+		return &unaryResult{err: errStopped, left: true}
 	}
 }
 
 // serveIsolated runs the handler and hands its result over.
 func (u *unaryCall) serveIsolated() {
-	u.result = u.finish(u.handle())
+	u.finish(u.handle())
 	u.handlerReturned.raise() // after result: whoever sees it raised sees result
 	u.ch.end()
 }

@@ -14,6 +14,7 @@ import (
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -183,6 +184,43 @@ func TestHealth(t *testing.T) {
 				t.Errorf("Watch: %v, want %v", r.GetStatus(), want)
 			}
 			hs.SetServingStatus("echo.v1.Echo", healthgrpc.HealthCheckResponse_SERVING)
+		}
+	})
+}
+
+// TestUnaryCallsFindTheirMethod checks that each unary call of one client
+// reaches the method it names, whatever the client called before: the
+// same name built anew, a name of the same length it does not have,
+// another service's method, and a service registered after its calls.
+func TestUnaryCallsFindTheirMethod(t *testing.T) {
+	forEachMode(t, func(t *testing.T, m testMode) {
+		ch := newChannel(t, m)
+		echov1.RegisterEchoServer(ch, echo.Server{})
+		ctx := timeoutCtx(t)
+		get := func(name string) error {
+			var resp echov1.EchoResponse
+			if err := ch.Invoke(ctx, name, &echov1.EchoRequest{Text: "hi"}, &resp); err != nil {
+				return err
+			}
+			if resp.GetText() != "hi" {
+				t.Errorf("%s answered %v", name, &resp)
+			}
+			return nil
+		}
+		checkHealth := func(want codes.Code) {
+			_, err := healthgrpc.NewHealthClient(ch).Check(ctx, &healthgrpc.HealthCheckRequest{})
+			wantCode(t, "Check", err, want)
+		}
+		for round := range 2 {
+			wantCode(t, "Get", get(echov1.Echo_Get_FullMethodName), codes.OK)
+			wantCode(t, "Get built anew", get(strings.Clone(echov1.Echo_Get_FullMethodName)), codes.OK)
+			wantCode(t, "Got", get("/echo.v1.Echo/Got"), codes.Unimplemented)
+			wantCode(t, "Get after Got", get(echov1.Echo_Get_FullMethodName), codes.OK)
+			if round == 0 {
+				checkHealth(codes.Unimplemented)
+				healthgrpc.RegisterHealthServer(ch, health.NewServer())
+			}
+			checkHealth(codes.OK)
 		}
 	})
 }

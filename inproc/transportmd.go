@@ -69,6 +69,9 @@ func hostValues(n int) error {
 // many "host" values first, as grpc-go checks them first, then a
 // "connection" key.
 func toRequest(md metadata.MD) error {
+	if len(md) == 0 {
+		return nil // most calls': a range over it costs more than the call
+	}
 	var refused error
 	for k, v := range md {
 		switch {
@@ -140,9 +143,14 @@ func toResponse(md metadata.MD, contentType string) metadata.MD {
 // readMetaFrame); bytes from 0x80 pass. The client then fails the call
 // with Internal and resets the stream.
 func wireError(md metadata.MD) error {
-	if len(md) == 0 { // most calls': a range over it costs more than the call
-		return nil
+	if len(md) == 0 {
+		return nil // most calls': small enough to inline, it costs no call
 	}
+	return wireFieldError(md)
+}
+
+// wireFieldError is wireError of md, which is not empty.
+func wireFieldError(md metadata.MD) error {
 	for k, vs := range md {
 		if len(vs) == 0 || reservedKey(k) {
 			continue
@@ -190,6 +198,9 @@ func (c *call) headerError() error {
 // takes it (see wireStatus), and whether the trailer arrived (see
 // trailerFails).
 func (c *call) arrives(err error, trailer metadata.MD) (error, bool) {
+	if err == nil && len(trailer) == 0 && !c.headerBad && !c.reset {
+		return nil, true // most calls': an OK status alone crosses as it is
+	}
 	if ferr := c.trailerFails(err, trailer); ferr != nil {
 		return ferr, false
 	}

@@ -23,7 +23,7 @@ type unaryCall struct {
 	uctx    unaryContext // the handler's context's parent
 	req     any          // what send made of the client's request
 	reqSize int
-	handoff // Isolated's (isolated.go); here rather than on its own, which would cost the default mode an allocation
+	handoff // the result, and Isolated's signal of it (isolated.go); here rather than on its own, which would cost the default mode an allocation
 }
 
 // unaryResult is what a unary handler gives its client: its response, or
@@ -49,7 +49,7 @@ type unaryResult struct {
 
 func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) (err error) {
 	ch := cl.ch
-	m, lookupErr := ch.lookup(method, true)
+	m, lookupErr := cl.lookupUnary(method)
 	if m != nil && m.unary == nil {
 		return cl.invokeStream(ctx, method, req, reply, opts)
 	}
@@ -71,17 +71,21 @@ func (cl *client) invoke(ctx context.Context, method string, req, reply any, _ *
 	// inHandler is true while the executor runs the handler, whose panic,
 	// Inline, unwinds through here: the call then ends with Internal.
 	inHandler := false
-	defer func() {
-		if inHandler {
-			err = errHandlerPanicked
-		}
-		if cs.hs != nil {
-			cs.end(ctx, trailer, err)
-		}
-		if ci.wantsFinish() {
-			ci.finish(header, trailer, err)
-		}
-	}()
+	if cs.hs != nil || ci.wantsFinish() {
+		// Most calls have no one to tell of their end, and a deferred
+		// call costs them even when it does nothing.
+		defer func() {
+			if inHandler {
+				err = errHandlerPanicked
+			}
+			if cs.hs != nil {
+				cs.end(ctx, trailer, err)
+			}
+			if ci.wantsFinish() {
+				ci.finish(header, trailer, err)
+			}
+		}()
+	}
 	if err != nil {
 		return err
 	}
@@ -254,13 +258,22 @@ func cancelForClient(client context.Context, cancel func()) {
 	}
 }
 
+// handle runs the handler. Its decoder is a closure allocated on every
+// call, as grpc-go's is: the handler's signature leaves no other way to
+// tell it whose request to take. It is written out here, as the method
+// value u.decode would call through a wrapper.
 func (u *unaryCall) handle() (any, error) {
-	h := u.method.unary
-	impl := u.method.service.impl
-	if u.ch.unaryInt != nil {
-		return h(impl, u.ctx, u.decode, u.ch.unaryInt)
+	decode := func(in any) error {
+		requests := u.info.requests(u.ch, u.method, nil)
+		if err := requests.Receive(in, u.req); err != nil {
+			return err
+		}
+		if u.stats != nil {
+			u.stats.handle(u.ctx, payloadIn(false, in, u.reqSize))
+		}
+		return nil
 	}
-	return h(impl, u.ctx, u.decode, nil)
+	return u.method.unary(u.method.service.impl, u.ctx, decode, u.ch.unaryInt)
 }
 
 // invokeStream makes a unary call to a streaming method, as grpc-go does:
@@ -279,27 +292,30 @@ func (cl *client) invokeStream(ctx context.Context, method string, req, reply an
 	return s.RecvMsg(reply)
 }
 
-// decode gives the handler its request.
-func (u *unaryCall) decode(in any) error {
-	requests := u.info.requests(u.ch, u.method, nil)
-	if err := requests.Receive(in, u.req); err != nil {
-		return err
-	}
-	if u.stats != nil {
-		u.stats.handle(u.ctx, payloadIn(false, in, u.reqSize))
-	}
-	return nil
-}
-
-// finish ends the handler's side: the header goes out if it has not, and
-// the stats handlers hear of the end. The executor counts the call out
+// finish ends the handler's side, and leaves what its client takes in
+// u.result: the header goes out if it has not, and the stats handlers
+// hear of the end. The executor counts the call out
 // (Channel.end) once the result is where the client takes it from, so
 // that a GracefulStop the count ends cannot beat the result there. The
 // response is handed over as returned, for the client to check and copy
 // on its own goroutine (the handler's is new, with a small stack, and the
 // copy would grow it), unless stats handlers must hear of it as sent;
 // then the client sends the header too (sendFor).
-func (u *unaryCall) finish(resp any, err error) unaryResult {
+func (u *unaryCall) finish(resp any, err error) {
+	if err == nil && u.stats == nil && u.uctx.Err() == nil {
+		// Most calls': nothing goes out but the response, left to the
+		// client, and nothing ended the call first.
+		stopping := u.ch.state.Load() == stopped
+		u.uctx.end()
+		u.result.resp, u.result.wrote = resp, !stopping
+		return
+	}
+	u.result = u.finishInFull(resp, err)
+}
+
+// finishInFull is finish for a call with a status to send, stats handlers
+// to tell, or an end that came first.
+func (u *unaryCall) finishInFull(resp any, err error) unaryResult {
 	st := handlerStatus(err)
 	// The handler's context ended if the client left, the deadline
 	// passed, the client's connection closed or the channel stopped: over
