@@ -307,8 +307,8 @@ func (s *stream) connClosed() {
 // receiveKept gives m the next of what the handler sent before the
 // client's connection closed that the client has not received yet, and
 // reports whether there was one. It receives inside the receiver's guard,
-// as RecvMsg does: a copy it releases goes to the spare ring, which takes
-// one giver at a time.
+// as RecvMsg does: a copy it releases goes to the stream's Spare, which
+// takes one giver at a time.
 func (s *stream) receiveKept(m any) (bool, error) {
 	upTo := s.keptUpTo.Load()
 	if upTo == 0 || !s.toClient.enterReceive() {
