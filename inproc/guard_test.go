@@ -454,3 +454,72 @@ func TestGuardCancelParkedSenders(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardFullDuplex: what gRPC allows, one client goroutine sending and
+// another receiving, on a handler that echoes each message, through
+// windows of one message, of eight (a parked sender wakes only once two
+// are free), of 100 bytes and the default: each side's guard is taken
+// and let go by one goroutine while the other side's moves, and a parked
+// side must be woken. Every message comes back intact, in order, and the
+// stream ends well.
+func TestGuardFullDuplex(t *testing.T) {
+	const n = 1000
+	windows := append(guardWindows[:len(guardWindows):len(guardWindows)], struct {
+		name string
+		opts []inproc.Option
+		size func(g, i int) int
+	}{"window=8", []inproc.Option{inproc.WithWindow(8)}, func(_, i int) int { return 1 + i%9 }})
+	forEachMode(t, func(t *testing.T, mode testMode) {
+		share := isShare(t, mode)
+		for _, w := range windows {
+			t.Run(w.name, func(t *testing.T) {
+				ch := newChannel(t, mode, w.opts...)
+				ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
+					for {
+						in := &flat3.Flat{}
+						if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
+							return nil
+						} else if err != nil {
+							return err
+						}
+						if err := ss.SendMsg(in); err != nil {
+							return err
+						}
+					}
+				}})
+				s, err := ch.NewStream(timeoutCtx(t), anyBidiDesc, anyBidi)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sent := async(func() error {
+					m := &flat3.Flat{}
+					for i := range n {
+						m = guardedMsg(share, m, 0, i, w.size(0, i))
+						if err := s.SendMsg(m); err != nil {
+							return err
+						}
+					}
+					return s.CloseSend()
+				})
+				got := &inOrder{}
+				for {
+					in := &flat3.Flat{}
+					if err := s.RecvMsg(in); errors.Is(err, io.EOF) {
+						break
+					} else if err != nil {
+						t.Fatalf("after %d messages: %v", got.n, err)
+					}
+					if err := got.see(in, w.size, true); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := receive(t, sent, "the sender to end"); err != nil {
+					t.Fatal(err)
+				}
+				if got.n != n {
+					t.Errorf("%d messages came back, want %d", got.n, n)
+				}
+			})
+		}
+	})
+}
