@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/localgrpc/localgrpc/echo"
+	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	listv1 "github.com/localgrpc/localgrpc/gen/list/v1"
 	"google.golang.org/grpc"
 )
@@ -63,6 +65,46 @@ func TestStreamRetiresItsSpare(t *testing.T) {
 			s := (*stream)(cs.(*clientStream))
 			if l := s.toClient.spare.Len(); l != 0 {
 				t.Errorf("the responses' Spare holds %d copies after the last", l)
+			}
+			if l := s.toServer.spare.Len(); l != 0 {
+				t.Errorf("the requests' Spare holds %d copies after the last", l)
+			}
+		})
+	}
+}
+
+// TestStreamRetiresItsSpareOneResponse: the same for a stream with one
+// response (client streaming), whose client takes the response only once
+// it found the stream's end behind it: the response's copy, handed back
+// after that, goes back for other streams too.
+func TestStreamRetiresItsSpareOneResponse(t *testing.T) {
+	for _, e := range []Execution{Isolated, Inline} {
+		t.Run(fmt.Sprint(e), func(t *testing.T) {
+			ch := New(WithCopy(Clone), WithExecution(e))
+			t.Cleanup(ch.Stop)
+			echov1.RegisterEchoServer(ch, echo.Server{})
+			desc := &echov1.Echo_ServiceDesc.Streams[1]
+			if !desc.ClientStreams || desc.ServerStreams {
+				t.Fatalf("%s is not client streaming", desc.StreamName)
+			}
+			cs, err := ch.NewStream(context.Background(), desc, echov1.Echo_Collect_FullMethodName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				if err := cs.SendMsg(&echov1.EchoRequest{Text: fmt.Sprint(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cs.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.RecvMsg(&echov1.EchoResponse{}); err != nil {
+				t.Fatal(err)
+			}
+			s := (*stream)(cs.(*clientStream))
+			if l := s.toClient.spare.Len(); l != 0 {
+				t.Errorf("the response's Spare holds %d copies after it", l)
 			}
 			if l := s.toServer.spare.Len(); l != 0 {
 				t.Errorf("the requests' Spare holds %d copies after the last", l)
