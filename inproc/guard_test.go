@@ -122,6 +122,65 @@ func wantGuardErr(t *testing.T, what string, err error, want ...codes.Code) {
 	}
 }
 
+// receivingChannel returns a channel whose bidi handler receives
+// flat3.Flat messages into got until the end of input, and the channel
+// its error goes to.
+func receivingChannel(t *testing.T, mode testMode, opts []inproc.Option, size func(g, i int) int, got *inOrder) (*inproc.Channel, <-chan error) {
+	handlerErr := make(chan error, 1)
+	ch := newChannel(t, mode, opts...)
+	ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
+		err := func() error {
+			for {
+				in := &flat3.Flat{}
+				if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
+					return nil
+				} else if err != nil {
+					return err
+				}
+				if err := got.see(in, size, true); err != nil {
+					return err
+				}
+			}
+		}()
+		handlerErr <- err
+		return err
+	}})
+	return ch, handlerErr
+}
+
+// openBidi opens a bidi stream of anyDesc on ch. cancel ends its context,
+// as the test's end does.
+func openBidi(t *testing.T, ch *inproc.Channel) (grpc.ClientStream, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(timeoutCtx(t))
+	t.Cleanup(cancel)
+	s, err := ch.NewStream(ctx, anyBidiDesc, anyBidi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cancel
+}
+
+// sendFromSeveral sends guardSends messages from each of guardSenders
+// goroutines at once through send, and returns once all stopped, each
+// sender's error (nil if it sent them all) in errs.
+func sendFromSeveral(share bool, size func(g, i int) int, send func(any) error, errs chan<- error) {
+	var wg sync.WaitGroup
+	for g := range guardSenders {
+		wg.Go(func() {
+			m := &flat3.Flat{}
+			for i := range guardSends {
+				m = guardedMsg(share, m, g, i, size(g, i))
+				if err := send(m); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		})
+	}
+	wg.Wait()
+}
+
 // TestGuardClientSenders: three client goroutines send on one stream at
 // once. The handler receives what they sent intact, each message once and
 // each sender's in order; a refused Send says Internal, and then so does
@@ -132,47 +191,10 @@ func TestGuardClientSenders(t *testing.T) {
 		for _, w := range guardWindows {
 			t.Run(w.name, func(t *testing.T) {
 				got := &inOrder{}
-				handlerErr := make(chan error, 1)
-				ch := newChannel(t, mode, w.opts...)
-				ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
-					err := func() error {
-						for {
-							in := &flat3.Flat{}
-							if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
-								return nil
-							} else if err != nil {
-								return err
-							}
-							if err := got.see(in, w.size, true); err != nil {
-								return err
-							}
-						}
-					}()
-					handlerErr <- err
-					return err
-				}})
-				ctx, cancel := context.WithCancel(timeoutCtx(t))
-				defer cancel()
-				s, err := ch.NewStream(ctx, anyBidiDesc, anyBidi)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ch, handlerErr := receivingChannel(t, mode, w.opts, w.size, got)
+				s, cancel := openBidi(t, ch)
 				errs := make(chan error, guardSenders)
-				var wg sync.WaitGroup
-				for g := range guardSenders {
-					wg.Go(func() {
-						m := &flat3.Flat{}
-						for i := range guardSends {
-							m = guardedMsg(share, m, g, i, w.size(g, i))
-							if err := s.SendMsg(m); err != nil {
-								errs <- err
-								return
-							}
-						}
-						errs <- nil
-					})
-				}
-				wg.Wait()
+				sendFromSeveral(share, w.size, s.SendMsg, errs)
 				close(errs)
 				refused := false
 				for err := range errs {
@@ -226,12 +248,7 @@ func TestGuardClientReceivers(t *testing.T) {
 					}
 					return nil
 				}})
-				ctx, cancel := context.WithCancel(timeoutCtx(t))
-				defer cancel()
-				s, err := ch.NewStream(ctx, anyBidiDesc, anyBidi)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s, cancel := openBidi(t, ch)
 				if err := s.CloseSend(); err != nil {
 					t.Fatal(err)
 				}
@@ -286,29 +303,10 @@ func TestGuardHandlerSenders(t *testing.T) {
 				sendErrs := make(chan error, guardSenders)
 				ch := newChannel(t, mode, w.opts...)
 				ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
-					var wg sync.WaitGroup
-					for g := range guardSenders {
-						wg.Go(func() {
-							out := &flat3.Flat{}
-							for i := range guardSends {
-								out = guardedMsg(share, out, g, i, w.size(g, i))
-								if err := ss.SendMsg(out); err != nil {
-									sendErrs <- err
-									return
-								}
-							}
-							sendErrs <- nil
-						})
-					}
-					wg.Wait()
+					sendFromSeveral(share, w.size, ss.SendMsg, sendErrs)
 					return nil
 				}})
-				ctx, cancel := context.WithCancel(timeoutCtx(t))
-				defer cancel()
-				s, err := ch.NewStream(ctx, anyBidiDesc, anyBidi)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s, cancel := openBidi(t, ch)
 				got := &inOrder{}
 				var recvErr error
 				for {
@@ -345,25 +343,7 @@ func TestGuardCloseSendRacesSend(t *testing.T) {
 			t.Run(w.name, func(t *testing.T) {
 				for round := range 20 {
 					got := &inOrder{}
-					handlerErr := make(chan error, 1)
-					ch := newChannel(t, mode, w.opts...)
-					ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
-						err := func() error {
-							for {
-								in := &flat3.Flat{}
-								if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
-									return nil
-								} else if err != nil {
-									return err
-								}
-								if err := got.see(in, w.size, true); err != nil {
-									return err
-								}
-							}
-						}()
-						handlerErr <- err
-						return err
-					}})
+					ch, handlerErr := receivingChannel(t, mode, w.opts, w.size, got)
 					ctx, cancel := context.WithCancel(timeoutCtx(t))
 					s, err := ch.NewStream(ctx, anyBidiDesc, anyBidi)
 					if err != nil {
