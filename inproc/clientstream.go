@@ -225,9 +225,6 @@ func (c *clientStream) RecvMsg(m any) error {
 		return err
 	}
 	if !s.desc.ServerStreams {
-		// The pop that found the end retired the Spare before take
-		// handed the response's copy back: it goes back too.
-		s.toClient.retire()
 		s.finishClient(io.EOF)
 	}
 	return nil

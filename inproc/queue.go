@@ -43,7 +43,10 @@ type queue struct {
 	popped     uint64        // messages popped, published in head as the receiver leaves
 	recvdBytes uint64        // bytes popped
 	seenTail   uint64        // the receiver's last look at tail
-	_          [cacheLine]byte
+	// drained: the receiver found the queue closed and empty. It retires
+	// the Spare as it leaves, once what it received went back to it.
+	drained bool
+	_       [cacheLine]byte
 
 	receiver, sender parker
 
@@ -231,7 +234,7 @@ func (q *queue) pop(w waiter) (p parcel, ok, aborted bool) {
 			return parcel{}, false, true
 		}
 		if q.seenTail = q.tail.Load() &^ busy; h == q.seenTail {
-			q.retire()
+			q.drained = true
 			return parcel{}, false, false // closed and drained
 		}
 	}
@@ -267,8 +270,8 @@ func (q *queue) wakeSender() {
 }
 
 // retire gives the Spare's copies back, for other streams, once the
-// receiver took the last message: the sender, which closed the queue,
-// sends no more. The send guard keeps out a sender that would (a
+// receiver took the last message and gave its copy back (leaveReceive):
+// the sender, which closed the queue, sends no more. The send guard keeps out a sender that would (a
 // misuse), which then leaves the copies be.
 func (q *queue) retire() {
 	if t, ok := q.enterSend(); ok {
@@ -315,6 +318,9 @@ func (q *queue) enterReceive() bool {
 func (q *queue) leaveReceive() {
 	q.head.Store(q.popped)
 	q.wakeSender()
+	if q.drained {
+		q.retire()
+	}
 }
 
 // parker lets one goroutine sleep until another makes progress.
