@@ -47,7 +47,7 @@ type shmConns struct {
 	mu       sync.Mutex
 	conns    map[*shm.ServerConn]bool
 	stopped  bool
-	graceful bool           // how stop stopped
+	graceful bool           // stop drains: no Stop came yet
 	open     sync.WaitGroup // a count per connection reserved
 }
 
@@ -107,11 +107,7 @@ func (s *Server) serveShmConn(nc net.Conn) {
 		return
 	}
 	nc.SetDeadline(time.Time{})
-	switch stopped, graceful := s.shm.add(sc); {
-	case stopped && graceful:
-		sc.GoAway()
-	case stopped:
-		sc.Abort()
+	if !s.shm.add(sc) {
 		return
 	}
 	<-sc.Done()
@@ -145,19 +141,28 @@ func (c *shmConns) reserve() bool {
 	return true
 }
 
-// add keeps sc for stop to reach, unless stop came first: it says so,
-// and whether it was graceful.
-func (c *shmConns) add(sc *shm.ServerConn) (stopped, graceful bool) {
+// add keeps sc for stop to reach, whatever came first: the lock orders
+// add and stop, and a connection accepted while the server drains is
+// still one a later Stop must close. It reports false, with sc closed,
+// once the server stopped for good; a draining server tells sc to go
+// away.
+func (c *shmConns) add(sc *shm.ServerConn) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return true, c.graceful
+	if c.stopped && !c.graceful {
+		c.mu.Unlock()
+		sc.Abort()
+		return false
 	}
 	if c.conns == nil {
 		c.conns = map[*shm.ServerConn]bool{}
 	}
 	c.conns[sc] = true
-	return false, false
+	draining := c.stopped
+	c.mu.Unlock()
+	if draining {
+		sc.GoAway()
+	}
+	return true
 }
 
 func (c *shmConns) remove(sc *shm.ServerConn) {
@@ -174,9 +179,9 @@ func (c *shmConns) wait() { c.open.Wait() }
 // closes them all; connections accepted later are closed at once.
 func (c *shmConns) stop(graceful bool) {
 	c.mu.Lock()
-	if !c.stopped {
-		c.graceful = graceful
-	}
+	// A Stop after a GracefulStop makes the stop a hard one: a connection
+	// accepted from then on is closed, not drained.
+	c.graceful = graceful && (!c.stopped || c.graceful)
 	c.stopped = true
 	conns := make([]*shm.ServerConn, 0, len(c.conns))
 	for sc := range c.conns {
