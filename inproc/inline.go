@@ -198,10 +198,11 @@ func (r *inlineRun) handed(got want) bool {
 	if got == wantRoom {
 		// The client that waits for room sees it once the handler
 		// shows what it received, before it leaves RecvMsg.
-		r.s.toServer.publishHead()
-	}
-	if got == wantRoom && !r.s.toServer.worthWaking() {
-		return true // not room enough for a sender to be worth resuming
+		q := &r.s.toServer
+		q.publishHead()
+		if !q.worthWaking(q.popped, q.recvdBytes) {
+			return true // not room enough for a sender to be worth resuming
+		}
 	}
 	if !r.onCoroutine() {
 		return true // another goroutine of the handler: the client wakes on its own

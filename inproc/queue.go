@@ -149,8 +149,8 @@ func (q *queue) satisfies(n need) bool {
 // worthWaking reports, to the receiver, that a parked sender should be
 // woken: its message fits, and a quarter of the window is free or the
 // queue is empty.
-func (q *queue) worthWaking() bool {
-	tail, head, sent, recvd := q.tail.Load()&^busy, q.popped, q.sentAtWait.Load(), q.recvdBytes
+func (q *queue) worthWaking(head, recvd uint64) bool {
+	tail, sent := q.tail.Load()&^busy, q.sentAtWait.Load()
 	if tail == head {
 		return true
 	}
@@ -258,13 +258,16 @@ func (q *queue) popAt(h uint64) parcel {
 func (q *queue) publishHead() {
 	if q.head.Load() != q.popped|busy {
 		q.head.Store(q.popped | busy)
-		q.wakeSender()
+		q.wakeSender(q.popped, q.recvdBytes)
 	}
 }
 
-// wakeSender wakes a parked sender if there is room enough for it.
-func (q *queue) wakeSender() {
-	if q.sender.parked.Load() && q.worthWaking() {
+// wakeSender wakes a parked sender if there is room enough for it, the
+// receiver having popped head messages of recvd bytes. They are passed,
+// not read: the receiver may have let go of its guard, and another
+// goroutine may be receiving.
+func (q *queue) wakeSender(head, recvd uint64) {
+	if q.sender.parked.Load() && q.worthWaking(head, recvd) {
 		q.sender.unpark()
 	}
 }
@@ -316,9 +319,12 @@ func (q *queue) enterReceive() bool {
 // leaveReceive lets go of the receive guard, showing the sender the
 // messages popped, and wakes it if that made it room enough.
 func (q *queue) leaveReceive() {
-	q.head.Store(q.popped)
-	q.wakeSender()
-	if q.drained {
+	// Read before the guard is let go: from then on the fields are the
+	// next receiver's.
+	head, recvd, drained := q.popped, q.recvdBytes, q.drained
+	q.head.Store(head)
+	q.wakeSender(head, recvd)
+	if drained {
 		q.retire()
 	}
 }
