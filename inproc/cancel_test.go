@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	echov1 "github.com/localgrpc/localgrpc/gen/echo/v1"
 	"github.com/localgrpc/localgrpc/inproc"
+	"github.com/localgrpc/localgrpc/internal/servertest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -121,10 +124,50 @@ type probeEndWatch struct {
 	client bool
 	once   sync.Once
 	done   chan struct{}
+	// reads watches the client's connection (grpc-go's), whose reader
+	// reports InTrailer just before it ends the stream: trailerAt is the
+	// count of its reads then.
+	reads     *readCount
+	trailerAt int64
 }
 
 func newProbeEndWatch(client bool) *probeEndWatch {
 	return &probeEndWatch{client: client, done: make(chan struct{})}
+}
+
+// ended waits until the call's whole answer arrived: done, and for
+// grpc-go's client, a read that its transport began after the trailers,
+// which it begins only once it handled them (the stream ended).
+func (h *probeEndWatch) ended(t *testing.T) {
+	t.Helper()
+	receive(t, h.done, "the end of the call")
+	if h.reads == nil {
+		return
+	}
+	for h.reads.n.Load() <= h.trailerAt {
+		receive(t, h.reads.began, "the transport's next read")
+	}
+}
+
+// readCount counts the reads begun on the connections a readWatch wraps.
+type readCount struct {
+	n     atomic.Int64
+	began chan struct{} // a token after each read begins
+}
+
+// readWatch is a connection whose reads are counted.
+type readWatch struct {
+	net.Conn
+	*readCount
+}
+
+func (c *readWatch) Read(p []byte) (int, error) {
+	c.n.Add(1)
+	select {
+	case c.began <- struct{}{}:
+	default:
+	}
+	return c.Conn.Read(p)
 }
 
 func (h *probeEndWatch) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
@@ -136,7 +179,12 @@ func (h *probeEndWatch) HandleRPC(_ context.Context, s stats.RPCStats) {
 	switch s.(type) {
 	case *stats.InTrailer:
 		if h.client && s.IsClient() {
-			h.once.Do(func() { close(h.done) })
+			h.once.Do(func() {
+				if h.reads != nil {
+					h.trailerAt = h.reads.n.Load()
+				}
+				close(h.done)
+			})
 		}
 	case *stats.End:
 		if !h.client && !s.IsClient() {
@@ -200,7 +248,7 @@ func TestCancelAfterStatusArrived(t *testing.T) {
 			},
 		}
 		for _, kind := range []string{"server-stream", "client-stream", "bidi"} {
-			run := func(t *testing.T, c echov1.EchoClient, done <-chan struct{}) string {
+			run := func(t *testing.T, c echov1.EchoClient, w *probeEndWatch) string {
 				ctx, cancel := context.WithCancel(timeoutCtx(t))
 				defer cancel()
 				var recv func() (*echov1.EchoResponse, error)
@@ -241,7 +289,7 @@ func TestCancelAfterStatusArrived(t *testing.T) {
 					}
 					recv, trailer = s.Recv, s.Trailer
 				}
-				receive(t, done, "the end of the call")
+				w.ended(t)
 				cancel()
 				var got []string
 				for range 5 {
@@ -263,14 +311,17 @@ func TestCancelAfterStatusArrived(t *testing.T) {
 			}
 			t.Run(oc.name+"/"+kind, func(t *testing.T) {
 				w := newProbeEndWatch(true)
-				want := run(t, echov1.NewEchoClient(realGRPC(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, nil, []grpc.DialOption{grpc.WithStatsHandler(w)})), w.done)
+				w.reads = &readCount{began: make(chan struct{}, 1)}
+				wrap := func(nc net.Conn) net.Conn { return &readWatch{nc, w.reads} }
+				ref := servertest.GRPCOverWrappedBufconn(t, func(r grpc.ServiceRegistrar) { echov1.RegisterEchoServer(r, srv) }, nil, wrap, grpc.WithStatsHandler(w))
+				want := run(t, echov1.NewEchoClient(ref), w)
 				forEachMode(t, func(t *testing.T, m testMode) {
 					if !isIsolated(t, m) {
 						t.Skip("an Inline handler runs only while its client drives it")
 					}
 					w := newProbeEndWatch(false)
 					c, _ := newEcho(t, m, srv, inproc.WithServerStatsHandler(w))
-					if got := run(t, c, w.done); got != want {
+					if got := run(t, c, w); got != want {
 						t.Errorf("after the whole answer arrived, cancel, then receive:\ninproc:  %s\ngrpc-go: %s", got, want)
 					}
 				})

@@ -909,6 +909,8 @@ var oracleRawDesc = &grpc.ServiceDesc{
 	HandlerType: (*any)(nil),
 	Methods: []grpc.MethodDesc{{MethodName: "Unary", Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
 		s := srv.(*oracleRawSvc)
+		s.saw <- unaryBegan
+		defer func() { s.saw <- unaryEnded }()
 		in := s.newIn()
 		if err := dec(in); err != nil {
 			if status.Code(err) != codes.Canceled { // a client that failed its own send cancels, sooner or later
@@ -924,6 +926,7 @@ var oracleRawDesc = &grpc.ServiceDesc{
 		if s.bidi != nil {
 			return s.bidi(ss)
 		}
+		defer func() { s.saw <- handlerEnded }()
 		for {
 			in := s.newIn()
 			if err := ss.RecvMsg(in); err != nil {
@@ -949,12 +952,13 @@ func oracleRawRun(cc grpc.ClientConnInterface, svc *oracleRawSvc, req any, newRe
 	var b strings.Builder
 	reply := newReply()
 	err := catch(func() error { return cc.Invoke(context.Background(), "/oracle.Raw/Unary", req, reply) })
-	fmt.Fprintf(&b, "unary: handler [%s] client ", oracleDrain(svc.saw))
+	fmt.Fprintf(&b, "unary: handler [%s] client ", oracleUnaryTold(svc.saw))
 	if err != nil {
 		fmt.Fprintf(&b, "code=%v", status.Code(err))
 	} else {
 		b.WriteString(oracleDescribe(reply))
 	}
+	sent := false
 	err = catch(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
@@ -965,6 +969,7 @@ func oracleRawRun(cc grpc.ClientConnInterface, svc *oracleRawSvc, req any, newRe
 		if err := s.SendMsg(req); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
+		sent = true
 		if err := s.CloseSend(); err != nil {
 			return err
 		}
@@ -983,7 +988,15 @@ func oracleRawRun(cc grpc.ClientConnInterface, svc *oracleRawSvc, req any, newRe
 	if err != nil {
 		fmt.Fprintf(&b, " code=%v", status.Code(err))
 	}
-	fmt.Fprintf(&b, " handler [%s]", oracleDrain(svc.saw))
+	// A handler that got the request may fail its receive, whose status
+	// reaches the client before the handler tells what it saw: wait for
+	// its end. One whose client failed its own send may not run at all
+	// (Inline).
+	told := oracleDrain
+	if svc.bidi == nil && sent {
+		told = oracleUntilEnded
+	}
+	fmt.Fprintf(&b, " handler [%s]", told(svc.saw))
 	return b.String()
 }
 

@@ -67,8 +67,17 @@ func oracleSvc(c oracleCase, saw chan<- string) *anySvc {
 // handlerEnded is what the bidi handler tells last, so that the test
 // reads all it told: a client may see its stream end before the handler
 // returns (grpc-go's server, like inproc, sends the status of a failed
-// RecvMsg at once).
+// RecvMsg at once). Markers begin with a NUL, which no record does.
 const handlerEnded = "\x00ended"
+
+// unaryBegan and unaryEnded are what a unary handler tells first and
+// last, for the same reason (see oracleUnaryTold).
+const (
+	unaryBegan = "\x00unary began"
+	unaryEnded = "\x00unary ended"
+)
+
+func isMarker(s string) bool { return strings.HasPrefix(s, "\x00") }
 
 // oracleUntilEnded returns what the bidi handler told until it ended.
 func oracleUntilEnded(saw chan string) string {
@@ -79,9 +88,42 @@ func oracleUntilEnded(saw chan string) string {
 			if s == handlerEnded {
 				return strings.Join(out, ", ")
 			}
-			out = append(out, s)
+			if !isMarker(s) {
+				out = append(out, s)
+			}
 		case <-time.After(waitLimit):
 			return strings.Join(append(out, "the handler did not end"), ", ")
+		}
+	}
+}
+
+// oracleUnaryTold returns what the unary handler told, once its client's
+// call returned: nothing if it has not begun (its client failed its own
+// send, say), else all it told until it ended.
+func oracleUnaryTold(saw chan string) string {
+	var out []string
+	for running := false; ; {
+		var s string
+		if running {
+			select {
+			case s = <-saw:
+			case <-time.After(waitLimit):
+				return strings.Join(append(out, "the handler did not end"), ", ")
+			}
+		} else {
+			select {
+			case s = <-saw:
+			default:
+				return strings.Join(out, ", ")
+			}
+		}
+		switch {
+		case s == unaryBegan:
+			running = true
+		case s == unaryEnded:
+			running = false
+		case !isMarker(s):
+			out = append(out, s)
 		}
 	}
 }
@@ -93,7 +135,7 @@ func oracleDrain(saw chan string) string {
 	for {
 		select {
 		case s := <-saw:
-			if s != handlerEnded {
+			if !isMarker(s) {
 				out = append(out, s)
 			}
 		default:

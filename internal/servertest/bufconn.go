@@ -25,13 +25,33 @@ func GRPCOverBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts [
 // for a test that stops it.
 func GRPCServerOverBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, dopts ...grpc.DialOption) (*grpc.Server, *grpc.ClientConn) {
 	t.Helper()
+	return overBufconn(t, register, sopts, nil, dopts)
+}
+
+// GRPCOverWrappedBufconn is GRPCOverBufconn whose client uses what wrap
+// makes of each connection it dials: a test may watch the transport's
+// reads and writes.
+func GRPCOverWrappedBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, wrap func(net.Conn) net.Conn, dopts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	_, cc := overBufconn(t, register, sopts, wrap, dopts)
+	return cc
+}
+
+func overBufconn(t testing.TB, register func(grpc.ServiceRegistrar), sopts []grpc.ServerOption, wrap func(net.Conn) net.Conn, dopts []grpc.DialOption) (*grpc.Server, *grpc.ClientConn) {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(sopts...)
 	register(srv)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(lis) })
 	dopts = append([]grpc.DialOption{
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			nc, err := lis.DialContext(ctx)
+			if err == nil && wrap != nil {
+				nc = wrap(nc)
+			}
+			return nc, err
+		}),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 	}, dopts...)
 	cc, err := grpc.NewClient("passthrough:///bufconn", dopts...)
