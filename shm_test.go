@@ -431,6 +431,8 @@ func TestAttack6ShmLimitEdges(t *testing.T) {
 	type tc struct {
 		name string
 		call func(ctx context.Context, c echov1.EchoClient) string
+		// reports: the handler runs and reports, if slowly (see expand).
+		reports bool
 	}
 	recvAll := func(s interface {
 		Recv() (*echov1.EchoResponse, error)
@@ -449,15 +451,15 @@ func TestAttack6ShmLimitEdges(t *testing.T) {
 		req := &echov1.EchoRequest{Text: a6Text(srvLimit + d)}
 		resp := a6Text(cliLimit + d)
 		cases = append(cases,
-			tc{fmt.Sprintf("unary-request/limit+%d", d), func(ctx context.Context, c echov1.EchoClient) string {
+			tc{name: fmt.Sprintf("unary-request/limit+%d", d), call: func(ctx context.Context, c echov1.EchoClient) string {
 				r, err := c.Get(ctx, req)
 				return fmt.Sprintf("%d %s", len(r.GetText()), a6Err(err))
 			}},
-			tc{fmt.Sprintf("unary-response/limit+%d", d), func(ctx context.Context, c echov1.EchoClient) string {
+			tc{name: fmt.Sprintf("unary-response/limit+%d", d), call: func(ctx context.Context, c echov1.EchoClient) string {
 				r, err := c.Get(ctx, &echov1.EchoRequest{Text: "big " + fmt.Sprint(len(resp))}, grpc.MaxCallRecvMsgSize(cliLimit))
 				return fmt.Sprintf("%d %s", len(r.GetText()), a6Err(err))
 			}},
-			tc{fmt.Sprintf("client-stream/limit+%d", d), func(ctx context.Context, c echov1.EchoClient) string {
+			tc{name: fmt.Sprintf("client-stream/limit+%d", d), call: func(ctx context.Context, c echov1.EchoClient) string {
 				s, err := c.Collect(ctx)
 				if err != nil {
 					return a6Err(err)
@@ -467,7 +469,7 @@ func TestAttack6ShmLimitEdges(t *testing.T) {
 				r, err := s.CloseAndRecv()
 				return fmt.Sprintf("Send %s %s; %q %s", a6Err(e1), a6Err(e2), r.GetText(), a6Err(err))
 			}},
-			tc{fmt.Sprintf("bidi-request/limit+%d", d), func(ctx context.Context, c echov1.EchoClient) string {
+			tc{name: fmt.Sprintf("bidi-request/limit+%d", d), call: func(ctx context.Context, c echov1.EchoClient) string {
 				s, err := c.Update(ctx)
 				if err != nil {
 					return a6Err(err)
@@ -476,13 +478,13 @@ func TestAttack6ShmLimitEdges(t *testing.T) {
 				s.CloseSend()
 				return recvAll(s)
 			}},
-			tc{fmt.Sprintf("server-stream-response/limit+%d", d), func(ctx context.Context, c echov1.EchoClient) string {
+			tc{name: fmt.Sprintf("server-stream-response/limit+%d", d), call: func(ctx context.Context, c echov1.EchoClient) string {
 				s, err := c.Expand(ctx, &echov1.EchoRequest{Text: fmt.Sprint(len(resp))}, grpc.MaxCallRecvMsgSize(cliLimit))
 				if err != nil {
 					return a6Err(err)
 				}
 				return recvAll(s)
-			}},
+			}, reports: true},
 		)
 	}
 	for _, c := range cases {
@@ -503,9 +505,16 @@ func TestAttack6ShmLimitEdges(t *testing.T) {
 						fmt.Sscan(r.Text, &n)
 						e1 := s.Send(&echov1.EchoResponse{Text: "small"})
 						e2 := s.Send(&echov1.EchoResponse{Text: strings.Repeat("r", n)})
+						// A client that refuses the message cancels the call:
+						// wait for it however busy the machine. One that
+						// takes it cancels nothing.
+						wait := 300 * time.Millisecond
+						if n > cliLimit {
+							wait = 5 * time.Second
+						}
 						select {
 						case <-s.Context().Done():
-						case <-time.After(300 * time.Millisecond):
+						case <-time.After(wait):
 						}
 						e3 := s.Send(&echov1.EchoResponse{Text: "after"})
 						hs <- fmt.Sprintf("handler Send: %s %s, after: %s", a6Err(e1), a6Err(e2), a6Err(e3))
@@ -540,10 +549,14 @@ func TestAttack6ShmLimitEdges(t *testing.T) {
 					},
 				}, localgrpc.WithServerMaxRecvMsgSize(srvLimit))
 				out := c.call(timeoutCtx(t), a6Client(t, addr))
+				wait := 500 * time.Millisecond
+				if c.reports {
+					wait = 10 * time.Second
+				}
 				select {
 				case h := <-hs:
 					out += "; " + h
-				case <-time.After(500 * time.Millisecond):
+				case <-time.After(wait):
 					out += "; handler saw nothing"
 				}
 				return out
