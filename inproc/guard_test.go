@@ -129,23 +129,27 @@ func receivingChannel(t *testing.T, mode testMode, opts []inproc.Option, size fu
 	handlerErr := make(chan error, 1)
 	ch := newChannel(t, mode, opts...)
 	ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
-		err := func() error {
-			for {
-				in := &flat3.Flat{}
-				if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
-					return nil
-				} else if err != nil {
-					return err
-				}
-				if err := got.see(in, size, true); err != nil {
-					return err
-				}
-			}
-		}()
+		err := eachFlat(ss, func(in *flat3.Flat) error { return got.see(in, size, true) })
 		handlerErr <- err
 		return err
 	}})
 	return ch, handlerErr
+}
+
+// eachFlat receives flat3.Flat messages on ss, each into a new one, and
+// gives each to f until the end of input (nil) or an error.
+func eachFlat(ss grpc.ServerStream, f func(*flat3.Flat) error) error {
+	for {
+		in := &flat3.Flat{}
+		if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := f(in); err != nil {
+			return err
+		}
+	}
 }
 
 // openBidi opens a bidi stream of anyDesc on ch. cancel ends its context,
@@ -455,17 +459,7 @@ func TestGuardFullDuplex(t *testing.T) {
 			t.Run(w.name, func(t *testing.T) {
 				ch := newChannel(t, mode, w.opts...)
 				ch.RegisterService(anyDesc, &anySvc{bidi: func(ss grpc.ServerStream) error {
-					for {
-						in := &flat3.Flat{}
-						if err := ss.RecvMsg(in); errors.Is(err, io.EOF) {
-							return nil
-						} else if err != nil {
-							return err
-						}
-						if err := ss.SendMsg(in); err != nil {
-							return err
-						}
-					}
+					return eachFlat(ss, func(in *flat3.Flat) error { return ss.SendMsg(in) })
 				}})
 				s, err := ch.NewStream(timeoutCtx(t), anyBidiDesc, anyBidi)
 				if err != nil {

@@ -274,8 +274,8 @@ func (q *queue) wakeSender(head, recvd uint64) {
 
 // retire gives the Spare's copies back, for other streams, once the
 // receiver took the last message and gave its copy back (leaveReceive):
-// the sender, which closed the queue, sends no more. The send guard keeps out a sender that would (a
-// misuse), which then leaves the copies be.
+// the sender, which closed the queue, sends no more. The send guard keeps
+// out a sender that would (a misuse), which then leaves the copies be.
 func (q *queue) retire() {
 	if t, ok := q.enterSend(); ok {
 		q.spare.Retire()
